@@ -1,0 +1,124 @@
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { DataMode } from "../src/config.js";
+import { parseToolInput } from "../src/core/input.js";
+import type { Metrics } from "../src/core/metrics.js";
+import type { ToolRunner } from "../src/core/runner.js";
+import { jsonSchema } from "../src/docs/json-schema.js";
+import type { PriceBook } from "../src/docs/pricing.js";
+import { AppError, toAppError } from "../src/errors.js";
+import { logger } from "../src/lib/log.js";
+import type { PaymentCatalog } from "../src/payments/x402.js";
+import { isFree, type AnyTool } from "../src/registry/tool.js";
+import type { MissRateLimiter } from "../http/rate-limit.js";
+import { checkMcpPayment, PAYMENT_META, PAYMENT_RESPONSE_META } from "./x402.js";
+
+/** `_meta` key stating whether an answer comes from live venues or the simulator. */
+export const DATA_SOURCE_META = "marketgate/data-source";
+
+/** Per-call facts supplied by the transport. */
+export interface CallContext {
+  /** Rate-limit key (client IP) for network transports; undefined for stdio (not limited). */
+  rateLimitKey?: string;
+  /** Request `_meta` (carries the x402 payment). */
+  meta?: Record<string, unknown>;
+}
+
+/** What the MCP catalogue needs. `payments` undefined = every tool free (stdio default). */
+export interface McpCatalogDeps {
+  tools: readonly AnyTool[];
+  runner: ToolRunner;
+  metrics: Metrics;
+  dataMode: DataMode;
+  prices: PriceBook;
+  limiter?: MissRateLimiter;
+  payments?: PaymentCatalog;
+}
+
+function text(value: unknown): string {
+  return JSON.stringify(value);
+}
+
+/**
+ * The registry as MCP tools: the `tools/list` answer is built once; `call` runs one `tools/call` with
+ * the same pipeline as HTTP (validate, free cache hit, rate limit, x402, single-flight, settle, commit).
+ * Errors are `isError` results whose text is the HTTP error body (`{"error":{"code",...}}`); a payment
+ * request is an `isError` result whose text is the x402 PaymentRequired object.
+ */
+export class McpCatalog {
+  readonly list: Tool[];
+  private readonly byName: Map<string, AnyTool>;
+
+  constructor(private readonly deps: McpCatalogDeps) {
+    this.byName = new Map(deps.tools.map((t) => [t.name, t]));
+    this.list = deps.tools.map((t) => this.describe(t));
+  }
+
+  private describe(t: AnyTool): Tool {
+    const price = this.deps.payments ? this.deps.prices.get(t.name) : undefined;
+    return {
+      name: t.name,
+      title: t.title,
+      description: `${t.description}${isFree(t) ? " Free." : ` Price: ${t.priceUsd} USDC per call (cache hits free for ${t.cacheTtlSec}s).`}`,
+      inputSchema: jsonSchema(t.input, "input") as Tool["inputSchema"],
+      outputSchema: jsonSchema(t.output, "output") as Tool["outputSchema"],
+      annotations: { title: t.title, readOnlyHint: true, idempotentHint: true, openWorldHint: true, ...t.annotations },
+      _meta: {
+        "marketgate/http": `${t.method} ${t.path}`,
+        "marketgate/cache-ttl-sec": t.cacheTtlSec,
+        "marketgate/price-usd": t.priceUsd,
+        ...(price ? { "x402/price": { amountUsd: t.priceUsd, scheme: price.scheme, network: price.network, asset: price.asset, amount: price.amount } } : {}),
+      },
+    };
+  }
+
+  private error(err: unknown): CallToolResult {
+    const e = toAppError(err);
+    if (e.code === "INTERNAL") logger.error({ err: e.cause ?? e }, "mcp tool error");
+    return { isError: true, content: [{ type: "text", text: text(e.toBody()) }] };
+  }
+
+  private ok(value: unknown, meta: Record<string, unknown>): CallToolResult {
+    return {
+      content: [{ type: "text", text: text(value) }],
+      structuredContent: value as Record<string, unknown>,
+      _meta: { [DATA_SOURCE_META]: this.deps.dataMode === "sim" ? "simulated" : "live", ...meta },
+    };
+  }
+
+  /** Runs one `tools/call`. Never throws. */
+  async call(name: string, args: unknown, cc: CallContext): Promise<CallToolResult> {
+    const { runner, metrics } = this.deps;
+    const tool = this.byName.get(name);
+    if (!tool) return this.error(new AppError("NOT_FOUND", `unknown tool '${name}'`));
+    try {
+      const input = parseToolInput(tool, args);
+      const hit = runner.lookup(tool, input);
+      if (hit) return this.ok(hit.value, { "marketgate/cache": "HIT" });
+      if (cc.rateLimitKey !== undefined) await this.deps.limiter?.consume(cc.rateLimitKey);
+      if (isFree(tool) || !this.deps.payments) {
+        const value = await runner.execute(tool, input);
+        runner.commit(tool, input, value);
+        return this.ok(value, { "marketgate/cache": "MISS" });
+      }
+      const payment = await checkMcpPayment(this.deps.payments, tool, cc.meta?.[PAYMENT_META]).catch((err: unknown) => {
+        throw new AppError("UPSTREAM_UNAVAILABLE", "payment facilitator unavailable; nothing was charged", { retryAfterSec: 5, cause: err });
+      });
+      if (payment.kind === "required") {
+        if (cc.meta?.[PAYMENT_META]) metrics.paymentsFailed.inc({ tool: tool.name, stage: "verify" });
+        return { isError: true, content: [{ type: "text", text: text(payment.required) }] };
+      }
+      const value = await runner.execute(tool, input);
+      const settled = await payment.settle();
+      if (!settled.ok) {
+        metrics.paymentsFailed.inc({ tool: tool.name, stage: "settle" });
+        return { isError: true, content: [{ type: "text", text: text(settled.required) }] };
+      }
+      metrics.paymentsSettled.inc({ tool: tool.name, transport: "mcp" });
+      metrics.revenueUsdc.inc({ tool: tool.name }, Number(tool.priceUsd));
+      runner.commit(tool, input, value);
+      return this.ok(value, { "marketgate/cache": "MISS", [PAYMENT_RESPONSE_META]: settled.receipt });
+    } catch (err) {
+      return this.error(err);
+    }
+  }
+}

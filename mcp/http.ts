@@ -1,0 +1,33 @@
+import type { Request, RequestHandler, Response } from "express";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { AppError } from "../src/errors.js";
+import { logger } from "../src/lib/log.js";
+import { sendError } from "../http/errors.js";
+import type { McpCatalog } from "./catalog.js";
+import { createMcpServer, type McpServerInfo } from "./server.js";
+
+/**
+ * Stateless Streamable HTTP MCP endpoint (POST): a fresh lightweight server and transport per request,
+ * JSON responses, no sessions, so any replica can answer. GET and DELETE answer 405.
+ */
+export function mcpHttpHandler(catalog: McpCatalog, info: McpServerInfo): RequestHandler {
+  return async (req: Request, res: Response) => {
+    if (req.method !== "POST") {
+      res.setHeader("Allow", "POST");
+      return sendError(res, new AppError("METHOD_NOT_ALLOWED", "this MCP endpoint is stateless: use POST"));
+    }
+    const server = createMcpServer(catalog, info, (meta) => ({ rateLimitKey: req.ip ?? "unknown", meta }));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (err) {
+      logger.error({ err }, "mcp request failed");
+      if (!res.headersSent) res.status(500).json({ jsonrpc: "2.0", error: { code: -32603, message: "Internal server error" }, id: null });
+    }
+  };
+}

@@ -1,0 +1,151 @@
+import { z } from "zod";
+
+/** CAIP-2 network id, e.g. `eip155:8453` (Base mainnet). */
+const Caip2 = z.string().regex(/^[a-z0-9-]+:[A-Za-z0-9-]+$/, "expected a CAIP-2 network id such as eip155:8453");
+const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte address");
+const PrivateKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex key");
+const Bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+
+/**
+ * Environment variables read by the service. Every variable is optional except `PAY_TO` for `npm start`.
+ * See README "Configuration" for the meaning of each one.
+ */
+const EnvSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(4021),
+  HOST: z.string().default("0.0.0.0"),
+  PUBLIC_URL: z.url().optional(),
+  DATA_MODE: z.enum(["live", "sim"]).default("live"),
+  PAY_TO: EvmAddress.optional(),
+  NETWORK: Caip2.default("eip155:8453"),
+  FACILITATOR: z.string().default("self"),
+  FACILITATOR_AUTH_HEADER: z.string().optional(),
+  RELAYER_PRIVATE_KEY: PrivateKey.optional(),
+  RPC_URL: z.url().optional(),
+  PAYMENT_TIMEOUT_SEC: z.coerce.number().int().min(10).max(3600).default(120),
+  RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).default(500),
+  TRUST_PROXY: z.string().default("false"),
+  CORS_ORIGINS: z.string().default("*"),
+  CACHE_MAX_ENTRIES: z.coerce.number().int().min(100).default(10_000),
+  UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(8_000),
+  COINGECKO_BASE_URL: z.url().optional(),
+  COINGECKO_API_KEY: z.string().optional(),
+  COINGECKO_PLAN: z.enum(["public", "demo", "pro"]).optional(),
+  COINGECKO_CALLS_PER_MIN: z.coerce.number().int().min(1).optional(),
+  MCP_PAYMENTS: Bool.optional(),
+});
+
+/** Which upstreams the service talks to: the real venues, or the local venue simulator. */
+export type DataMode = "live" | "sim";
+
+/** Facilitator choice: an HTTP facilitator, or `self` (in-process, settling with the operator's relayer key). */
+export type FacilitatorConfig =
+  | { kind: "http"; url: string; authHeader?: { name: string; value: string } }
+  | { kind: "self"; rpcUrl: string; relayerPrivateKey: `0x${string}` };
+
+/** CoinGecko plan: the base URL, the key header and our client-side budget depend on it. */
+export interface CoinGeckoConfig {
+  baseUrl: string;
+  apiKey?: string;
+  plan: "public" | "demo" | "pro";
+  /** Client-side request budget per minute, kept under the plan's published limit. */
+  callsPerMin: number;
+}
+
+/** The resolved service configuration. */
+export interface Config {
+  port: number;
+  host: string;
+  /** Public base URL used in x402 `resource.url` and discovery documents (no trailing slash). */
+  publicUrl?: string;
+  dataMode: DataMode;
+  payments: {
+    /** Recipient of every payment. Undefined only where payments are off (stdio MCP, manifest generation). */
+    payTo?: `0x${string}`;
+    network: `${string}:${string}`;
+    facilitator?: FacilitatorConfig;
+    /** `maxTimeoutSeconds` of the x402 requirements: how long a signed authorization stays usable. */
+    timeoutSec: number;
+  };
+  rateLimitPerMin: number;
+  /** Express `trust proxy` value: false, true, a hop count or a list of subnets. */
+  trustProxy: boolean | number | string;
+  corsOrigins: string[] | "*";
+  cacheMaxEntries: number;
+  upstreamTimeoutMs: number;
+  coingecko: CoinGeckoConfig;
+  /** Whether MCP over stdio charges for paid tools (off by default: it is the operator's own agent). */
+  mcpStdioPayments: boolean;
+}
+
+/** Published CoinGecko limits (calls/min); we budget a little under them. */
+const COINGECKO_PLANS = {
+  public: { baseUrl: "https://api.coingecko.com/api/v3", callsPerMin: 5 },
+  demo: { baseUrl: "https://api.coingecko.com/api/v3", callsPerMin: 25 },
+  pro: { baseUrl: "https://pro-api.coingecko.com/api/v3", callsPerMin: 400 },
+} as const;
+
+function parseTrustProxy(raw: string): boolean | number | string {
+  if (raw === "true") return true;
+  if (raw === "false") return false;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  return raw;
+}
+
+function parseFacilitator(env: z.infer<typeof EnvSchema>): FacilitatorConfig | undefined {
+  if (env.FACILITATOR !== "self") {
+    const url = z.url().safeParse(env.FACILITATOR);
+    if (!url.success) throw new ConfigError([`FACILITATOR must be "self" or an http(s) URL, got ${env.FACILITATOR}`]);
+    const header = env.FACILITATOR_AUTH_HEADER;
+    if (!header) return { kind: "http", url: url.data };
+    const i = header.indexOf(":");
+    if (i <= 0) throw new ConfigError(["FACILITATOR_AUTH_HEADER must look like 'Name: value'"]);
+    return { kind: "http", url: url.data, authHeader: { name: header.slice(0, i).trim(), value: header.slice(i + 1).trim() } };
+  }
+  if (!env.RELAYER_PRIVATE_KEY || !env.RPC_URL) return undefined;
+  return { kind: "self", rpcUrl: env.RPC_URL, relayerPrivateKey: env.RELAYER_PRIVATE_KEY as `0x${string}` };
+}
+
+/** Thrown when the environment is invalid; `problems` lists every bad variable at once. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+/**
+ * Reads the configuration from environment variables.
+ * @throws ConfigError listing every invalid variable.
+ */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
+  }
+  const e = parsed.data;
+  const plan = e.COINGECKO_PLAN ?? (e.COINGECKO_API_KEY ? "demo" : "public");
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
+    dataMode: e.DATA_MODE,
+    payments: {
+      payTo: e.PAY_TO as `0x${string}` | undefined,
+      network: e.NETWORK as `${string}:${string}`,
+      facilitator: parseFacilitator(e),
+      timeoutSec: e.PAYMENT_TIMEOUT_SEC,
+    },
+    rateLimitPerMin: e.RATE_LIMIT_PER_MIN,
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
+    corsOrigins: e.CORS_ORIGINS === "*" ? "*" : e.CORS_ORIGINS.split(",").map((s) => s.trim()).filter(Boolean),
+    cacheMaxEntries: e.CACHE_MAX_ENTRIES,
+    upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
+    coingecko: {
+      baseUrl: (e.COINGECKO_BASE_URL ?? COINGECKO_PLANS[plan].baseUrl).replace(/\/+$/, ""),
+      apiKey: e.COINGECKO_API_KEY,
+      plan,
+      callsPerMin: e.COINGECKO_CALLS_PER_MIN ?? COINGECKO_PLANS[plan].callsPerMin,
+    },
+    mcpStdioPayments: e.MCP_PAYMENTS ?? false,
+  };
+}

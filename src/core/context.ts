@@ -1,0 +1,39 @@
+import type { Config, DataMode } from "../config.js";
+import type { Logger } from "../lib/log.js";
+import { CoinGeckoClient } from "../venues/coingecko/client.js";
+import type { Metrics } from "./metrics.js";
+import { VenueHealth } from "./venue-health.js";
+
+/** Venue clients available to tool handlers. */
+export interface Venues {
+  coingecko: CoinGeckoClient;
+}
+
+/** What a tool handler may use. Handlers never see HTTP or MCP details. */
+export interface ToolContext {
+  venues: Venues;
+  health: VenueHealth;
+  dataMode: DataMode;
+  /** Service version (package.json). */
+  version: string;
+  /** Process start, epoch ms. */
+  startedAt: number;
+  /** Current time in epoch ms (injectable for tests). */
+  now(): number;
+  log: Logger;
+}
+
+/** Builds the venue clients and the handler context from the configuration. */
+export function createToolContext(config: Config, deps: { metrics: Metrics; log: Logger; version: string; now?: () => number }): ToolContext {
+  const health = new VenueHealth(["coingecko"]);
+  const common = { timeoutMs: config.upstreamTimeoutMs, metrics: deps.metrics, health };
+  return {
+    venues: { coingecko: new CoinGeckoClient(config.coingecko, common) },
+    health,
+    dataMode: config.dataMode,
+    version: deps.version,
+    startedAt: Date.now(),
+    now: deps.now ?? Date.now,
+    log: deps.log,
+  };
+}

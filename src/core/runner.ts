@@ -1,0 +1,86 @@
+import { LRUCache } from "lru-cache";
+import type { AnyTool } from "../registry/tool.js";
+import { SingleFlight } from "../lib/single-flight.js";
+import type { ToolContext } from "./context.js";
+import type { Metrics } from "./metrics.js";
+
+/** A cached tool answer. */
+interface CacheEntry {
+  value: unknown;
+  storedAt: number;
+}
+
+/** Result of a cache lookup. */
+export interface CacheHit {
+  value: unknown;
+  /** Seconds the entry has left. */
+  ttlRemainingSec: number;
+}
+
+/** Sorts object keys recursively so that equal inputs give equal cache keys. */
+function stable(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(stable);
+  if (v && typeof v === "object") {
+    return Object.fromEntries(
+      Object.keys(v as object)
+        .sort()
+        .map((k) => [k, stable((v as Record<string, unknown>)[k])]),
+    );
+  }
+  return v;
+}
+
+/** Sets the `cached` flag of an answer (top-level `cached` or `meta.cached`, the spec's two places). */
+function markCached(value: unknown): unknown {
+  if (!value || typeof value !== "object") return value;
+  const o = value as Record<string, unknown>;
+  if (typeof o.cached === "boolean") return { ...o, cached: true };
+  const meta = o.meta as Record<string, unknown> | undefined;
+  if (meta && typeof meta.cached === "boolean") return { ...o, meta: { ...meta, cached: true } };
+  return value;
+}
+
+/**
+ * Runs tools for every mount: response cache keyed by tool + canonical input (per-tool TTL),
+ * single-flight of concurrent identical misses. An answer enters the cache only through
+ * {@link ToolRunner.commit}, which the mounts call once the request is paid (or free), so a failed
+ * settlement never leaves data behind for a free hit.
+ */
+export class ToolRunner {
+  private readonly cache: LRUCache<string, CacheEntry>;
+  private readonly flights = new SingleFlight<unknown>();
+
+  constructor(
+    private readonly ctx: ToolContext,
+    private readonly metrics: Metrics,
+    opts: { maxEntries: number },
+  ) {
+    this.cache = new LRUCache({ max: opts.maxEntries, ttlAutopurge: false });
+  }
+
+  /** Canonical cache key of a validated input. */
+  key(tool: AnyTool, input: unknown): string {
+    return `${tool.name}:${JSON.stringify(stable(input))}`;
+  }
+
+  /** Looks the answer up; counts hit/miss. Tools with TTL 0 never hit. */
+  lookup(tool: AnyTool, input: unknown): CacheHit | undefined {
+    if (tool.cacheTtlSec <= 0) return undefined;
+    const k = this.key(tool, input);
+    const e = this.cache.get(k);
+    this.metrics.cache.inc({ tool: tool.name, result: e ? "hit" : "miss" });
+    if (!e) return undefined;
+    return { value: markCached(e.value), ttlRemainingSec: Math.max(0, Math.ceil(this.cache.getRemainingTTL(k) / 1000)) };
+  }
+
+  /** Runs the handler, sharing one execution among concurrent identical calls. Throws what the handler throws. */
+  execute(tool: AnyTool, input: unknown): Promise<unknown> {
+    return this.flights.run(this.key(tool, input), () => tool.handler(input, this.ctx));
+  }
+
+  /** Stores an answer that has been paid for (or is free) for the tool's TTL. */
+  commit(tool: AnyTool, input: unknown, value: unknown): void {
+    if (tool.cacheTtlSec <= 0) return;
+    this.cache.set(this.key(tool, input), { value, storedAt: Date.now() }, { ttl: tool.cacheTtlSec * 1000 });
+  }
+}

@@ -1,0 +1,24 @@
+import { z } from "zod";
+import type { AnyTool } from "../registry/tool.js";
+import { pathParams } from "../registry/tool.js";
+
+/** A JSON Schema object (draft 2020-12). */
+export type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[] };
+
+/** JSON Schema of a zod schema without the `$schema` key (for embedding in OpenAPI 3.1 and discovery). */
+export function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const s = z.toJSONSchema(schema, { target: "draft-2020-12", io }) as JsonSchema;
+  delete s.$schema;
+  return s;
+}
+
+/** A tool's input split into path parameters and the rest (query for GET/DELETE, body for POST). */
+export function splitInput(tool: AnyTool): { path: Record<string, JsonSchema>; rest: JsonSchema; restRequired: string[] } {
+  const input = jsonSchema(tool.input, "input");
+  const params = new Set(pathParams(tool));
+  const path: Record<string, JsonSchema> = {};
+  const rest: Record<string, JsonSchema> = {};
+  for (const [k, v] of Object.entries(input.properties ?? {})) (params.has(k) ? path : rest)[k] = v;
+  const restRequired = (input.required ?? []).filter((k) => !params.has(k));
+  return { path, rest: { type: "object", properties: rest, ...(restRequired.length ? { required: restRequired } : {}) }, restRequired };
+}

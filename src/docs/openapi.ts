@@ -1,0 +1,102 @@
+import { isFree, type AnyTool } from "../registry/tool.js";
+import { jsonSchema, splitInput, type JsonSchema } from "./json-schema.js";
+import { routeTemplate, type PriceBook } from "./pricing.js";
+
+/** Service identity shown in documents. */
+export interface ServiceInfo {
+  name: string;
+  version: string;
+  description: string;
+  /** Absolute base URL, when known; documents use relative paths otherwise. */
+  publicUrl?: string;
+}
+
+const ERROR_RESPONSES: Record<string, string> = {
+  "400": "Malformed parameters (error.details lists each field)",
+  "404": "Unknown symbol, id or route",
+  "429": "Rate limit of uncached requests exceeded; see Retry-After",
+  "500": "Server error",
+  "502": "Upstream venue or facilitator error; nothing was charged",
+  "503": "Upstream venue or facilitator unavailable; see Retry-After; nothing was charged",
+  "504": "Upstream venue timed out; nothing was charged",
+};
+
+const errorRef = { $ref: "#/components/schemas/Error" };
+
+function operation(tool: AnyTool, prices: PriceBook): Record<string, unknown> {
+  const { path, rest, restRequired } = splitInput(tool);
+  const parameters = [
+    ...Object.entries(path).map(([name, schema]) => ({ name, in: "path", required: true, description: schema.description, schema })),
+    ...(tool.method === "POST"
+      ? []
+      : Object.entries(rest.properties ?? {}).map(([name, schema]) => ({ name, in: "query", required: restRequired.includes(name), description: schema.description, schema }))),
+  ];
+  const responses: Record<string, unknown> = {
+    "200": {
+      description: tool.cacheTtlSec > 0 ? `Success. X-Cache: HIT marks a free answer from the ${tool.cacheTtlSec}s cache.` : "Success",
+      content: { "application/json": { schema: jsonSchema(tool.output, "output") } },
+    },
+  };
+  const price = prices.get(tool.name);
+  if (!isFree(tool) && price) {
+    responses["402"] = {
+      description: "Payment required: x402 v2 requirements in the PAYMENT-REQUIRED header (base64 JSON); v1 view in X-PAYMENT and the body",
+      headers: { "PAYMENT-REQUIRED": { schema: { type: "string" }, description: "base64 JSON PaymentRequired (x402 v2)" } },
+    };
+  }
+  for (const [code, description] of Object.entries(ERROR_RESPONSES)) {
+    responses[code] = { description, content: { "application/json": { schema: errorRef } } };
+  }
+  const op: Record<string, unknown> = {
+    operationId: tool.name,
+    summary: tool.summary,
+    description: tool.description,
+    tags: [...tool.tags],
+    parameters,
+    responses,
+    "x-cache-ttl": tool.cacheTtlSec,
+  };
+  if (tool.method === "POST") op.requestBody = { required: true, content: { "application/json": { schema: rest } } };
+  if (price) {
+    op["x-payment-info"] = {
+      price: { mode: "fixed", currency: "USD", amount: tool.priceUsd },
+      protocols: [{ x402: { scheme: price.scheme, network: price.network, asset: price.asset, amount: price.amount, ...(price.payTo ? { payTo: price.payTo } : {}) } }],
+    };
+  }
+  return op;
+}
+
+/** Builds the OpenAPI 3.1 document of the catalogue (operationId = MCP tool name, `x-payment-info`, `x-cache-ttl`). */
+export function buildOpenApi(tools: readonly AnyTool[], prices: PriceBook, info: ServiceInfo): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const t of tools) {
+    const p = routeTemplate(t.path);
+    paths[p] ??= {};
+    paths[p][t.method.toLowerCase()] = operation(t, prices);
+  }
+  const error: JsonSchema = {
+    type: "object",
+    required: ["error"],
+    properties: {
+      error: {
+        type: "object",
+        required: ["code", "message"],
+        properties: { code: { type: "string" }, message: { type: "string" }, details: {} },
+      },
+    },
+  };
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: info.name,
+      version: info.version,
+      description: info.description,
+      license: { name: "MIT", identifier: "MIT" },
+      "x-guidance":
+        "Paid operations answer 402 with x402 v2 payment requirements (USDC on Base). Sign an EIP-3009 authorization and retry with PAYMENT-SIGNATURE. Identical requests inside x-cache-ttl seconds are free (X-Cache: HIT). The live 402 is authoritative.",
+    },
+    servers: [{ url: info.publicUrl ?? "/" }],
+    paths,
+    components: { schemas: { Error: error } },
+  };
+}

@@ -1,0 +1,184 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { createRequire } from "node:module";
+import { createServer } from "node:net";
+
+/** Options for {@link startAnvil}. */
+export interface StartAnvilOptions {
+  /** TCP port on 127.0.0.1; 0 or undefined picks a free port. */
+  port?: number;
+  /** EIP-155 chain id reported by the node; default 8453 (Base mainnet). */
+  chainId?: number;
+  /** How long to wait for the node to answer `eth_chainId`, in ms; default 15000. */
+  startTimeoutMs?: number;
+}
+
+/** A running anvil node. */
+export interface AnvilHandle {
+  /** JSON-RPC endpoint, e.g. `http://127.0.0.1:8545`. */
+  rpcUrl: string;
+  /** TCP port the node listens on. */
+  port: number;
+  /** Kills the node (SIGTERM, then SIGKILL after 3 s) and resolves once it has exited. Idempotent. */
+  stop(): Promise<void>;
+}
+
+const PLATFORM_PACKAGES: Record<string, string> = {
+  "linux-x64": "@foundry-rs/anvil-linux-amd64",
+  "linux-arm64": "@foundry-rs/anvil-linux-arm64",
+  "darwin-x64": "@foundry-rs/anvil-darwin-amd64",
+  "darwin-arm64": "@foundry-rs/anvil-darwin-arm64",
+};
+
+/**
+ * Absolute path of the anvil binary shipped by the npm platform package
+ * (`@foundry-rs/anvil-linux-amd64` on Linux x64; an optional dependency of `@foundry-rs/anvil`).
+ * @throws Error if the platform is unsupported or the package is not installed.
+ */
+export function anvilBinaryPath(): string {
+  const pkg = PLATFORM_PACKAGES[`${process.platform}-${process.arch}`];
+  if (!pkg) throw new Error(`anvil: no npm binary package known for ${process.platform}-${process.arch}`);
+  try {
+    return createRequire(import.meta.url).resolve(`${pkg}/bin/anvil`);
+  } catch (err) {
+    throw new Error(`anvil: cannot resolve ${pkg}/bin/anvil; is @foundry-rs/anvil installed? (${String(err)})`);
+  }
+}
+
+/** Asks the OS for a free TCP port on 127.0.0.1 (closed again before returning). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      const port = typeof address === "object" && address ? address.port : 0;
+      server.close(() => (port ? resolve(port) : reject(new Error("anvil: could not pick a free port"))));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** One `eth_chainId` call; resolves to the chain id, or undefined if the node does not answer yet. */
+async function queryChainId(rpcUrl: string): Promise<number | undefined> {
+  try {
+    const res = await fetch(rpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
+      signal: AbortSignal.timeout(1000),
+    });
+    if (!res.ok) return undefined;
+    const body = (await res.json()) as { result?: string };
+    return typeof body.result === "string" ? Number.parseInt(body.result, 16) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Kills `child` (SIGTERM, SIGKILL after `graceMs`) and resolves once it has exited. */
+function killAndWait(child: ChildProcess, graceMs = 3000): Promise<void> {
+  // pid is undefined when the spawn itself failed: there is no process to wait for.
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+/** Spawns anvil once on `port`; rejects (leaving no process behind) if it dies or does not answer in time. */
+async function spawnOnce(port: number, chainId: number, startTimeoutMs: number): Promise<AnvilHandle> {
+  const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId), "--silent"];
+  const child = spawn(anvilBinaryPath(), args, { stdio: ["ignore", "pipe", "pipe"] });
+
+  // Keep only the tail of anvil's output, for error messages.
+  let output = "";
+  const collect = (chunk: Buffer) => {
+    output = (output + chunk.toString("utf8")).slice(-4000);
+  };
+  child.stdout?.on("data", collect);
+  child.stderr?.on("data", collect);
+
+  let exited: string | undefined;
+  let spawnError: Error | undefined;
+  child.once("error", (err) => {
+    spawnError = err;
+  });
+  child.once("exit", (code, signal) => {
+    exited = signal ? `signal ${signal}` : `code ${code}`;
+  });
+
+  // Never leave anvil running after the host process exits.
+  const onHostExit = () => {
+    child.kill("SIGKILL");
+  };
+  process.once("exit", onHostExit);
+
+  const fail = async (reason: string): Promise<never> => {
+    await killAndWait(child, 500);
+    process.removeListener("exit", onHostExit);
+    const tail = output.trim();
+    throw new Error(`anvil failed to start on 127.0.0.1:${port}: ${reason}${tail ? `\n${tail}` : ""}`);
+  };
+
+  const rpcUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + startTimeoutMs;
+  for (;;) {
+    if (spawnError) return fail(`spawn error: ${spawnError.message}`);
+    if (exited) return fail(`process exited (${exited})`);
+    const answered = await queryChainId(rpcUrl);
+    if (answered !== undefined) {
+      if (answered !== chainId) return fail(`eth_chainId returned ${answered}, expected ${chainId}`);
+      break;
+    }
+    if (Date.now() > deadline) return fail(`no answer to eth_chainId within ${startTimeoutMs} ms`);
+    await sleep(50);
+  }
+  // The port answered but may belong to another process if ours died meanwhile.
+  if (exited) return fail(`process exited (${exited})`);
+
+  let stopping: Promise<void> | undefined;
+  return {
+    rpcUrl,
+    port,
+    stop() {
+      stopping ??= killAndWait(child).then(() => {
+        process.removeListener("exit", onHostExit);
+      });
+      return stopping;
+    },
+  };
+}
+
+/**
+ * Starts a local anvil node from the npm-shipped binary, bound to 127.0.0.1 only,
+ * with `--silent` and `--chain-id`. Resolves once the node answers `eth_chainId`
+ * with the requested id. When `port` is 0/undefined a free port is picked (retried
+ * up to 3 times if it is taken meanwhile). The node is also killed if the host
+ * process exits without calling `stop()`.
+ *
+ * @returns `{ rpcUrl, port, stop }`.
+ * @throws Error if the binary cannot be found, or anvil crashes, reports the wrong
+ *   chain id, or does not answer within `startTimeoutMs`; no process is left running.
+ */
+export async function startAnvil(opts: StartAnvilOptions = {}): Promise<AnvilHandle> {
+  const chainId = opts.chainId ?? 8453;
+  const startTimeoutMs = opts.startTimeoutMs ?? 15_000;
+  if (!Number.isInteger(chainId) || chainId <= 0) throw new Error(`anvil: invalid chainId ${chainId}`);
+  if (opts.port) return spawnOnce(opts.port, chainId, startTimeoutMs);
+
+  let lastError: unknown;
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      return await spawnOnce(await freePort(), chainId, startTimeoutMs);
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  throw lastError;
+}

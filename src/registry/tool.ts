@@ -1,0 +1,53 @@
+import type { z } from "zod";
+import type { ToolContext } from "../core/context.js";
+
+/** HTTP method of a tool's route. */
+export type HttpMethod = "GET" | "POST" | "DELETE";
+
+/**
+ * One endpoint of the catalogue, written once and read by every mount (HTTP, MCP, manifests).
+ *
+ * - `name`: MCP tool name and OpenAPI operationId (snake_case, SEP-986 charset).
+ * - `path`: express-style path; `:name` segments are path parameters taken from `input`.
+ * - `priceUsd`: decimal USD string charged per request in USDC (e.g. `"0.005"`), or `"free"`.
+ * - `cacheTtlSec`: identical requests inside this window are answered from cache, free of charge.
+ * - `input`: every path, query and body field; over HTTP, query strings are coerced to the schema's types.
+ * - `output`: the success body; documented in OpenAPI and MCP `outputSchema`, validated in tests.
+ * - `handler`: returns the output or throws an `AppError`; it never sees transport details.
+ */
+export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodType = z.ZodType> {
+  readonly name: string;
+  readonly title: string;
+  readonly method: HttpMethod;
+  readonly path: string;
+  readonly priceUsd: string;
+  readonly cacheTtlSec: number;
+  readonly summary: string;
+  readonly description: string;
+  /** Tags for grouping in OpenAPI and discovery. */
+  readonly tags: readonly string[];
+  readonly input: I;
+  readonly output: O;
+  /** MCP annotations; defaults: read-only, idempotent, open-world (venue data). */
+  readonly annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean; destructiveHint?: boolean };
+  handler(input: z.output<I>, ctx: ToolContext): Promise<z.output<O>>;
+}
+
+/** A tool of any input/output type, as stored in the registry. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = ToolDef<any, any>;
+
+/** Identity function that gives a tool definition its types. */
+export function defineTool<I extends z.ZodObject, O extends z.ZodType>(def: ToolDef<I, O>): ToolDef<I, O> {
+  return def;
+}
+
+/** True when the tool is served without payment. */
+export function isFree(tool: AnyTool): boolean {
+  return tool.priceUsd === "free";
+}
+
+/** Names of the `:param` segments of a tool's path, in order. */
+export function pathParams(tool: AnyTool): string[] {
+  return [...tool.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!);
+}

@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { pathParams, isFree, type AnyTool } from "./tool.js";
+
+/** Thrown at boot (and in tests) when the registry is inconsistent; lists every problem at once. */
+export class RegistryError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid tool registry:\n  - ${problems.join("\n  - ")}`);
+    this.name = "RegistryError";
+  }
+}
+
+const NAME = /^[a-z][a-z0-9_]{0,63}$/;
+const PRICE = /^(free|\d+(\.\d{1,6})?)$/;
+
+/**
+ * Checks the catalogue: unique snake_case names, unique method+path, valid prices (USDC has 6 decimals)
+ * and TTLs, path params present in the input object, schemas convertible to JSON Schema.
+ * @throws RegistryError with every problem found.
+ */
+export function validateRegistry(tools: readonly AnyTool[]): void {
+  const problems: string[] = [];
+  const names = new Set<string>();
+  const routes = new Set<string>();
+  for (const t of tools) {
+    if (!NAME.test(t.name)) problems.push(`${t.name}: name must be snake_case (SEP-986 safe)`);
+    if (names.has(t.name)) problems.push(`${t.name}: duplicate name`);
+    names.add(t.name);
+    const route = `${t.method} ${t.path}`;
+    if (routes.has(route)) problems.push(`${t.name}: duplicate route ${route}`);
+    routes.add(route);
+    if (!PRICE.test(t.priceUsd) || (!isFree(t) && Number(t.priceUsd) <= 0)) problems.push(`${t.name}: bad priceUsd ${t.priceUsd}`);
+    if (!Number.isInteger(t.cacheTtlSec) || t.cacheTtlSec < 0) problems.push(`${t.name}: bad cacheTtlSec ${t.cacheTtlSec}`);
+    for (const p of pathParams(t)) {
+      if (!(p in t.input.shape)) problems.push(`${t.name}: path param :${p} missing from input`);
+    }
+    for (const [label, schema, io] of [["input", t.input, "input"], ["output", t.output, "output"]] as const) {
+      try {
+        z.toJSONSchema(schema, { io });
+      } catch (err) {
+        problems.push(`${t.name}: ${label} schema not representable: ${(err as Error).message}`);
+      }
+    }
+  }
+  if (problems.length) throw new RegistryError(problems);
+}

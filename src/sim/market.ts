@@ -1,0 +1,386 @@
+/**
+ * Seeded, deterministic market model behind the venue simulator.
+ *
+ * ALL NUMBERS PRODUCED HERE ARE SIMULATED. The per-asset parameters below are rough, hand-picked
+ * 2026-ish levels chosen only to look plausible; they are not market data and must never be
+ * presented as real prices, supplies or records.
+ *
+ * Construction (per asset, log price relative to its anchor):
+ *   x(t) = sigma * (rho * M(t) + sqrt(1 - rho^2) * I(t))
+ * where M is a market factor shared by every asset and I is the asset's own factor. Both are
+ * "unit" processes (Brownian, variance 1 per year) sampled on a 1-minute grid and built by a
+ * hash-based Brownian-bridge midpoint construction:
+ *   - time is cut into blocks of 2^18 minutes (~182 days); block end points are independent
+ *     N(0, END_SD^2) draws (this keeps prices mean-reverting around the anchor over years);
+ *   - inside a block, each dyadic midpoint is the mean of its two neighbours plus a
+ *     N(0, span/4 minutes of variance) draw, keyed by (seed, stream, block, node).
+ * Evaluating one grid minute costs 18 steps, whatever the date, so a year of history is cheap.
+ * Between grid minutes the price is linearly interpolated. Price = anchor * exp(x).
+ */
+import { assetByIdOrSymbol, listAssets } from "../assets/catalogue.js";
+import type { Clock } from "./clock.js";
+
+/** Simulation parameters of one asset. Simulated, rough levels; not real data. */
+export interface SimAssetParams {
+  /** Centre of the simulated USD price distribution. */
+  readonly anchorUsd: number;
+  /** Annualised volatility of log price (0.5 = 50 %/year). */
+  readonly annualVol: number;
+  /** Correlation of the asset's returns with the shared market factor, in [0, 1]. */
+  readonly marketCorr: number;
+  /** Circulating supply, in coins. */
+  readonly circulatingSupply: number;
+  /** Total supply in coins, or null where the venue reports none. */
+  readonly totalSupply: number | null;
+  /** Max supply in coins, or null when uncapped. */
+  readonly maxSupply: number | null;
+  /** Typical 24h traded volume, USD. */
+  readonly volume24hUsd: number;
+  /** Static market-cap rank reported by the simulator (unique across the catalogue). */
+  readonly marketCapRank: number;
+  /** Pre-window all-time high (USD) and its ISO date; the model raises it if its own past year exceeds it. */
+  readonly ath: number;
+  readonly athDate: string;
+  /** Pre-window all-time low (USD) and its ISO date; the model lowers it if its own past year goes below it. */
+  readonly atl: number;
+  readonly atlDate: string;
+}
+
+const p = (
+  anchorUsd: number,
+  annualVol: number,
+  marketCorr: number,
+  circulatingSupply: number,
+  totalSupply: number | null,
+  maxSupply: number | null,
+  volume24hUsd: number,
+  marketCapRank: number,
+  ath: number,
+  athDate: string,
+  atl: number,
+  atlDate: string,
+): SimAssetParams => ({
+  anchorUsd, annualVol, marketCorr, circulatingSupply, totalSupply, maxSupply, volume24hUsd, marketCapRank,
+  ath, athDate, atl, atlDate,
+});
+
+/**
+ * Simulated parameters for every catalogue symbol (uppercase key). Rough, illustrative levels only.
+ * Columns: anchor USD, annual vol, market corr, circulating, total, max, 24h vol USD, rank, ATH, ATH date, ATL, ATL date.
+ */
+export const SIM_ASSET_PARAMS: Readonly<Record<string, SimAssetParams>> = {
+  BTC: p(90_000, 0.5, 0.9, 19_960_000, 19_960_000, 21_000_000, 40e9, 1, 126_000, "2025-10-06T18:57:42.558Z", 67.81, "2013-07-06T00:00:00.000Z"),
+  ETH: p(3_000, 0.7, 0.85, 120_700_000, 120_700_000, null, 20e9, 2, 4_950, "2025-08-24T19:21:03.333Z", 0.432979, "2015-10-20T00:00:00.000Z"),
+  XRP: p(2.1, 0.8, 0.7, 60_300_000_000, 99_986_000_000, 100_000_000_000, 3e9, 4, 3.65, "2025-07-18T03:40:53.808Z", 0.00268621, "2014-05-22T00:00:00.000Z"),
+  BNB: p(900, 0.5, 0.75, 139_200_000, 139_200_000, 200_000_000, 1.5e9, 5, 1_370, "2025-10-13T08:41:24.131Z", 0.0398177, "2017-10-19T00:00:00.000Z"),
+  SOL: p(140, 0.9, 0.85, 560_000_000, 612_000_000, null, 4e9, 6, 293, "2025-01-19T11:15:27.957Z", 0.500801, "2020-05-11T19:35:23.449Z"),
+  TRX: p(0.29, 0.45, 0.5, 94_700_000_000, 94_700_000_000, null, 700e6, 9, 0.431288, "2024-12-04T00:00:00.000Z", 0.00180434, "2017-11-12T00:00:00.000Z"),
+  DOGE: p(0.15, 0.9, 0.75, 151_000_000_000, 151_000_000_000, null, 1.5e9, 10, 0.731578, "2021-05-08T05:08:23.458Z", 0.0000869, "2015-05-06T00:00:00.000Z"),
+  ADA: p(0.45, 0.8, 0.8, 36_500_000_000, 45_000_000_000, 45_000_000_000, 700e6, 11, 3.09, "2021-09-02T06:00:10.474Z", 0.01925275, "2020-03-13T02:22:55.044Z"),
+  LINK: p(13, 0.85, 0.8, 680_000_000, 1_000_000_000, 1_000_000_000, 600e6, 14, 52.7, "2021-05-10T00:13:57.214Z", 0.148183, "2017-11-29T00:00:00.000Z"),
+  AVAX: p(14, 0.9, 0.8, 430_000_000, 460_000_000, 720_000_000, 400e6, 18, 144.96, "2021-11-21T14:18:56.538Z", 2.8, "2020-12-31T13:15:21.540Z"),
+  SUI: p(1.7, 1.0, 0.75, 3_600_000_000, 10_000_000_000, 10_000_000_000, 800e6, 20, 5.35, "2025-01-06T00:00:00.000Z", 0.364846, "2023-10-19T10:40:30.078Z"),
+  LTC: p(80, 0.75, 0.75, 76_500_000, 84_000_000, 84_000_000, 400e6, 22, 410.26, "2021-05-10T03:13:07.904Z", 1.15, "2015-01-14T00:00:00.000Z"),
+  SHIB: p(0.000009, 0.9, 0.7, 589_250_000_000_000, 589_500_000_000_000, null, 200e6, 24, 0.00008616, "2021-10-28T03:54:55.568Z", 5.6366e-11, "2020-11-28T11:26:25.838Z"),
+  TON: p(1.7, 0.8, 0.55, 2_500_000_000, 5_140_000_000, null, 200e6, 25, 8.25, "2024-06-15T00:36:51.509Z", 0.519364, "2021-09-21T00:33:11.092Z"),
+  DOT: p(2.5, 0.85, 0.8, 1_620_000_000, 1_620_000_000, null, 250e6, 30, 54.98, "2021-11-04T14:10:09.301Z", 2.7, "2020-08-20T05:48:11.359Z"),
+  UNI: p(6, 0.9, 0.8, 630_000_000, 1_000_000_000, 1_000_000_000, 300e6, 32, 44.92, "2021-05-03T05:25:04.822Z", 1.03, "2020-09-17T01:20:38.214Z"),
+  NEAR: p(2, 0.95, 0.8, 1_280_000_000, 1_280_000_000, null, 250e6, 35, 20.44, "2022-01-16T22:09:45.873Z", 0.526762, "2020-11-04T16:09:15.137Z"),
+  PEPE: p(0.000005, 1.1, 0.7, 420_690_000_000_000, 420_690_000_000_000, 420_690_000_000_000, 600e6, 40, 0.00002803, "2024-12-09T07:36:24.766Z", 5.5142e-8, "2023-04-18T02:14:41.591Z"),
+  APT: p(2, 1.0, 0.75, 700_000_000, 1_160_000_000, null, 150e6, 45, 19.92, "2023-01-26T14:25:17.390Z", 1.8, "2025-10-10T21:05:00.000Z"),
+  ATOM: p(2.6, 0.85, 0.75, 480_000_000, 480_000_000, null, 150e6, 50, 44.45, "2022-01-17T00:34:41.497Z", 1.16, "2020-03-13T02:27:44.591Z"),
+  ARB: p(0.25, 0.95, 0.8, 5_400_000_000, 10_000_000_000, 10_000_000_000, 300e6, 60, 2.39, "2024-01-12T12:29:59.231Z", 0.2, "2025-10-10T21:10:00.000Z"),
+  OP: p(0.4, 0.95, 0.8, 1_800_000_000, 4_294_967_296, 4_294_967_296, 150e6, 70, 4.84, "2024-03-06T08:35:50.817Z", 0.3, "2025-10-10T21:10:00.000Z"),
+  MATIC: p(0.2, 0.9, 0.75, 9_300_000_000, 10_000_000_000, 10_000_000_000, 40e6, 300, 2.92, "2021-12-27T02:08:34.307Z", 0.00314376, "2019-05-10T00:00:00.000Z"),
+};
+
+/** Generic parameters for a catalogue asset added later without its own entry (keeps the simulator working). */
+const FALLBACK_PARAMS: SimAssetParams = p(1, 1.0, 0.7, 1_000_000_000, 1_000_000_000, null, 50e6, 500, 5, "2021-11-10T00:00:00.000Z", 0.01, "2020-03-13T00:00:00.000Z");
+
+/** All-time high/low as the simulator reports them. Prices in USD, dates in epoch ms (UTC). */
+export interface AthAtl {
+  ath: number;
+  athDate: number;
+  atl: number;
+  atlDate: number;
+}
+
+/** The simulated market. Symbols are catalogue symbols or CoinGecko ids, case-insensitive; unknown ones throw RangeError. */
+export interface MarketModel {
+  /** Seed the model was built with. */
+  readonly seed: number;
+  /** Clock used for "now" (ATH/ATL window). */
+  readonly clock: Clock;
+  /** Uppercase catalogue symbols the model covers, in catalogue order. */
+  symbols(): readonly string[];
+  /** Parameters used for `symbol`. */
+  params(symbol: string): SimAssetParams;
+  /** USD price at `tsMs` (epoch ms); deterministic for (seed, symbol, time). */
+  priceAt(symbol: string, tsMs: number): number;
+  /** Trailing 24h traded volume in USD as of `tsMs`. */
+  volume24hUsdAt(symbol: string, tsMs: number): number;
+  /** Market cap in USD at `tsMs`: `priceAt * circulatingSupply`. */
+  marketCapUsdAt(symbol: string, tsMs: number): number;
+  /** Circulating supply, coins. */
+  circulatingSupply(symbol: string): number;
+  /** Total supply, coins, or null. */
+  totalSupply(symbol: string): number | null;
+  /** Max supply, coins, or null when uncapped. */
+  maxSupply(symbol: string): number | null;
+  /** Static simulated market-cap rank (1 = largest). */
+  marketCapRank(symbol: string): number;
+  /**
+   * Highest and lowest price in [fromMs, toMs] (epoch ms, from <= to), sampled on the 1-minute grid for spans up
+   * to 1 day and on a coarser minute-aligned grid (~1440 samples) beyond; both ends are always included.
+   */
+  highLow(symbol: string, fromMs: number, toMs: number): { high: number; low: number };
+  /** ATH/ATL as of `clock.now()`: ath >= every model price in the past 365 days, atl <= every one (to grid precision). */
+  athAtl(symbol: string): AthAtl;
+}
+
+/** Options of {@link createMarketModel}. `seed` is any number (hashed via its string form); `clock` gives "now". */
+export interface MarketModelOptions {
+  seed: number;
+  clock: Clock;
+}
+
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+const YEAR_MS = 365 * DAY_MS;
+const MINUTES_PER_YEAR = 525_960;
+const BLOCK_LEVELS = 18;
+const BLOCK_MINUTES = 2 ** BLOCK_LEVELS;
+/** Std-dev of the unit process at block end points, in "years of variance" units (see header). */
+const END_SD = 0.4;
+const SALT_NODE = 0x1b873593;
+const SALT_END = 0x2f8e1a53;
+const SALT_VOL_HOUR = 0x3c6ef372;
+const SALT_VOL_DAY = 0x4a7c15a9;
+
+/** Std-dev of a midpoint draw for a span of 2^k minutes, unit process. */
+const LEVEL_SD: readonly number[] = Array.from({ length: BLOCK_LEVELS + 1 }, (_, k) =>
+  Math.sqrt(2 ** k / MINUTES_PER_YEAR / 4),
+);
+
+function mix32(x: number): number {
+  x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
+  x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
+  return (x ^ (x >>> 16)) >>> 0;
+}
+
+function hash4(a: number, b: number, c: number, d: number): number {
+  let h = mix32(a ^ 0x9e3779b9);
+  h = mix32(h ^ b);
+  h = mix32(h ^ c);
+  return mix32(h ^ d);
+}
+
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return mix32(h);
+}
+
+/** Standard normal from a 32-bit hash (Box-Muller on two derived uniforms). */
+function normalFromHash(h: number): number {
+  const u1 = (h + 1) / 4294967297;
+  const u2 = mix32(h ^ 0x5bd1e995) / 4294967296;
+  return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+}
+
+interface AssetState {
+  readonly symbol: string;
+  readonly params: SimAssetParams;
+  readonly stream: number;
+  /** Weight of the market factor and of the idiosyncratic factor in x(t). */
+  readonly wMarket: number;
+  readonly wIdio: number;
+  readonly logAnchor: number;
+}
+
+/**
+ * Builds a deterministic market model. Same seed => same prices for the same (symbol, time), independent of the
+ * clock; the clock only decides what "now" is for {@link MarketModel.athAtl}. Pure CPU, no I/O.
+ */
+export function createMarketModel(opts: MarketModelOptions): MarketModel {
+  const { seed, clock } = opts;
+  if (!Number.isFinite(seed)) throw new RangeError(`seed must be a finite number, got ${seed}`);
+  const seedH = fnv1a(`marketgate-sim:${String(seed)}`);
+  const marketStream = fnv1a("__market_factor__");
+
+  const states = new Map<string, AssetState>();
+  for (const a of listAssets()) {
+    const params = SIM_ASSET_PARAMS[a.symbol] ?? FALLBACK_PARAMS;
+    const rho = Math.min(1, Math.max(0, params.marketCorr));
+    states.set(a.symbol, {
+      symbol: a.symbol,
+      params,
+      stream: fnv1a(`asset:${a.symbol}`),
+      wMarket: params.annualVol * rho,
+      wIdio: params.annualVol * Math.sqrt(1 - rho * rho),
+      logAnchor: Math.log(params.anchorUsd),
+    });
+  }
+  const symbolList = [...states.keys()];
+
+  function state(symbol: string): AssetState {
+    const a = assetByIdOrSymbol(symbol);
+    const s = a && states.get(a.symbol);
+    if (!s) throw new RangeError(`unknown simulator symbol: ${JSON.stringify(symbol)}`);
+    return s;
+  }
+
+  function endPoint(s: AssetState, block: number): number {
+    return END_SD * (
+      s.wMarket * normalFromHash(hash4(seedH, marketStream, SALT_END, block))
+      + s.wIdio * normalFromHash(hash4(seedH, s.stream, SALT_END, block))
+    );
+  }
+
+  /** Log price offset x at integer minute index `m` (minutes since epoch). */
+  function xAtMinute(s: AssetState, m: number): number {
+    const block = Math.floor(m / BLOCK_MINUTES);
+    const i = m - block * BLOCK_MINUTES;
+    let lo = 0;
+    let hi = BLOCK_MINUTES;
+    let vlo = endPoint(s, block);
+    if (i === 0) return vlo;
+    let vhi = endPoint(s, block + 1);
+    // Node keys: (block, node index within the block).
+    const blockKey = Math.imul(block | 0, 0x27d4eb2f);
+    for (let level = BLOCK_LEVELS; level >= 1; level--) {
+      const mid = (lo + hi) >>> 1;
+      const zm = normalFromHash(hash4(seedH, marketStream, SALT_NODE ^ blockKey, mid));
+      const zi = normalFromHash(hash4(seedH, s.stream, SALT_NODE ^ blockKey, mid));
+      const vmid = (vlo + vhi) / 2 + (LEVEL_SD[level] ?? 0) * (s.wMarket * zm + s.wIdio * zi);
+      if (i === mid) return vmid;
+      if (i < mid) {
+        hi = mid;
+        vhi = vmid;
+      } else {
+        lo = mid;
+        vlo = vmid;
+      }
+    }
+    return vlo; // unreachable: every integer i in (0, 2^18) is some dyadic midpoint
+  }
+
+  function priceAtMinute(s: AssetState, m: number): number {
+    return Math.exp(s.logAnchor + xAtMinute(s, m));
+  }
+
+  function price(s: AssetState, tsMs: number): number {
+    if (!Number.isFinite(tsMs)) throw new RangeError(`timestamp must be finite epoch ms, got ${tsMs}`);
+    const m = Math.floor(tsMs / MINUTE_MS);
+    const f = (tsMs - m * MINUTE_MS) / MINUTE_MS;
+    const p0 = priceAtMinute(s, m);
+    if (f === 0) return p0;
+    return p0 * (1 - f) + priceAtMinute(s, m + 1) * f;
+  }
+
+  /** Smooth N(0,1)-ish noise: hash values on a grid of `periodMs`, linearly interpolated. */
+  function valueNoise(s: AssetState, salt: number, tsMs: number, periodMs: number): number {
+    const k = Math.floor(tsMs / periodMs);
+    const f = tsMs / periodMs - k;
+    const z0 = normalFromHash(hash4(seedH, s.stream, salt, k | 0));
+    const z1 = normalFromHash(hash4(seedH, s.stream, salt, (k + 1) | 0));
+    return z0 * (1 - f) + z1 * f;
+  }
+
+  function volume(s: AssetState, tsMs: number): number {
+    const pNow = price(s, tsMs);
+    const pDayAgo = price(s, tsMs - DAY_MS);
+    const move = Math.abs(Math.log(pNow / pDayAgo));
+    const noise = 0.35 * valueNoise(s, SALT_VOL_DAY, tsMs, DAY_MS) + 0.15 * valueNoise(s, SALT_VOL_HOUR, tsMs, HOUR_MS);
+    return s.params.volume24hUsd * Math.exp(noise) * (1 + 4 * move) * Math.sqrt(pNow / s.params.anchorUsd);
+  }
+
+  interface Extremes { high: number; highTs: number; low: number; lowTs: number }
+
+  /** Min/max over every minute-grid point in [from, to] plus both ends. Cost: one eval per minute. */
+  function scanMinutes(s: AssetState, fromMs: number, toMs: number, acc: Extremes): void {
+    const consider = (ts: number, v: number) => {
+      if (v > acc.high) { acc.high = v; acc.highTs = ts; }
+      if (v < acc.low) { acc.low = v; acc.lowTs = ts; }
+    };
+    consider(fromMs, price(s, fromMs));
+    consider(toMs, price(s, toMs));
+    for (let m = Math.ceil(fromMs / MINUTE_MS); m * MINUTE_MS <= toMs; m++) consider(m * MINUTE_MS, priceAtMinute(s, m));
+  }
+
+  /**
+   * Extremes over [from, to]: coarse scan on a minute-aligned grid of `stepMs`, then a full minute scan within one
+   * step around the top-3 highs and bottom-3 lows.
+   */
+  function scanCoarse(s: AssetState, fromMs: number, toMs: number, stepMs: number): Extremes {
+    const samples: Array<[number, number]> = [];
+    for (let t = Math.ceil(fromMs / stepMs) * stepMs; t <= toMs; t += stepMs) samples.push([t, price(s, t)]);
+    const acc: Extremes = { high: -Infinity, highTs: fromMs, low: Infinity, lowTs: fromMs };
+    const byPrice = [...samples].sort((a, b) => a[1] - b[1]);
+    const candidates = [...byPrice.slice(0, 3), ...byPrice.slice(-3)];
+    for (const [t] of candidates) scanMinutes(s, Math.max(fromMs, t - stepMs), Math.min(toMs, t + stepMs), acc);
+    // Ends of the window (partial steps) at full resolution.
+    scanMinutes(s, fromMs, Math.min(toMs, fromMs + stepMs), acc);
+    scanMinutes(s, Math.max(fromMs, toMs - stepMs), toMs, acc);
+    return acc;
+  }
+
+  const athCache = new Map<string, { bucket: number; ext: Extremes }>();
+
+  function athAtl(s: AssetState): AthAtl {
+    const now = clock.now();
+    const bucket = Math.floor(now / HOUR_MS);
+    let cached = athCache.get(s.symbol);
+    if (!cached || cached.bucket !== bucket) {
+      const bucketStart = bucket * HOUR_MS;
+      cached = { bucket, ext: scanCoarse(s, bucketStart - YEAR_MS - HOUR_MS, bucketStart, HOUR_MS) };
+      athCache.set(s.symbol, cached);
+    }
+    const ext = { ...cached.ext };
+    scanMinutes(s, bucket * HOUR_MS, now, ext);
+    const paramAthTs = Date.parse(s.params.athDate);
+    const paramAtlTs = Date.parse(s.params.atlDate);
+    const useParamAth = paramAthTs < now && s.params.ath >= ext.high;
+    const useParamAtl = paramAtlTs < now && s.params.atl <= ext.low;
+    return {
+      ath: useParamAth ? s.params.ath : ext.high,
+      athDate: useParamAth ? paramAthTs : ext.highTs,
+      atl: useParamAtl ? s.params.atl : ext.low,
+      atlDate: useParamAtl ? paramAtlTs : ext.lowTs,
+    };
+  }
+
+  return {
+    seed,
+    clock,
+    symbols: () => symbolList,
+    params: (symbol) => state(symbol).params,
+    priceAt: (symbol, tsMs) => price(state(symbol), tsMs),
+    volume24hUsdAt: (symbol, tsMs) => volume(state(symbol), tsMs),
+    marketCapUsdAt: (symbol, tsMs) => {
+      const s = state(symbol);
+      return price(s, tsMs) * s.params.circulatingSupply;
+    },
+    circulatingSupply: (symbol) => state(symbol).params.circulatingSupply,
+    totalSupply: (symbol) => state(symbol).params.totalSupply,
+    maxSupply: (symbol) => state(symbol).params.maxSupply,
+    marketCapRank: (symbol) => state(symbol).params.marketCapRank,
+    highLow: (symbol, fromMs, toMs) => {
+      const s = state(symbol);
+      if (!(Number.isFinite(fromMs) && Number.isFinite(toMs) && fromMs <= toMs)) {
+        throw new RangeError(`highLow needs finite from <= to, got ${fromMs}..${toMs}`);
+      }
+      let ext: Extremes;
+      if (toMs - fromMs <= DAY_MS) {
+        ext = { high: -Infinity, highTs: fromMs, low: Infinity, lowTs: fromMs };
+        scanMinutes(s, fromMs, toMs, ext);
+      } else {
+        const step = Math.max(MINUTE_MS, Math.ceil((toMs - fromMs) / 1440 / MINUTE_MS) * MINUTE_MS);
+        ext = scanCoarse(s, fromMs, toMs, step);
+      }
+      return { high: ext.high, low: ext.low };
+    },
+    athAtl: (symbol) => athAtl(state(symbol)),
+  };
+}

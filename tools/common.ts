@@ -1,0 +1,40 @@
+import { z } from "zod";
+import { assetByIdOrSymbol, type AssetInfo } from "../src/assets/catalogue.js";
+import type { ToolContext } from "../src/core/context.js";
+
+/** Custom-issue marker that makes the mounts answer 404 UNKNOWN_SYMBOL instead of 400. */
+export const UNKNOWN_SYMBOL_ISSUE = { appCode: "UNKNOWN_SYMBOL" } as const;
+
+/** ISO 8601 UTC timestamp of an answer. */
+export const Timestamp = z.string().describe("ISO 8601 UTC time the answer was produced");
+
+/** `[unix_ms, value]` chart point. */
+export const ChartPoint = z.tuple([z.number().int().describe("unix ms"), z.number()]);
+
+/**
+ * Path parameter naming a catalogue asset by CoinGecko id (`bitcoin`) or symbol (`btc`); resolves to the asset.
+ * An unknown id fails with UNKNOWN_SYMBOL (404) before any payment is asked for.
+ */
+export const AssetIdParam = z
+  .string()
+  .min(1)
+  .max(64)
+  .describe("CoinGecko coin id of a supported asset (e.g. bitcoin, ethereum, avalanche-2); the symbol (btc) is accepted too")
+  .transform((raw, ctx): AssetInfo => {
+    const asset = assetByIdOrSymbol(raw);
+    if (!asset) {
+      ctx.addIssue({ code: "custom", message: `unknown or unsupported asset id '${raw}'`, params: UNKNOWN_SYMBOL_ISSUE });
+      return z.NEVER;
+    }
+    return asset;
+  });
+
+/** Label of the data source of an answer: the venue, flagged when it is the local simulator. */
+export function sourceLabel(ctx: ToolContext, venue: string): string {
+  return ctx.dataMode === "sim" ? `${venue} (simulated)` : venue;
+}
+
+/** Current time as ISO 8601. */
+export function isoNow(ctx: ToolContext): string {
+  return new Date(ctx.now()).toISOString();
+}
