@@ -28,6 +28,8 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
   readonly tags: readonly string[];
   readonly input: I;
   readonly output: O;
+  /** A valid raw input (as a caller would send it), used by docs, the sandbox demo, tests and benchmarks. */
+  readonly example: Readonly<Record<string, string | number | boolean>>;
   /** MCP annotations; defaults: read-only, idempotent, open-world (venue data). */
   readonly annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean; destructiveHint?: boolean };
   handler(input: z.output<I>, ctx: ToolContext): Promise<z.output<O>>;
@@ -50,4 +52,17 @@ export function isFree(tool: AnyTool): boolean {
 /** Names of the `:param` segments of a tool's path, in order. */
 export function pathParams(tool: AnyTool): string[] {
   return [...tool.path.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!);
+}
+
+/**
+ * The HTTP request path (with query string for GET/DELETE) for a raw input, e.g.
+ * `requestPath(cexMarket, {id: "bitcoin"})` -> `/api/v1/market/bitcoin`.
+ */
+export function requestPath(tool: AnyTool, raw: Readonly<Record<string, string | number | boolean>> = tool.example): string {
+  const params = new Set(pathParams(tool));
+  const path = tool.path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_m, name: string) => encodeURIComponent(String(raw[name] ?? "")));
+  if (tool.method === "POST") return path;
+  const qs = new URLSearchParams();
+  for (const [k, v] of Object.entries(raw)) if (!params.has(k)) qs.set(k, String(v));
+  return qs.size ? `${path}?${qs}` : path;
 }

@@ -14,7 +14,7 @@ const PRICE = /^(free|\d+(\.\d{1,6})?)$/;
 
 /**
  * Checks the catalogue: unique snake_case names, unique method+path, valid prices (USDC has 6 decimals)
- * and TTLs, path params present in the input object, schemas convertible to JSON Schema.
+ * and TTLs, path params present in the input object, a valid example, schemas convertible to JSON Schema.
  * @throws RegistryError with every problem found.
  */
 export function validateRegistry(tools: readonly AnyTool[]): void {
@@ -33,6 +33,7 @@ export function validateRegistry(tools: readonly AnyTool[]): void {
     for (const p of pathParams(t)) {
       if (!(p in t.input.shape)) problems.push(`${t.name}: path param :${p} missing from input`);
     }
+    if (!t.input.safeParse(t.example).success) problems.push(`${t.name}: example input does not validate`);
     for (const [label, schema, io] of [["input", t.input, "input"], ["output", t.output, "output"]] as const) {
       try {
         z.toJSONSchema(schema, { io });

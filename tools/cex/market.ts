@@ -38,6 +38,7 @@ export const cexMarket = defineTool({
   tags: ["cex"],
   summary: "Price, changes (24h/7d/30d), volume, market cap, supply, ATH/ATL of one asset",
   description: "Market details of one supported asset from CoinGecko, addressed by CoinGecko id (bitcoin, ethereum, ...) or symbol.",
+  example: { id: "bitcoin" },
   input: z.object({ id: AssetIdParam }),
   output: Output,
   async handler({ id: asset }, ctx) {

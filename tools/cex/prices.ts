@@ -66,6 +66,7 @@ export const cexPrices = defineTool({
   summary: "USD price, 24h change, volume and market cap for up to 20 symbols",
   description:
     "Aggregated centralized-exchange prices from CoinGecko for up to 20 comma-separated symbols. Unsupported symbols are listed in meta.unsupported and the rest are answered; a request with no supported symbol is a 404.",
+  example: { symbols: "btc,eth,sol" },
   input: z.object({ symbols: Symbols }),
   output: Output,
   async handler({ symbols }, ctx) {

@@ -24,6 +24,7 @@ export const serviceStatus = defineTool({
   summary: "Version, uptime, data mode and per-venue reachability",
   description:
     "Free. Reports whether answers come from live venues or the local simulator (simulated: true), and each venue's reachability as observed on real calls (no probes are sent, so the venues' rate budgets are not spent).",
+  example: {},
   input: z.object({}),
   output: z.object({
     status: z.literal("ok"),

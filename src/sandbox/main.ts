@@ -1,0 +1,61 @@
+import { parseArgs } from "node:util";
+import { TOOLS } from "../../tools/index.js";
+import { runDemo } from "./demo.js";
+import { startOfflineStack } from "./offline-stack.js";
+
+/**
+ * `npm run sandbox [-- --port N --chain-port M --no-demo]`: the whole service offline (simulated venues,
+ * local chain, in-process facilitator). With the demo (default) a client pays for every paid tool, prints
+ * the answers and exits; with `--no-demo` it serves until killed.
+ */
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      port: { type: "string", default: "4021" },
+      "chain-port": { type: "string", default: "8545" },
+      "sim-port": { type: "string", default: "0" },
+      seed: { type: "string", default: "42" },
+      "no-demo": { type: "boolean", default: false },
+    },
+  });
+  process.env.LOG_LEVEL ??= "warn";
+  const stack = await startOfflineStack({
+    port: Number(values.port),
+    chainPort: Number(values["chain-port"]),
+    simPort: Number(values["sim-port"]),
+    seed: Number(values.seed),
+  });
+  const out = (l = "") => process.stdout.write(`${l}\n`);
+  out("marketgate sandbox: simulated venues, local chain (anvil, chain id 8453), in-process facilitator");
+  out(`  service       ${stack.url}   (every answer is simulated: X-Data-Source: simulated)`);
+  out(`  MCP (HTTP)    ${stack.url}/mcp`);
+  out(`  chain RPC     ${stack.rpcUrl}`);
+  out(`  test USDC     ${stack.usdcAddress}`);
+  out(`  simulator     ${stack.sim.baseUrl}`);
+  out(`  operator #0   ${stack.operator.address}  (relayer and PAY_TO)`);
+  out("  funded payers (1,000 test USDC each):");
+  for (const p of stack.payers) out(`    #${p.index} ${p.address}  key ${p.privateKey}`);
+  out("");
+  out(`  try: curl -i '${stack.url}/api/v1/prices?symbols=btc,eth'   (402 with PAYMENT-REQUIRED)`);
+  out(`       curl '${stack.url}/openapi.json'`);
+  out("");
+
+  const stop = async () => {
+    await stack.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop());
+  process.on("SIGTERM", () => void stop());
+  if (values["no-demo"]) {
+    out("serving until killed (Ctrl-C)");
+    return;
+  }
+  out("demo client (official @x402/fetch, payer #1):\n");
+  await runDemo({ baseUrl: stack.url, tools: TOOLS, payer: stack.payers[0]!, payTo: stack.operator.address, balanceOf: stack.balanceOf });
+  await stop();
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`sandbox failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

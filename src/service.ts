@@ -1,0 +1,125 @@
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Express } from "express";
+import type { FacilitatorClient } from "@x402/core/server";
+import { TOOLS } from "../tools/index.js";
+import { createApp } from "../http/app.js";
+import { HttpPaymentGate } from "../http/payment-gate.js";
+import { MissRateLimiter } from "../http/rate-limit.js";
+import { McpCatalog } from "../mcp/catalog.js";
+import { ConfigError, type Config } from "./config.js";
+import { createToolContext, type ToolContext } from "./core/context.js";
+import { Metrics } from "./core/metrics.js";
+import { ToolRunner } from "./core/runner.js";
+import type { ServiceInfo } from "./docs/openapi.js";
+import { priceBook, type PriceBook } from "./docs/pricing.js";
+import { logger } from "./lib/log.js";
+import { createFacilitatorClient, createResourceServer, PaymentCatalog } from "./payments/x402.js";
+import type { AnyTool } from "./registry/tool.js";
+import { VERSION } from "./version.js";
+
+/** Options of {@link createService}; the overrides exist for tests and the sandbox. */
+export interface ServiceOptions {
+  config: Config;
+  /** Use this facilitator instead of the configured one (e.g. a fault-injecting wrapper in tests). */
+  facilitator?: FacilitatorClient;
+  /** Serve without payments even when PAY_TO is set (stdio MCP, manifest generation). */
+  paymentsOff?: boolean;
+  tools?: readonly AnyTool[];
+  now?: () => number;
+}
+
+/** A wired service instance. */
+export interface Service {
+  app: Express;
+  ctx: ToolContext;
+  runner: ToolRunner;
+  metrics: Metrics;
+  prices: PriceBook;
+  mcp: McpCatalog;
+  info: ServiceInfo;
+  /** Undefined when payments are off. */
+  payments?: PaymentCatalog;
+  /** Starts listening; resolves with the bound URL. */
+  listen(port?: number, host?: string): Promise<{ url: string; server: Server; close(): Promise<void> }>;
+}
+
+/** Service identity for documents and MCP `initialize`. */
+export function serviceInfo(config: Config): ServiceInfo {
+  return {
+    name: "marketgate",
+    version: VERSION,
+    description:
+      "Crypto market data for AI agents and wallets: CEX prices and market history, paid per request in USDC on Base with x402; the same tools over MCP.",
+    publicUrl: config.publicUrl,
+  };
+}
+
+function paymentCatalog(opts: ServiceOptions, tools: readonly AnyTool[]): PaymentCatalog | undefined {
+  const { payments } = opts.config;
+  if (opts.paymentsOff || !payments.payTo) return undefined;
+  const facilitator =
+    opts.facilitator ??
+    (payments.facilitator
+      ? createFacilitatorClient(payments.facilitator, payments.network)
+      : (() => {
+          throw new ConfigError(["FACILITATOR=self needs RELAYER_PRIVATE_KEY and RPC_URL (or set FACILITATOR to a facilitator URL)"]);
+        })());
+  return new PaymentCatalog(createResourceServer(facilitator, payments.network), tools, { ...payments, payTo: payments.payTo });
+}
+
+/**
+ * Wires the catalogue, venue clients, cache, payments, HTTP app and MCP catalogue from a configuration.
+ * @throws ConfigError when payments are on but no facilitator is configured.
+ */
+export async function createService(opts: ServiceOptions): Promise<Service> {
+  const { config } = opts;
+  const tools = opts.tools ?? TOOLS;
+  const metrics = new Metrics();
+  const ctx = createToolContext(config, { metrics, log: logger, version: VERSION, now: opts.now });
+  const runner = new ToolRunner(ctx, metrics, { maxEntries: config.cacheMaxEntries });
+  const limiter = new MissRateLimiter(config.rateLimitPerMin);
+  const payments = paymentCatalog(opts, tools);
+  const prices = await priceBook(tools, { network: config.payments.network, payTo: payments?.settings.payTo, timeoutSec: config.payments.timeoutSec });
+  const info = serviceInfo(config);
+  const mcp = new McpCatalog({ tools, runner, metrics, dataMode: config.dataMode, prices, limiter, payments });
+  const gate = payments ? new HttpPaymentGate(payments, tools, config.publicUrl) : undefined;
+  const firstPrice = prices.values().next().value;
+  const app = createApp({
+    config,
+    info,
+    tools,
+    runner,
+    metrics,
+    limiter,
+    prices,
+    mcp,
+    gate,
+    payment: payments
+      ? { network: payments.settings.network, payTo: payments.settings.payTo, asset: firstPrice?.asset, facilitator: config.payments.facilitator?.kind ?? "custom" }
+      : undefined,
+  });
+  return {
+    app,
+    ctx,
+    runner,
+    metrics,
+    prices,
+    mcp,
+    info,
+    payments,
+    listen: (port = config.port, host = config.host) =>
+      new Promise((resolve, reject) => {
+        const server = app.listen(port, host, (err?: Error) => {
+          if (err) return reject(err);
+          const addr = server.address() as AddressInfo;
+          const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
+          resolve({
+            url: `http://${shownHost}:${addr.port}`,
+            server,
+            close: () => new Promise<void>((r) => server.close(() => r())),
+          });
+        });
+      }),
+  };
+}
