@@ -1,4 +1,4 @@
-import { RateLimiterMemory, RateLimiterQueue, RateLimiterQueueError } from "rate-limiter-flexible";
+import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import { AppError } from "../errors.js";
 import type { Metrics } from "../core/metrics.js";
 import type { VenueHealth } from "../core/venue-health.js";
@@ -26,7 +26,7 @@ export interface VenueHttpOptions {
   headers?: Record<string, string>;
   /** Per-attempt timeout in milliseconds. */
   timeoutMs: number;
-  /** Client-side budget: at most `callsPerMin` requests per rolling minute, queued beyond that. */
+  /** Client-side budget: at most `callsPerMin` requests per minute; beyond that callers wait, up to `maxWaitMs`. */
   callsPerMin: number;
   /** Retries after the first attempt on 429, 5xx, timeouts, network errors and malformed JSON. Default 2. */
   retries?: number;
@@ -57,13 +57,13 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
  * (with `retryAfterSec`) when rate limited or over budget, `UPSTREAM_TIMEOUT`, or `UPSTREAM_ERROR`.
  */
 export class VenueHttpClient {
-  private readonly queue: RateLimiterQueue;
+  private readonly budget: RateLimiterMemory;
   private readonly flights = new SingleFlight<unknown>();
   private readonly retries: number;
   private readonly maxWaitMs: number;
 
   constructor(private readonly opts: VenueHttpOptions) {
-    this.queue = new RateLimiterQueue(new RateLimiterMemory({ points: opts.callsPerMin, duration: 60 }), { maxQueueSize: 1000 });
+    this.budget = new RateLimiterMemory({ points: opts.callsPerMin, duration: 60 });
     this.retries = opts.retries ?? 2;
     this.maxWaitMs = opts.maxWaitMs ?? 5000;
   }
@@ -76,14 +76,22 @@ export class VenueHttpClient {
     return this.flights.run(url, () => this.fetchWithRetry(url));
   }
 
+  /** Waits for a slot of the request budget, at most `maxWaitMs`. @throws AppError UPSTREAM_UNAVAILABLE beyond that. */
   private async takeBudget(): Promise<void> {
-    try {
-      await this.queue.removeTokens(1, undefined, Math.ceil((Date.now() + this.maxWaitMs) / 1000));
-    } catch (err) {
-      if (err instanceof RateLimiterQueueError) {
-        throw new AppError("UPSTREAM_UNAVAILABLE", `${this.opts.venue} request budget exhausted; retry shortly`, { retryAfterSec: 10 });
+    const deadline = Date.now() + this.maxWaitMs;
+    for (;;) {
+      try {
+        await this.budget.consume(this.opts.venue);
+        return;
+      } catch (r) {
+        if (!(r instanceof RateLimiterRes)) throw r;
+        if (Date.now() + r.msBeforeNext > deadline) {
+          throw new AppError("UPSTREAM_UNAVAILABLE", `${this.opts.venue} request budget exhausted; retry shortly`, {
+            retryAfterSec: Math.max(1, Math.ceil(r.msBeforeNext / 1000)),
+          });
+        }
+        await sleep(r.msBeforeNext);
       }
-      throw err;
     }
   }
 

@@ -40,7 +40,7 @@ export function anvilBinaryPath(): string {
   try {
     return createRequire(import.meta.url).resolve(`${pkg}/bin/anvil`);
   } catch (err) {
-    throw new Error(`anvil: cannot resolve ${pkg}/bin/anvil; is @foundry-rs/anvil installed? (${String(err)})`);
+    throw new Error(`anvil: cannot resolve ${pkg}/bin/anvil; is @foundry-rs/anvil installed?`, { cause: err });
   }
 }
 
