@@ -1,0 +1,28 @@
+import { loadConfig } from "../../src/config.js";
+import { createService, type Service } from "../../src/service.js";
+import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
+
+/** The service in sim mode with payments off (no PAY_TO), on loopback, plus its simulator. */
+export interface FreeStack {
+  service: Service;
+  url: string;
+  sim: RunningSimulator;
+  close(): Promise<void>;
+}
+
+/** Starts a simulator and a payment-free service pointed at it. */
+export async function startFreeStack(env: Record<string, string> = {}): Promise<FreeStack> {
+  const sim = await startSimulator({ seed: 11 });
+  const config = loadConfig({ HOST: "127.0.0.1", PORT: "0", DATA_MODE: "sim", COINGECKO_BASE_URL: sim.urls.coingecko, COINGECKO_PLAN: "pro", ...env });
+  const service = await createService({ config });
+  const l = await service.listen();
+  return {
+    service,
+    url: l.url,
+    sim,
+    close: async () => {
+      await l.close();
+      await sim.close();
+    },
+  };
+}
