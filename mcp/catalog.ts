@@ -3,7 +3,7 @@ import type { DataMode } from "../src/config.js";
 import { parseToolInput } from "../src/core/input.js";
 import type { Metrics } from "../src/core/metrics.js";
 import type { ToolRunner } from "../src/core/runner.js";
-import { jsonSchema } from "../src/docs/json-schema.js";
+import { mcpJsonSchema } from "../src/docs/json-schema.js";
 import type { PriceBook } from "../src/docs/pricing.js";
 import { AppError, toAppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
@@ -59,8 +59,8 @@ export class McpCatalog {
       name: t.name,
       title: t.title,
       description: `${t.description}${isFree(t) ? " Free." : ` Price: ${t.priceUsd} USDC per call (cache hits free for ${t.cacheTtlSec}s).`}`,
-      inputSchema: jsonSchema(t.input, "input") as Tool["inputSchema"],
-      outputSchema: jsonSchema(t.output, "output") as Tool["outputSchema"],
+      inputSchema: mcpJsonSchema(t.input, "input") as Tool["inputSchema"],
+      outputSchema: mcpJsonSchema(t.output, "output") as Tool["outputSchema"],
       annotations: { title: t.title, readOnlyHint: true, idempotentHint: true, openWorldHint: true, ...t.annotations },
       _meta: {
         "marketgate/http": `${t.method} ${t.path}`,

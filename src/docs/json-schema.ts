@@ -5,11 +5,19 @@ import { pathParams } from "../registry/tool.js";
 /** A JSON Schema object (draft 2020-12). */
 export type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[] };
 
-/** JSON Schema of a zod schema without the `$schema` key (for embedding in OpenAPI 3.1 and discovery). */
+/** JSON Schema (draft 2020-12) of a zod schema without the `$schema` key, for OpenAPI 3.1 and discovery. */
 export function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
   const s = z.toJSONSchema(schema, { target: "draft-2020-12", io }) as JsonSchema;
   delete s.$schema;
   return s;
+}
+
+/**
+ * JSON Schema draft-07 (declared in `$schema`) for MCP `tools/list`: the MCP SDK client validates results
+ * with a draft-07 validator, which rejects 2020-12 tuples (`prefixItems`).
+ */
+export function mcpJsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  return z.toJSONSchema(schema, { target: "draft-07", io }) as JsonSchema;
 }
 
 /** A tool's input split into path parameters and the rest (query for GET/DELETE, body for POST). */

@@ -2,6 +2,7 @@ import SwaggerParser from "@apidevtools/swagger-parser";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TOOLS } from "../../tools/index.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
+import { json } from "../helpers/json.js";
 
 describe("HTTP surface (payments off)", () => {
   let s: FreeStack;
@@ -18,7 +19,7 @@ describe("HTTP surface (payments off)", () => {
     const res = await get("/api/v1/prices?symbols=eth,BTC,notacoin,eth");
     expect(res.status).toBe(200);
     expect(res.headers.get("x-data-source")).toBe("simulated");
-    const body = await res.json();
+    const body = await json(res);
     expect(Object.keys(body.data).sort()).toEqual(["btc", "eth"]);
     expect(body.data.btc).toMatchObject({ source: "coingecko (simulated)" });
     expect(typeof body.data.btc.price).toBe("number");
@@ -28,11 +29,11 @@ describe("HTTP surface (payments off)", () => {
   it("refuses a batch with no supported symbol (404) and more than 20 symbols (400)", async () => {
     const none = await get("/api/v1/prices?symbols=foo,bar");
     expect(none.status).toBe(404);
-    expect(await none.json()).toMatchObject({ error: { code: "UNKNOWN_SYMBOL" } });
+    expect(await json(none)).toMatchObject({ error: { code: "UNKNOWN_SYMBOL" } });
     const many = Array.from({ length: 21 }, (_, i) => `s${i}`).join(",");
     const tooMany = await get(`/api/v1/prices?symbols=${many}`);
     expect(tooMany.status).toBe(400);
-    expect(await tooMany.json()).toMatchObject({ error: { code: "BAD_REQUEST", details: [{ field: "symbols" }] } });
+    expect(await json(tooMany)).toMatchObject({ error: { code: "BAD_REQUEST", details: [{ field: "symbols" }] } });
     expect((await get("/api/v1/prices")).status).toBe(400);
   });
 
@@ -40,21 +41,21 @@ describe("HTTP surface (payments off)", () => {
     const before = calls();
     const bad = await get("/api/v1/market/bitcoin/history?days=5");
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error.details[0]).toMatchObject({ field: "days" });
+    expect((await json(bad)).error.details[0]).toMatchObject({ field: "days" });
     expect((await get("/api/v1/market/bitcoin/history?days=abc")).status).toBe(400);
     const unknown = await get("/api/v1/market/dogwifhat");
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toMatchObject({ error: { code: "UNKNOWN_SYMBOL" } });
+    expect(await json(unknown)).toMatchObject({ error: { code: "UNKNOWN_SYMBOL" } });
     expect(calls()).toBe(before);
   });
 
   it("answers market details and history per spec 2.7, accepting a symbol as id", async () => {
-    const m = await (await get("/api/v1/market/eth")).json();
+    const m = await json(await get("/api/v1/market/eth"));
     expect(m.data).toMatchObject({ id: "ethereum", symbol: "ETH", name: "Ethereum" });
     for (const k of ["price", "change_24h", "change_7d", "change_30d", "volume_24h", "market_cap", "circulating_supply", "ath", "atl"]) {
       expect(typeof m.data[k]).toBe("number");
     }
-    const h = await (await get("/api/v1/market/avalanche-2/history?days=1")).json();
+    const h = await json(await get("/api/v1/market/avalanche-2/history?days=1"));
     expect(h.data).toMatchObject({ id: "avalanche-2", symbol: "AVAX", days: 1 });
     expect(h.meta.granularity).toBe("5m");
     expect(h.data.prices[0]).toHaveLength(2);
@@ -66,7 +67,7 @@ describe("HTTP surface (payments off)", () => {
     const before = calls();
     const hit = await get("/api/v1/prices?symbols=shib,doge");
     expect(hit.headers.get("x-cache")).toBe("HIT");
-    expect((await hit.json()).meta.cached).toBe(true);
+    expect((await json(hit)).meta.cached).toBe(true);
     expect(calls()).toBe(before);
   });
 
@@ -82,25 +83,25 @@ describe("HTTP surface (payments off)", () => {
     const res = await get("/api/v1/market/tron");
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).toBe("30");
-    expect(await res.json()).toMatchObject({ error: { code: "UPSTREAM_UNAVAILABLE" } });
-    const status = await (await get("/api/v1/status")).json();
+    expect(await json(res)).toMatchObject({ error: { code: "UPSTREAM_UNAVAILABLE" } });
+    const status = await json(await get("/api/v1/status"));
     expect(status.venues[0]).toMatchObject({ venue: "coingecko", reachable: false, last_error: "HTTP 429" });
   });
 
   it("answers unknown routes and malformed JSON with the error shape", async () => {
     const nf = await get("/nope");
     expect(nf.status).toBe(404);
-    expect(await nf.json()).toMatchObject({ error: { code: "NOT_FOUND" } });
+    expect(await json(nf)).toMatchObject({ error: { code: "NOT_FOUND" } });
     const bad = await get("/mcp", { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toMatchObject({ error: { code: "BAD_REQUEST" } });
+    expect(await json(bad)).toMatchObject({ error: { code: "BAD_REQUEST" } });
   });
 
   it("serves the free endpoints", async () => {
-    expect(await (await get("/health")).json()).toEqual({ status: "ok" });
-    const status = await (await get("/api/v1/status")).json();
+    expect(await json(await get("/health"))).toEqual({ status: "ok" });
+    const status = await json(await get("/api/v1/status"));
     expect(status).toMatchObject({ status: "ok", data_mode: "sim", simulated: true });
-    const index = await (await get("/")).json();
+    const index = await json(await get("/"));
     expect(index.endpoints.map((e: { tool: string }) => e.tool)).toEqual(TOOLS.map((t) => t.name));
     expect(index.endpoints.find((e: { tool: string }) => e.tool === "cex_prices")).toMatchObject({ path: "/api/v1/prices", price_usd: "0.005", cache_ttl_sec: 10 });
     const metrics = await get("/metrics");
@@ -112,7 +113,7 @@ describe("HTTP surface (payments off)", () => {
   });
 
   it("publishes an OpenAPI 3.1 document that validates, with x402 metadata per operation", async () => {
-    const doc = await (await get("/openapi.json")).json();
+    const doc = await json(await get("/openapi.json"));
     await SwaggerParser.validate(structuredClone(doc));
     const op = doc.paths["/api/v1/market/{id}/history"].get;
     expect(op.operationId).toBe("cex_market_history");
@@ -146,7 +147,7 @@ describe("rate limit on cache misses", () => {
     expect(statuses).toEqual([200, 200, 200, 429]);
     const limited = await fetch(`${s.url}/api/v1/market/cardano`);
     expect(limited.headers.get("retry-after")).toMatch(/^\d+$/);
-    expect(await limited.json()).toMatchObject({ error: { code: "RATE_LIMITED" } });
+    expect(await json(limited)).toMatchObject({ error: { code: "RATE_LIMITED" } });
     for (let i = 0; i < 10; i++) expect((await fetch(`${s.url}/api/v1/market/bitcoin`)).headers.get("x-cache")).toBe("HIT");
   });
 });

@@ -5,6 +5,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { header, paymentRequired, signPayment, signV1 } from "../helpers/pay.js";
+import { json } from "../helpers/json.js";
 
 const ATTACKER = "0x000000000000000000000000000000000000dEaD";
 
@@ -36,7 +37,7 @@ describe("x402 over HTTP, paid on the local chain", () => {
     const pr = (await paymentRequired(`${stack.url}/api/v1/prices?symbols=btc,eth`)).accepts[0]!;
     expect(pr).toMatchObject({ scheme: "exact", network: "eip155:8453", amount: "5000", asset: stack.usdcAddress, payTo: stack.operator.address });
     const v1Header = JSON.parse(Buffer.from(res.headers.get("x-payment")!, "base64").toString());
-    const body = await res.json();
+    const body = await json(res);
     expect(body).toEqual(v1Header);
     expect(body.accepts[0]).toMatchObject({ network: "base", maxAmountRequired: "5000", payTo: stack.operator.address, resource: `${stack.url}/api/v1/prices?symbols=btc,eth` });
     expect(res.headers.get("access-control-expose-headers")).toContain("PAYMENT-REQUIRED");
@@ -52,7 +53,7 @@ describe("x402 over HTTP, paid on the local chain", () => {
     expect(receipt).toMatchObject({ success: true, network: "eip155:8453", payer: payer().address });
     expect(receipt.transaction).toMatch(/^0x[0-9a-f]{64}$/);
     expect(res.headers.get("x-payment-response")).toBe(res.headers.get("payment-response"));
-    const body = await res.json();
+    const body = await json(res);
     expect(body.data).toMatchObject({ id: "bitcoin", days: 30 });
     expect(body.data.prices.length).toBeGreaterThan(700);
     expect(await stack.balanceOf(payer().address)).toBe(before[0]! - 10_000n);
@@ -69,7 +70,7 @@ describe("x402 over HTTP, paid on the local chain", () => {
     expect(hit.status).toBe(200);
     expect(hit.headers.get("x-cache")).toBe("HIT");
     expect(hit.headers.get("payment-response")).toBeNull();
-    expect((await hit.json()).data.id).toBe("solana");
+    expect((await json(hit)).data.id).toBe("solana");
     expect(upstreamCalls()).toBe(calls);
     expect(await stack.balanceOf(payer().address)).toBe(balance);
   });
@@ -110,7 +111,7 @@ describe("x402 over HTTP, paid on the local chain", () => {
       const calls = upstreamCalls();
       const res = await fetch(url, { headers: { "payment-signature": sig } });
       expect(res.status).toBe(402);
-      const body = await res.json();
+      const body = await json(res);
       expect(body.error).toMatch(reason);
       expect(body.data).toBeUndefined();
       expect(upstreamCalls()).toBe(calls);
@@ -126,7 +127,7 @@ describe("x402 over HTTP, paid on the local chain", () => {
     const res = await fetch(url, { headers: { "payment-signature": sig } });
     expect(res.status).toBe(503);
     expect(res.headers.get("retry-after")).not.toBeNull();
-    expect(await res.json()).toMatchObject({ error: { code: "UPSTREAM_UNAVAILABLE" } });
+    expect(await json(res)).toMatchObject({ error: { code: "UPSTREAM_UNAVAILABLE" } });
     expect(await stack.balanceOf(payer().address)).toBe(balance);
     stack.sim.faults.clear();
     // the authorization was never used, so the same payment still buys the answer
@@ -154,18 +155,18 @@ describe("x402 over HTTP, paid on the local chain", () => {
     for (const [name, id] of [["x-payment", "optimism"], ["x-payment-proof", "arbitrum"]] as const) {
       const url = `${stack.url}/api/v1/market/${id}`;
       const unpaid = await fetch(url);
-      const proof = await signV1(await unpaid.json(), payer().privateKey);
+      const proof = await signV1(await json(unpaid), payer().privateKey);
       const balance = await stack.balanceOf(payer().address);
       const res = await fetch(url, { headers: { [name]: proof } });
       expect(res.status).toBe(200);
-      expect((await res.json()).data.id).toBe(id);
+      expect((await json(res)).data.id).toBe(id);
       expect(decodePaymentResponseHeader(res.headers.get("x-payment-response")!).success).toBe(true);
       expect(await stack.balanceOf(payer().address)).toBe(balance - 5000n);
     }
   });
 
   it("counts settled payments and revenue in /metrics", async () => {
-    const m = await (await fetch(`${stack.url}/metrics?format=json`)).json();
+    const m = await json(await fetch(`${stack.url}/metrics?format=json`));
     const settled = m.find((x: { name: string }) => x.name === "marketgate_payments_settled_total");
     const revenue = m.find((x: { name: string }) => x.name === "marketgate_revenue_usdc_total");
     expect(settled.values.some((v: { labels: { tool: string }; value: number }) => v.labels.tool === "cex_market_history" && v.value >= 1)).toBe(true);

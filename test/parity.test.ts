@@ -1,0 +1,45 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createMcpServer } from "../mcp/server.js";
+import { requestPath } from "../src/registry/tool.js";
+import { TOOLS } from "../tools/index.js";
+import { startFreeStack, type FreeStack } from "./helpers/free-stack.js";
+
+/** Drops the fields that legitimately differ between two calls (time, cache flag, uptime). */
+function stable(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(stable);
+  if (v && typeof v === "object") {
+    return Object.fromEntries(Object.entries(v).filter(([k]) => !["timestamp", "cached", "uptime_sec", "last_ok_at", "requests"].includes(k)).map(([k, x]) => [k, stable(x)]));
+  }
+  return v;
+}
+
+describe("every registry tool answers the same over HTTP and MCP, matching its output schema", () => {
+  let s: FreeStack;
+  let client: Client;
+  beforeAll(async () => {
+    s = await startFreeStack();
+    const [ct, st] = InMemoryTransport.createLinkedPair();
+    await createMcpServer(s.service.mcp, { name: "marketgate", version: "test" }, (meta) => ({ meta })).connect(st);
+    client = new Client({ name: "parity", version: "0" });
+    await client.connect(ct);
+    await client.listTools(); // makes the SDK client validate structuredContent against each outputSchema
+  });
+  afterAll(async () => {
+    await client?.close();
+    await s?.close();
+  });
+
+  it.each(TOOLS.map((t) => [t.name, t] as const))("%s", async (_name, tool) => {
+    const mcp = (await client.callTool({ name: tool.name, arguments: tool.example })) as CallToolResult;
+    expect(mcp.isError).toBeFalsy();
+    const res = await fetch(`${s.url}${requestPath(tool)}`, { method: tool.method });
+    expect(res.status).toBe(200);
+    const http = await res.json();
+    expect(() => tool.output.parse(http)).not.toThrow();
+    expect(() => tool.output.parse(mcp.structuredContent)).not.toThrow();
+    expect(stable(http)).toEqual(stable(mcp.structuredContent));
+  });
+});

@@ -1,0 +1,58 @@
+import { z } from "zod";
+import { describe, expect, it } from "vitest";
+import { defineTool, requestPath } from "../src/registry/tool.js";
+import { RegistryError, validateRegistry } from "../src/registry/validate.js";
+import { TOOLS } from "../tools/index.js";
+
+const base = defineTool({
+  name: "a_tool",
+  title: "A",
+  method: "GET",
+  path: "/a/:id",
+  priceUsd: "0.01",
+  cacheTtlSec: 30,
+  tags: [],
+  summary: "a",
+  description: "a",
+  example: { id: "x" },
+  input: z.object({ id: z.string() }),
+  output: z.object({ ok: z.boolean() }),
+  handler: async () => ({ ok: true }),
+});
+
+describe("registry", () => {
+  it("accepts the catalogue and matches the spec's prices and cache TTLs", () => {
+    expect(() => validateRegistry(TOOLS)).not.toThrow();
+    const spec: Record<string, [string, string, number]> = {
+      cex_prices: ["/api/v1/prices", "0.005", 10],
+      cex_market: ["/api/v1/market/:id", "0.005", 30],
+      cex_market_history: ["/api/v1/market/:id/history", "0.01", 300],
+      service_status: ["/api/v1/status", "free", 0],
+    };
+    for (const t of TOOLS) expect([t.path, t.priceUsd, t.cacheTtlSec]).toEqual(spec[t.name]);
+  });
+
+  it("reports every problem at once", () => {
+    const bad = [
+      base,
+      { ...base },
+      { ...base, name: "Bad-Name", path: "/b/:missing", priceUsd: "0.0000001", cacheTtlSec: -1, example: {} },
+    ];
+    try {
+      validateRegistry(bad);
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(RegistryError);
+      const problems = (err as RegistryError).problems.join("\n");
+      for (const p of ["duplicate name", "duplicate route", "snake_case", "bad priceUsd", "bad cacheTtlSec", ":missing missing", "example input"]) {
+        expect(problems).toContain(p);
+      }
+    }
+  });
+
+  it("builds request paths from raw inputs", () => {
+    expect(requestPath(base, { id: "a b" })).toBe("/a/a%20b");
+    const history = TOOLS.find((t) => t.name === "cex_market_history")!;
+    expect(requestPath(history)).toBe("/api/v1/market/ethereum/history?days=7");
+  });
+});
