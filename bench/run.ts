@@ -1,0 +1,149 @@
+/**
+ * `npm run bench`: throughput and latency on loopback, each compared with a baseline measured in the
+ * same run. Writes bench/results/latest.json and the results section of bench/README.md.
+ *
+ * 1. Cache-hit throughput of a paid tool vs a bare express route returning the same JSON.
+ * 2. Paid request latency (x402 `@x402/fetch` client, anvil, in-process facilitator) vs the same
+ *    requests with payments off.
+ * 3. MCP `tools/call` throughput over Streamable HTTP (cache hits) vs the REST cache hit.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import type { AddressInfo } from "node:net";
+import autocannon from "autocannon";
+import express from "express";
+import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { privateKeyToAccount } from "viem/accounts";
+import { startOfflineStack } from "../src/sandbox/offline-stack.js";
+import { loadConfig } from "../src/config.js";
+import { createService } from "../src/service.js";
+import { startSimulator } from "../src/sim/server.js";
+import { listAssets } from "../src/assets/catalogue.js";
+
+process.env.LOG_LEVEL ??= "silent";
+const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 8);
+const CONNECTIONS = 32;
+const PAID_REQUESTS = Number(process.env.BENCH_PAID_REQUESTS ?? 120);
+
+async function load(opts: autocannon.Options): Promise<{ rps: number; p50: number; p99: number; errors: number; non2xx: number }> {
+  await autocannon({ ...opts, duration: 1, connections: CONNECTIONS }); // warm-up
+  const r = await autocannon({ ...opts, duration: DURATION_SEC, connections: CONNECTIONS });
+  return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Distinct batch-price requests (so that none is a cache hit). */
+function distinctPricePaths(n: number): string[] {
+  const syms = listAssets().map((a) => a.symbol.toLowerCase());
+  const out: string[] = [];
+  for (let i = 0; out.length < n; i++) {
+    const a = syms[i % syms.length]!;
+    const b = syms[Math.floor(i / syms.length) % syms.length]!;
+    const c = syms[(i * 7 + 3) % syms.length]!;
+    const set = [...new Set([a, b, c])].join(",");
+    const p = `/api/v1/prices?symbols=${set}`;
+    if (!out.includes(p)) out.push(p);
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, duration_sec: DURATION_SEC, connections: CONNECTIONS };
+  const stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000000" } });
+  const payer = stack.payers[0]!;
+  const payFetch = wrapFetchWithPayment(fetch, new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(payer.privateKey))));
+
+  // 1. cache-hit throughput vs bare express with the same body
+  const hitPath = "/api/v1/market/bitcoin";
+  const paid = await payFetch(`${stack.url}${hitPath}`);
+  const body = await paid.json();
+  const bare = express();
+  bare.disable("x-powered-by");
+  bare.set("etag", false);
+  bare.get(hitPath, (_req, res) => res.json(body));
+  const bareServer = bare.listen(0, "127.0.0.1");
+  await new Promise((r) => bareServer.once("listening", r));
+  const bareUrl = `http://127.0.0.1:${(bareServer.address() as AddressInfo).port}${hitPath}`;
+  const baseline = await load({ url: bareUrl });
+  const hits = await load({ url: `${stack.url}${hitPath}` });
+  bareServer.close();
+  results.cache_hit = { tool: "cex_market", marketgate: hits, bare_express: baseline, ratio: +(hits.rps / baseline.rps).toFixed(3) };
+  process.stdout.write(`cache hit: ${hits.rps} req/s vs bare express ${baseline.rps} req/s (ratio ${(hits.rps / baseline.rps).toFixed(2)})\n`);
+
+  // 2. paid latency on anvil vs the same requests with payments off
+  const paths = distinctPricePaths(PAID_REQUESTS);
+  const paidMs: number[] = [];
+  for (const p of paths) {
+    const t0 = performance.now();
+    const res = await payFetch(`${stack.url}${p}`);
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`paid request ${p} answered ${res.status}`);
+    paidMs.push(performance.now() - t0);
+  }
+  const sim = await startSimulator();
+  const free = await createService({
+    config: loadConfig({ HOST: "127.0.0.1", PORT: "0", DATA_MODE: "sim", COINGECKO_BASE_URL: sim.urls.coingecko, COINGECKO_PLAN: "pro", RATE_LIMIT_PER_MIN: "100000000" }),
+  });
+  const freeListening = await free.listen();
+  const freeMs: number[] = [];
+  for (const p of paths) {
+    const t0 = performance.now();
+    const res = await fetch(`${freeListening.url}${p}`);
+    await res.arrayBuffer();
+    freeMs.push(performance.now() - t0);
+  }
+  paidMs.sort((a, b) => a - b);
+  freeMs.sort((a, b) => a - b);
+  const r2 = (x: number) => +x.toFixed(2);
+  results.paid_latency_ms = {
+    requests: paths.length,
+    x402_paid: { p50: r2(percentile(paidMs, 50)), p99: r2(percentile(paidMs, 99)) },
+    unpaid_baseline: { p50: r2(percentile(freeMs, 50)), p99: r2(percentile(freeMs, 99)) },
+    p50_ratio: r2(percentile(paidMs, 50) / percentile(freeMs, 50)),
+  };
+  process.stdout.write(`paid latency p50 ${r2(percentile(paidMs, 50))} ms p99 ${r2(percentile(paidMs, 99))} ms (unpaid p50 ${r2(percentile(freeMs, 50))} ms)\n`);
+
+  // 3. MCP tools/call throughput (cache hits) vs the REST cache hit on the same service
+  const call = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "cex_market", arguments: { id: "ethereum" } } });
+  const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+  const first = await fetch(`${freeListening.url}/mcp`, { method: "POST", headers, body: call });
+  if (first.status !== 200) throw new Error(`mcp warm call answered ${first.status}`);
+  const mcp = await load({ url: `${freeListening.url}/mcp`, method: "POST", headers, body: call });
+  const rest = await load({ url: `${freeListening.url}/api/v1/market/ethereum` });
+  results.mcp_tools_call = { mcp, rest_same_tool: rest, ratio: +(mcp.rps / rest.rps).toFixed(3) };
+  process.stdout.write(`MCP tools/call: ${mcp.rps} req/s vs REST ${rest.rps} req/s (ratio ${(mcp.rps / rest.rps).toFixed(2)})\n`);
+
+  await freeListening.close();
+  await sim.close();
+  await stack.close();
+
+  mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
+  writeFileSync(new URL("./results/latest.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+  const c = results.cache_hit as { marketgate: { rps: number; p99: number }; bare_express: { rps: number; p99: number }; ratio: number };
+  const l = results.paid_latency_ms as { requests: number; x402_paid: { p50: number; p99: number }; unpaid_baseline: { p50: number; p99: number }; p50_ratio: number };
+  const m = results.mcp_tools_call as { mcp: { rps: number; p99: number }; rest_same_tool: { rps: number; p99: number }; ratio: number };
+  const table = [
+    `Run ${results.date as string} on ${results.cpus as number} cores, Node ${process.version}; autocannon ${CONNECTIONS} connections x ${DURATION_SEC} s after a 1 s warm-up, in the same process as the servers (loopback).`,
+    "",
+    "| measure | marketgate | baseline (same run) | ratio |",
+    "|---|---|---|---|",
+    `| cache-hit throughput, \`GET /api/v1/market/bitcoin\` (paid tool, X-Cache: HIT) | ${c.marketgate.rps} req/s, p99 ${c.marketgate.p99} ms | bare express route, same JSON: ${c.bare_express.rps} req/s, p99 ${c.bare_express.p99} ms | ${c.ratio} |`,
+    `| paid request latency, x402 on anvil (${l.requests} sequential distinct \`/api/v1/prices\` requests: 402, sign, verify, handler, settle) | p50 ${l.x402_paid.p50} ms, p99 ${l.x402_paid.p99} ms | same requests, payments off: p50 ${l.unpaid_baseline.p50} ms, p99 ${l.unpaid_baseline.p99} ms | p50 x${l.p50_ratio} |`,
+    `| MCP \`tools/call\` over Streamable HTTP (stateless, cache hits) | ${m.mcp.rps} req/s, p99 ${m.mcp.p99} ms | REST cache hit of the same tool: ${m.rest_same_tool.rps} req/s, p99 ${m.rest_same_tool.p99} ms | ${m.ratio} |`,
+  ].join("\n");
+  const readme = new URL("./README.md", import.meta.url);
+  const text = readFileSync(readme, "utf8");
+  const start = "<!-- results:start -->";
+  const end = "<!-- results:end -->";
+  writeFileSync(readme, `${text.slice(0, text.indexOf(start) + start.length)}\n${table}\n${text.slice(text.indexOf(end))}`);
+  process.stdout.write(`\n${table}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});
