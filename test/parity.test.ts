@@ -1,11 +1,10 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMcpServer } from "../mcp/server.js";
 import { requestPath } from "../src/registry/tool.js";
 import { TOOLS } from "../tools/index.js";
 import { startFreeStack, type FreeStack } from "./helpers/free-stack.js";
+import { connectInMemory } from "./helpers/mcp.js";
 
 /** Drops the fields that legitimately differ between two calls (time, cache flag, uptime). */
 function stable(v: unknown): unknown {
@@ -21,10 +20,7 @@ describe("every registry tool answers the same over HTTP and MCP, matching its o
   let client: Client;
   beforeAll(async () => {
     s = await startFreeStack();
-    const [ct, st] = InMemoryTransport.createLinkedPair();
-    await createMcpServer(s.service.mcp, { name: "marketgate", version: "test" }, (meta) => ({ meta })).connect(st);
-    client = new Client({ name: "parity", version: "0" });
-    await client.connect(ct);
+    client = await connectInMemory(s.service.mcp);
     await client.listTools(); // makes the SDK client validate structuredContent against each outputSchema
   });
   afterAll(async () => {

@@ -1,17 +1,16 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { x402Client } from "@x402/core/client";
 import type { PaymentRequired } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createMcpServer } from "../../mcp/server.js";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { TOOLS } from "../../tools/index.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
+import { connectInMemory } from "../helpers/mcp.js";
 
 const textOf = (r: CallToolResult) => JSON.parse((r.content[0] as { text: string }).text);
 
@@ -20,10 +19,7 @@ describe("MCP over an in-memory transport (payments off)", () => {
   let client: Client;
   beforeAll(async () => {
     s = await startFreeStack();
-    const [ct, st] = InMemoryTransport.createLinkedPair();
-    await createMcpServer(s.service.mcp, { name: "marketgate", version: "test" }, (meta) => ({ meta })).connect(st);
-    client = new Client({ name: "test", version: "0" });
-    await client.connect(ct);
+    client = await connectInMemory(s.service.mcp);
   });
   afterAll(async () => {
     await client?.close();
