@@ -28,7 +28,7 @@ export interface AppDeps {
   /** Undefined when payments are off. */
   gate?: HttpPaymentGate;
   /** Payment summary for `/` (undefined when off). */
-  payment?: { network: string; payTo: string; asset?: string; facilitator: string };
+  payment?: { network: string; payTo: string; asset?: string; facilitators: string[] };
 }
 
 /** Headers browsers must be allowed to send and read for x402 and MCP (x402.md §7.6). */

@@ -2,12 +2,12 @@ import { Router, type Request, type Response } from "express";
 import type { DataMode } from "../src/config.js";
 import type { Metrics } from "../src/core/metrics.js";
 import type { ToolRunner } from "../src/core/runner.js";
-import { AppError, toAppError } from "../src/errors.js";
+import { AppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
 import { isFree, type AnyTool } from "../src/registry/tool.js";
 import { sendError } from "./errors.js";
 import { inputReader } from "./input.js";
-import type { HttpPaymentGate } from "./payment-gate.js";
+import { paymentRequiredResponse, receiptHeaders, type HttpPaymentGate } from "./payment-gate.js";
 import type { MissRateLimiter } from "./rate-limit.js";
 
 /** What the tool routes need. `gate` is undefined when payments are off (every tool is then free). */
@@ -28,8 +28,9 @@ function send(res: Response, status: number, headers: Record<string, string>, bo
 /**
  * One express route per registry tool. Request path:
  * validate (400/404) -> cache hit: 200 free, `X-Cache: HIT`, not rate-limited -> rate limit on misses (429)
- * -> x402 (402, or verified) -> handler (single-flight) -> error: not charged -> settle -> failed: 402, no data
- * -> commit to cache -> 200 `X-Cache: MISS` + `PAYMENT-RESPONSE`.
+ * -> payment check (402; an idempotent retry or a confirmed pending settlement is answered from the ledger)
+ * -> handler (single-flight) -> error: not charged -> settle -> refused: 402, no data; unknown: 502, data
+ * withheld for a retry -> commit to cache -> 200 `X-Cache: MISS` + `PAYMENT-RESPONSE`.
  */
 export function toolRoutes(deps: ToolRouteDeps): Router {
   const router = Router();
@@ -59,40 +60,55 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
           return sendError(res, err);
         }
       }
-      let payment;
+      let check;
       try {
-        payment = await deps.gate!.begin(req, tool);
+        check = await deps.gate!.check(req, tool, deps.runner.key(tool, input));
       } catch (err) {
         return sendError(res, err);
       }
-      if (payment.kind === "respond") {
+      if (check.kind === "respond") {
         if (req.header("payment-signature") || req.header("x-payment") || req.header("x-payment-proof")) {
           deps.metrics.paymentsFailed.inc({ tool: tool.name, stage: "verify" });
         }
-        return send(res, payment.status, payment.headers, payment.body);
+        return send(res, check.status, check.headers, check.body);
       }
+      if (check.kind === "answer") {
+        return send(res, 200, { ...check.headers, "X-Cache": "MISS", "Cache-Control": "private, no-store" }, check.value);
+      }
+      const { payment } = check;
       let value: unknown;
       try {
         value = await deps.runner.execute(tool, input);
       } catch (err) {
-        const e = toAppError(err);
-        await payment.cancel(e.status).catch((cancelErr: unknown) => logger.warn({ err: cancelErr }, "payment cancel failed"));
-        return sendError(res, e);
+        payment.abandon();
+        return sendError(res, err);
       }
+      let settled;
       try {
-        const settled = await payment.settle();
-        if (!settled.ok) {
-          deps.metrics.paymentsFailed.inc({ tool: tool.name, stage: "settle" });
-          return send(res, settled.response.status, settled.response.headers, settled.response.body);
-        }
-        deps.metrics.paymentsSettled.inc({ tool: tool.name, transport: "http" });
-        deps.metrics.revenueUsdc.inc({ tool: tool.name }, Number(tool.priceUsd));
-        deps.runner.commit(tool, input, value);
-        return send(res, 200, { ...settled.headers, "X-Cache": "MISS", "Cache-Control": "private, no-store" }, value);
+        settled = await payment.settle(value);
       } catch (err) {
-        deps.metrics.paymentsFailed.inc({ tool: tool.name, stage: "settle" });
-        logger.error({ err, tool: tool.name }, "settlement outcome unknown");
-        return sendError(res, new AppError("UPSTREAM_ERROR", "payment settlement could not be confirmed; the data was withheld", { retryAfterSec: 5 }));
+        logger.error({ err, tool: tool.name }, "settlement failed unexpectedly");
+        settled = { kind: "unknown" as const, retryAfterSec: 5 };
+      }
+      switch (settled.kind) {
+        case "failed": {
+          deps.metrics.paymentsFailed.inc({ tool: tool.name, stage: "settle" });
+          const r = paymentRequiredResponse(settled.required);
+          return send(res, r.status, r.headers, r.body);
+        }
+        case "unknown":
+          deps.metrics.paymentsFailed.inc({ tool: tool.name, stage: "settle_unknown" });
+          return sendError(
+            res,
+            new AppError("UPSTREAM_ERROR", "payment settlement could not be confirmed yet; the data is withheld. Retry with the same payment to receive it once the transfer is confirmed.", {
+              retryAfterSec: settled.retryAfterSec,
+            }),
+          );
+        case "settled":
+          deps.metrics.paymentsSettled.inc({ tool: tool.name, transport: "http" });
+          deps.metrics.revenueUsdc.inc({ tool: tool.name }, Number(tool.priceUsd));
+          deps.runner.commit(tool, input, value);
+          return send(res, 200, { ...receiptHeaders(settled.receipt), "X-Cache": "MISS", "Cache-Control": "private, no-store" }, value);
       }
     };
     const method = tool.method.toLowerCase() as "get" | "post" | "delete";

@@ -7,11 +7,15 @@ import { mcpJsonSchema } from "../src/docs/json-schema.js";
 import type { PriceBook } from "../src/docs/pricing.js";
 import { AppError, toAppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
-import type { PaymentCatalog } from "../src/payments/x402.js";
+import type { PaymentProcessor } from "../src/payments/processor.js";
+import type { PaymentPayload } from "@x402/core/types";
 import { isFree, type AnyTool } from "../src/registry/tool.js";
 import type { MissRateLimiter } from "../http/rate-limit.js";
-import { checkMcpPayment, PAYMENT_META, PAYMENT_RESPONSE_META } from "./x402.js";
 
+/** `_meta` key of the payment on `tools/call` (x402 MCP transport, specs/transports-v2/mcp.md). */
+export const PAYMENT_META = "x402/payment";
+/** `_meta` key of the settlement receipt on the result. */
+export const PAYMENT_RESPONSE_META = "x402/payment-response";
 /** `_meta` key stating whether an answer comes from live venues or the simulator. */
 export const DATA_SOURCE_META = "marketgate/data-source";
 
@@ -31,7 +35,7 @@ export interface McpCatalogDeps {
   dataMode: DataMode;
   prices: PriceBook;
   limiter?: MissRateLimiter;
-  payments?: PaymentCatalog;
+  payments?: PaymentProcessor;
 }
 
 function text(value: unknown): string {
@@ -100,18 +104,32 @@ export class McpCatalog {
         runner.commit(tool, input, value);
         return this.ok(value, { "marketgate/cache": "MISS" });
       }
-      const payment = await checkMcpPayment(this.deps.payments, tool, cc.meta?.[PAYMENT_META]).catch((err: unknown) => {
+      const resource = { url: `mcp://tool/${tool.name}`, description: tool.summary, mimeType: "application/json" };
+      const check = await this.deps.payments.check(tool, cc.meta?.[PAYMENT_META] as PaymentPayload | undefined, resource, runner.key(tool, input)).catch((err: unknown) => {
+        if (err instanceof AppError) throw err;
         throw new AppError("UPSTREAM_UNAVAILABLE", "payment facilitator unavailable; nothing was charged", { retryAfterSec: 5, cause: err });
       });
-      if (payment.kind === "required") {
+      if (check.kind === "required") {
         if (cc.meta?.[PAYMENT_META]) metrics.paymentsFailed.inc({ tool: tool.name, stage: "verify" });
-        return { isError: true, content: [{ type: "text", text: text(payment.required) }] };
+        return { isError: true, content: [{ type: "text", text: text(check.required) }] };
       }
-      const value = await runner.execute(tool, input);
-      const settled = await payment.settle();
-      if (!settled.ok) {
+      if (check.kind !== "verified") return this.ok(check.value, { "marketgate/cache": "MISS", [PAYMENT_RESPONSE_META]: check.receipt });
+      let value: unknown;
+      try {
+        value = await runner.execute(tool, input);
+      } catch (err) {
+        check.payment.abandon();
+        throw err;
+      }
+      const settled = await check.payment.settle(value);
+      if (settled.kind === "failed") {
         metrics.paymentsFailed.inc({ tool: tool.name, stage: "settle" });
         return { isError: true, content: [{ type: "text", text: text(settled.required) }] };
+      }
+      if (settled.kind === "unknown") {
+        throw new AppError("UPSTREAM_ERROR", "payment settlement could not be confirmed yet; retry with the same payment to receive the result once confirmed", {
+          retryAfterSec: settled.retryAfterSec,
+        });
       }
       metrics.paymentsSettled.inc({ tool: tool.name, transport: "mcp" });
       metrics.revenueUsdc.inc({ tool: tool.name }, Number(tool.priceUsd));

@@ -19,6 +19,8 @@ const EnvSchema = z.object({
   NETWORK: Caip2.default("eip155:8453"),
   FACILITATOR: z.string().default("self"),
   FACILITATOR_AUTH_HEADER: z.string().optional(),
+  FACILITATOR_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
+  RECONCILE_WINDOW_MS: z.coerce.number().int().min(0).default(15_000),
   RELAYER_PRIVATE_KEY: PrivateKey.optional(),
   RPC_URL: z.url().optional(),
   PAYMENT_TIMEOUT_SEC: z.coerce.number().int().min(10).max(3600).default(120),
@@ -37,7 +39,7 @@ const EnvSchema = z.object({
 /** Which upstreams the service talks to: the real venues, or the local venue simulator. */
 export type DataMode = "live" | "sim";
 
-/** Facilitator choice: an HTTP facilitator, or `self` (in-process, settling with the operator's relayer key). */
+/** One facilitator: an HTTP facilitator, or `self` (in-process, settling with the operator's relayer key). */
 export type FacilitatorConfig =
   | { kind: "http"; url: string; authHeader?: { name: string; value: string } }
   | { kind: "self"; rpcUrl: string; relayerPrivateKey: `0x${string}` };
@@ -62,7 +64,14 @@ export interface Config {
     /** Recipient of every payment. Undefined only where payments are off (stdio MCP, manifest generation). */
     payTo?: `0x${string}`;
     network: `${string}:${string}`;
-    facilitator?: FacilitatorConfig;
+    /** Facilitators in failover order (empty when none is usable). */
+    facilitators: FacilitatorConfig[];
+    /** Per-call timeout for facilitator requests. */
+    facilitatorTimeoutMs: number;
+    /** Base RPC used to reconcile settlements of unknown outcome (and by the `self` facilitator). */
+    rpcUrl?: string;
+    /** How long an unknown settlement is reconciled on chain before answering 502. */
+    reconcileWindowMs: number;
     /** `maxTimeoutSeconds` of the x402 requirements: how long a signed authorization stays usable. */
     timeoutSec: number;
   };
@@ -91,18 +100,25 @@ function parseTrustProxy(raw: string): boolean | number | string {
   return raw;
 }
 
-function parseFacilitator(env: z.infer<typeof EnvSchema>): FacilitatorConfig | undefined {
-  if (env.FACILITATOR !== "self") {
-    const url = z.url().safeParse(env.FACILITATOR);
-    if (!url.success) throw new ConfigError([`FACILITATOR must be "self" or an http(s) URL, got ${env.FACILITATOR}`]);
-    const header = env.FACILITATOR_AUTH_HEADER;
-    if (!header) return { kind: "http", url: url.data };
-    const i = header.indexOf(":");
+function parseFacilitators(env: z.infer<typeof EnvSchema>): FacilitatorConfig[] {
+  let authHeader: { name: string; value: string } | undefined;
+  if (env.FACILITATOR_AUTH_HEADER) {
+    const i = env.FACILITATOR_AUTH_HEADER.indexOf(":");
     if (i <= 0) throw new ConfigError(["FACILITATOR_AUTH_HEADER must look like 'Name: value'"]);
-    return { kind: "http", url: url.data, authHeader: { name: header.slice(0, i).trim(), value: header.slice(i + 1).trim() } };
+    authHeader = { name: env.FACILITATOR_AUTH_HEADER.slice(0, i).trim(), value: env.FACILITATOR_AUTH_HEADER.slice(i + 1).trim() };
   }
-  if (!env.RELAYER_PRIVATE_KEY || !env.RPC_URL) return undefined;
-  return { kind: "self", rpcUrl: env.RPC_URL, relayerPrivateKey: env.RELAYER_PRIVATE_KEY as `0x${string}` };
+  const out: FacilitatorConfig[] = [];
+  for (const entry of env.FACILITATOR.split(",").map((s) => s.trim()).filter(Boolean)) {
+    if (entry === "self") {
+      if (!env.RELAYER_PRIVATE_KEY || !env.RPC_URL) continue;
+      out.push({ kind: "self", rpcUrl: env.RPC_URL, relayerPrivateKey: env.RELAYER_PRIVATE_KEY as `0x${string}` });
+      continue;
+    }
+    const url = z.url().safeParse(entry);
+    if (!url.success) throw new ConfigError([`FACILITATOR entries must be "self" or http(s) URLs, got ${entry}`]);
+    out.push({ kind: "http", url: url.data, ...(authHeader ? { authHeader } : {}) });
+  }
+  return out;
 }
 
 /** Thrown when the environment is invalid; `problems` lists every bad variable at once. */
@@ -132,7 +148,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     payments: {
       payTo: e.PAY_TO as `0x${string}` | undefined,
       network: e.NETWORK as `${string}:${string}`,
-      facilitator: parseFacilitator(e),
+      facilitators: parseFacilitators(e),
+      facilitatorTimeoutMs: e.FACILITATOR_TIMEOUT_MS,
+      rpcUrl: e.RPC_URL,
+      reconcileWindowMs: e.RECONCILE_WINDOW_MS,
       timeoutSec: e.PAYMENT_TIMEOUT_SEC,
     },
     rateLimitPerMin: e.RATE_LIMIT_PER_MIN,

@@ -14,7 +14,10 @@ import { ToolRunner } from "./core/runner.js";
 import type { ServiceInfo } from "./docs/openapi.js";
 import { priceBook, type PriceBook } from "./docs/pricing.js";
 import { logger } from "./lib/log.js";
-import { createFacilitatorClient, createResourceServer, PaymentCatalog } from "./payments/x402.js";
+import { AuthorizationReader } from "./payments/chain.js";
+import { PaymentLedger } from "./payments/ledger.js";
+import { PaymentProcessor } from "./payments/processor.js";
+import { createFacilitators, createResourceServer, PaymentCatalog } from "./payments/x402.js";
 import type { AnyTool } from "./registry/tool.js";
 import { VERSION } from "./version.js";
 
@@ -39,7 +42,7 @@ export interface Service {
   mcp: McpCatalog;
   info: ServiceInfo;
   /** Undefined when payments are off. */
-  payments?: PaymentCatalog;
+  payments?: PaymentProcessor;
   /** Starts listening; resolves with the bound URL. */
   listen(port?: number, host?: string): Promise<{ url: string; server: Server; close(): Promise<void> }>;
 }
@@ -55,17 +58,21 @@ export function serviceInfo(config: Config): ServiceInfo {
   };
 }
 
-function paymentCatalog(opts: ServiceOptions, tools: readonly AnyTool[]): PaymentCatalog | undefined {
+/** The payment processor, or undefined when payments are off (no `PAY_TO`, or explicitly off). */
+function paymentProcessor(opts: ServiceOptions, tools: readonly AnyTool[]): PaymentProcessor | undefined {
   const { payments } = opts.config;
   if (opts.paymentsOff || !payments.payTo) return undefined;
-  const facilitator =
-    opts.facilitator ??
-    (payments.facilitator
-      ? createFacilitatorClient(payments.facilitator, payments.network)
-      : (() => {
-          throw new ConfigError(["FACILITATOR=self needs RELAYER_PRIVATE_KEY and RPC_URL (or set FACILITATOR to a facilitator URL)"]);
-        })());
-  return new PaymentCatalog(createResourceServer(facilitator, payments.network), tools, { ...payments, payTo: payments.payTo });
+  const facilitator = opts.facilitator ?? createFacilitators(payments);
+  if (!facilitator) {
+    throw new ConfigError(["no usable facilitator: FACILITATOR=self needs RELAYER_PRIVATE_KEY and RPC_URL, or set FACILITATOR to facilitator URLs"]);
+  }
+  const catalog = new PaymentCatalog(createResourceServer(facilitator, payments.network), tools, { ...payments, payTo: payments.payTo });
+  // The ledger outlives every authorization's validity, so replays are refused locally.
+  const ledger = new PaymentLedger({ ttlMs: Math.max(24 * 3600_000, payments.timeoutSec * 2000) });
+  return new PaymentProcessor(catalog, ledger, {
+    chain: payments.rpcUrl ? new AuthorizationReader(payments.rpcUrl) : undefined,
+    reconcileWindowMs: payments.reconcileWindowMs,
+  });
 }
 
 /**
@@ -79,11 +86,11 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const ctx = createToolContext(config, { metrics, log: logger, version: VERSION, now: opts.now });
   const runner = new ToolRunner(ctx, metrics, { maxEntries: config.cacheMaxEntries });
   const limiter = new MissRateLimiter(config.rateLimitPerMin);
-  const payments = paymentCatalog(opts, tools);
-  const prices = await priceBook(tools, { network: config.payments.network, payTo: payments?.settings.payTo, timeoutSec: config.payments.timeoutSec });
+  const payments = paymentProcessor(opts, tools);
+  const prices = await priceBook(tools, { network: config.payments.network, payTo: payments?.catalog.settings.payTo, timeoutSec: config.payments.timeoutSec });
   const info = serviceInfo(config);
   const mcp = new McpCatalog({ tools, runner, metrics, dataMode: config.dataMode, prices, limiter, payments });
-  const gate = payments ? new HttpPaymentGate(payments, tools, config.publicUrl) : undefined;
+  const gate = payments ? new HttpPaymentGate(payments, config.publicUrl) : undefined;
   const firstPrice = prices.values().next().value;
   const app = createApp({
     config,
@@ -96,7 +103,12 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     mcp,
     gate,
     payment: payments
-      ? { network: payments.settings.network, payTo: payments.settings.payTo, asset: firstPrice?.asset, facilitator: config.payments.facilitator?.kind ?? "custom" }
+      ? {
+          network: payments.catalog.settings.network,
+          payTo: payments.catalog.settings.payTo,
+          asset: firstPrice?.asset,
+          facilitators: config.payments.facilitators.map((f) => (f.kind === "self" ? "self" : new URL(f.url).origin)),
+        }
       : undefined,
   });
   return {

@@ -2,23 +2,26 @@ import { HTTPFacilitatorClient, type PaymentOption } from "@x402/core/http";
 import { x402ResourceServer, type FacilitatorClient } from "@x402/core/server";
 import type { PaymentRequirements } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/server";
+import { paymentIdentifierResourceServerExtension } from "@x402/extensions/payment-identifier";
 import type { Config, FacilitatorConfig } from "../config.js";
 import { isFree, type AnyTool } from "../registry/tool.js";
 import { createSelfFacilitator } from "./facilitator/self.js";
+import { FailoverFacilitatorClient } from "./failover.js";
 
 /** Settings a payment needs: recipient, CAIP-2 network, authorization validity. */
 export type PaymentSettings = Config["payments"] & { payTo: `0x${string}` };
 
 /**
- * Builds the facilitator client: an HTTP facilitator (auth header sent on verify, settle and supported),
- * or `self`, an in-process facilitator that settles with the operator's relayer key over `RPC_URL`.
+ * Builds one facilitator client: an HTTP facilitator (auth header sent on verify, settle and supported;
+ * `timeoutMs` per call), or `self`, an in-process facilitator that settles with the operator's relayer
+ * key over `RPC_URL`.
  */
-export function createFacilitatorClient(cfg: FacilitatorConfig, network: `${string}:${string}`): FacilitatorClient {
+export function createFacilitatorClient(cfg: FacilitatorConfig, network: `${string}:${string}`, timeoutMs = 15_000): FacilitatorClient {
   if (cfg.kind === "self") return createSelfFacilitator({ rpcUrl: cfg.rpcUrl, privateKey: cfg.relayerPrivateKey, network });
   const auth = cfg.authHeader;
   return new HTTPFacilitatorClient({
     url: cfg.url,
-    timeoutMs: 30_000,
+    timeoutMs,
     ...(auth
       ? {
           createAuthHeaders: async () => {
@@ -30,9 +33,16 @@ export function createFacilitatorClient(cfg: FacilitatorConfig, network: `${stri
   });
 }
 
-/** The x402 resource server (official `@x402/core`), with the EVM `exact` scheme registered for the network. */
+/** The configured facilitators, in failover order, as one client (undefined when none is configured). */
+export function createFacilitators(p: Config["payments"]): FacilitatorClient | undefined {
+  const named = p.facilitators.map((f) => ({ name: f.kind === "self" ? "self" : f.url, client: createFacilitatorClient(f, p.network, p.facilitatorTimeoutMs) }));
+  if (named.length === 0) return undefined;
+  return named.length === 1 ? named[0]!.client : new FailoverFacilitatorClient(named);
+}
+
+/** The x402 resource server (official `@x402/core`): EVM `exact` scheme for the network, `payment-identifier` extension. */
 export function createResourceServer(facilitator: FacilitatorClient, network: `${string}:${string}`): x402ResourceServer {
-  return new x402ResourceServer(facilitator).register(network, new ExactEvmScheme());
+  return new x402ResourceServer(facilitator).register(network, new ExactEvmScheme()).registerExtension(paymentIdentifierResourceServerExtension);
 }
 
 /** The x402 payment option of a paid tool: `exact` scheme, USDC, the tool's USD price. */

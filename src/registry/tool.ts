@@ -30,6 +30,11 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
   readonly output: O;
   /** A valid raw input (as a caller would send it), used by docs, the sandbox demo, tests and benchmarks. */
   readonly example: Readonly<Record<string, string | number | boolean>>;
+  /**
+   * `upfront`: settle the payment before the handler runs (tools that create state, such as alerts), so a
+   * failed settlement leaves nothing behind. Default: verify, run the handler, settle only on success.
+   */
+  readonly paymentFlow?: "upfront";
   /** MCP annotations; defaults: read-only, idempotent, open-world (venue data). */
   readonly annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean; destructiveHint?: boolean };
   handler(input: z.output<I>, ctx: ToolContext): Promise<z.output<O>>;

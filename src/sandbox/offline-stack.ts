@@ -1,6 +1,6 @@
 import type { FacilitatorClient } from "@x402/core/server";
 import { loadConfig } from "../config.js";
-import { createFacilitatorClient } from "../payments/x402.js";
+import { createFacilitators } from "../payments/x402.js";
 import { startAnvil, type AnvilHandle } from "../payments/local-chain/anvil.js";
 import type { DevAccount } from "../payments/local-chain/dev-accounts.js";
 import { provisionLocalChain, usdcBalanceOf } from "../payments/local-chain/provision.js";
@@ -62,7 +62,7 @@ export async function startOfflineStack(opts: OfflineStackOptions = {}): Promise
       RPC_URL: anvil.rpcUrl,
       ...opts.env,
     });
-    const base = createFacilitatorClient(config.payments.facilitator!, config.payments.network);
+    const base = createFacilitators(config.payments)!;
     const service = await createService({ config, facilitator: opts.wrapFacilitator ? opts.wrapFacilitator(base) : base });
     const listening = await service.listen();
     const rpcUrl = anvil.rpcUrl;

@@ -1,0 +1,296 @@
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, ResourceInfo, SettleResponse } from "@x402/core/types";
+import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
+import type { Address, Hex } from "viem";
+import { AppError } from "../errors.js";
+import { logger } from "../lib/log.js";
+import type { AnyTool } from "../registry/tool.js";
+import type { AuthorizationReader } from "./chain.js";
+import type { PaymentLedger } from "./ledger.js";
+import type { PaymentCatalog } from "./x402.js";
+
+/** Extensions every 402 declares: clients may send an idempotency key (`payment-identifier`, optional). */
+const DECLARED_EXTENSIONS = { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) };
+
+/** The outcome of checking a request's payment before the handler runs. */
+export type PaymentCheck =
+  /** No payment, or a payment that cannot be accepted: answer 402 with this object. */
+  | { kind: "required"; required: PaymentRequired }
+  /** The payment identifier was already used for this very request: answer with the stored result, no new charge. */
+  | { kind: "replay"; value: unknown; receipt: SettleResponse }
+  /** A pending settlement of this authorization turned out confirmed: answer with its stored result, once. */
+  | { kind: "confirmed"; value: unknown; receipt: SettleResponse }
+  /** Payment verified (and, for upfront tools, already settled): run the handler, then `settle`. */
+  | { kind: "verified"; payment: VerifiedPayment };
+
+/** The outcome of settling after the handler succeeded. */
+export type SettleResult =
+  | { kind: "settled"; receipt: SettleResponse }
+  /** Settlement refused: withhold the data and answer 402. */
+  | { kind: "failed"; required: PaymentRequired }
+  /** Outcome unknown after reconciliation: withhold the data, keep it for a retry with the same authorization. */
+  | { kind: "unknown"; retryAfterSec: number };
+
+/** A verified payment, owned by one request. */
+export interface VerifiedPayment {
+  payer?: string;
+  /** Settles (or, for upfront tools, confirms the earlier settlement) and records `value` as the paid answer. */
+  settle(value: unknown): Promise<SettleResult>;
+  /** The handler failed: free the authorization and the payment identifier (nothing was charged). */
+  abandon(): void;
+}
+
+/** Options of {@link PaymentProcessor}. */
+export interface ProcessorOptions {
+  /** Reads EIP-3009 state on chain to reconcile unknown settlement outcomes; without it, reconciliation re-asks the facilitator. */
+  chain?: AuthorizationReader;
+  /** How long to poll the chain for an unknown settlement before answering "unknown". Default 15 s. */
+  reconcileWindowMs?: number;
+  /** Poll interval while reconciling. Default 500 ms. */
+  reconcilePollMs?: number;
+}
+
+/** The EIP-3009 authorization inside an `exact` EVM payload. */
+interface Authorization {
+  from: Address;
+  nonce: Hex;
+  validBefore: string;
+}
+
+function authorizationOf(payload: PaymentPayload): Authorization | undefined {
+  const a = (payload.payload as { authorization?: Partial<Authorization> }).authorization;
+  if (!a?.from || !a.nonce || !a.validBefore) return undefined;
+  return { from: a.from, nonce: a.nonce, validBefore: a.validBefore };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Facilitator reasons meaning the authorization is already used on chain. */
+const NONCE_USED = /nonce_already_used|authorization_used|already used/i;
+
+/**
+ * x402 payments, exactly once, for every transport (HTTP, MCP, MPP's EVM method), on the official
+ * `x402ResourceServer`:
+ * - one authorization (payer + nonce) runs the handler at most once, even when sent on many concurrent
+ *   requests: it is claimed before verification, and concurrent or later uses are refused locally;
+ * - a settlement whose outcome is unknown (timeout, lost answer) is reconciled on chain before answering;
+ *   the answer is held and released once, to the first request that finds the transfer confirmed;
+ * - a client's `payment-identifier` makes retries idempotent: the same identifier with the same request
+ *   returns the stored answer without a second charge (409 if reused for another request);
+ * - tools that create state settle before the handler runs (x402 `upfront`), so a failed settlement
+ *   leaves nothing behind.
+ */
+export class PaymentProcessor {
+  private readonly reconcileWindowMs: number;
+  private readonly reconcilePollMs: number;
+
+  constructor(
+    readonly catalog: PaymentCatalog,
+    private readonly ledger: PaymentLedger,
+    private readonly opts: ProcessorOptions = {},
+  ) {
+    this.reconcileWindowMs = opts.reconcileWindowMs ?? 15_000;
+    this.reconcilePollMs = opts.reconcilePollMs ?? 500;
+  }
+
+  /** The PaymentRequired a request for `tool` gets (what a 402 carries). */
+  async paymentRequired(tool: AnyTool, resource: ResourceInfo, error?: string, payload?: PaymentPayload): Promise<PaymentRequired> {
+    const accepts = await this.catalog.requirements(tool);
+    const rs = this.catalog.resourceServer;
+    const extensions = rs.enrichExtensions(DECLARED_EXTENSIONS, undefined);
+    return rs.createPaymentRequiredResponse(accepts, resource, error, extensions, undefined, payload);
+  }
+
+  private authKey(r: PaymentRequirements, a: Authorization): string {
+    return `${r.network}:${r.asset.toLowerCase()}:${a.from.toLowerCase()}:${a.nonce.toLowerCase()}`;
+  }
+
+  /**
+   * Checks a request's payment before the handler runs.
+   * @param fingerprint tool + canonical input of the request (binds a payment identifier to one request).
+   * @throws AppError CONFLICT when a payment identifier is reused for a different request or is still in
+   *   flight; facilitator errors propagate (the caller answers 503, nothing was charged).
+   */
+  async check(tool: AnyTool, payload: PaymentPayload | undefined, resource: ResourceInfo, fingerprint: string): Promise<PaymentCheck> {
+    const rs = this.catalog.resourceServer;
+    const required = async (error: string) => ({ kind: "required" as const, required: await this.paymentRequired(tool, resource, error, payload) });
+    if (!payload) return required("Payment required");
+
+    const accepts = await this.catalog.requirements(tool);
+    const match = rs.findMatchingRequirements(accepts, payload);
+    const auth = authorizationOf(payload);
+    if (!match || !auth) return required("No matching payment requirements");
+
+    const { id, validation } = extractAndValidatePaymentIdentifier(payload);
+    if (!validation.valid) return required(`invalid_payment_identifier: ${(validation.errors ?? []).join("; ")}`);
+    const idKey = id ? `${auth.from.toLowerCase()}:${id}` : undefined;
+    if (idKey) {
+      const rec = this.ledger.idempotent(idKey);
+      if (rec && rec.fingerprint !== fingerprint) {
+        throw new AppError("CONFLICT", "this payment identifier was already used for a different request");
+      }
+      if (rec?.result) return { kind: "replay", value: rec.result.value, receipt: rec.result.receipt };
+      if (rec) throw new AppError("CONFLICT", "a request with this payment identifier is still in progress; retry shortly", { retryAfterSec: 2 });
+    }
+
+    const key = this.authKey(match, auth);
+    const blocked = this.ledger.claim(key);
+    if (blocked?.state === "pending") return this.resumePending(key, blocked, tool, resource, payload);
+    if (blocked) return required(blocked.state === "settled" ? "invalid_exact_evm_nonce_already_used" : "authorization_in_use");
+    if (idKey) this.ledger.setIdempotent(idKey, { fingerprint });
+
+    const release = () => {
+      this.ledger.release(key);
+      if (idKey) this.ledger.releaseIdempotent(idKey);
+    };
+    let verified;
+    try {
+      verified = await rs.verifyPayment(payload, match);
+    } catch (err) {
+      release();
+      throw err;
+    }
+    if (!verified.isValid) {
+      release();
+      return required(verified.invalidReason ?? "invalid_payment");
+    }
+
+    const settleNow = () => this.settle(tool, resource, key, idKey, payload, match, auth);
+    if (tool.paymentFlow === "upfront") {
+      // State-creating tools: the charge must be final before anything is created.
+      const pre = await settleNow();
+      if (pre.kind === "failed") return { kind: "required", required: pre.required };
+      if (pre.kind === "unknown") throw new AppError("UPSTREAM_ERROR", "payment settlement could not be confirmed; nothing was created", { retryAfterSec: pre.retryAfterSec });
+      return {
+        kind: "verified",
+        payment: {
+          payer: verified.payer,
+          settle: async (value) => {
+            if (idKey) this.ledger.setIdempotent(idKey, { fingerprint, result: { value, receipt: pre.receipt } });
+            return pre;
+          },
+          abandon: () => logger.error({ tool: tool.name }, "handler failed after an upfront settlement"),
+        },
+      };
+    }
+    return {
+      kind: "verified",
+      payment: {
+        payer: verified.payer,
+        settle: async (value) => {
+          const r = await settleNow();
+          if (r.kind === "settled" && idKey) this.ledger.setIdempotent(idKey, { fingerprint, result: { value, receipt: r.receipt } });
+          if (r.kind === "unknown") this.ledger.set(key, { state: "pending", value, payload, requirements: match });
+          return r;
+        },
+        abandon: release,
+      },
+    };
+  }
+
+  /** Settles once; an exception or a `settlement_pending` answer is an unknown outcome and is reconciled. */
+  private async settle(
+    tool: AnyTool,
+    resource: ResourceInfo,
+    key: string,
+    idKey: string | undefined,
+    payload: PaymentPayload,
+    match: PaymentRequirements,
+    auth: Authorization,
+  ): Promise<SettleResult> {
+    let receipt: SettleResponse | undefined;
+    try {
+      receipt = await this.catalog.resourceServer.settlePayment(payload, match);
+    } catch (err) {
+      logger.warn({ err, tool: tool.name }, "settlement outcome unknown; reconciling");
+    }
+    if (receipt?.success) {
+      this.ledger.set(key, { state: "settled", receipt });
+      return { kind: "settled", receipt };
+    }
+    if (receipt && receipt.errorReason !== "settlement_pending") {
+      // A definite refusal: the authorization was not used, so it may be retried (e.g. after funding the wallet).
+      this.ledger.release(key);
+      if (idKey) this.ledger.releaseIdempotent(idKey);
+      return { kind: "failed", required: await this.paymentRequired(tool, resource, receipt.errorReason ?? "settlement_failed", payload) };
+    }
+    return this.reconcile(tool, resource, key, idKey, payload, match, auth);
+  }
+
+  /**
+   * Decides an unknown settlement: polls `authorizationState` until the transfer shows up (settled), the
+   * authorization expires unused (failed, nothing charged), or the window ends (unknown).
+   */
+  private async reconcile(
+    tool: AnyTool,
+    resource: ResourceInfo,
+    key: string,
+    idKey: string | undefined,
+    payload: PaymentPayload,
+    match: PaymentRequirements,
+    auth: Authorization,
+  ): Promise<SettleResult> {
+    const chain = this.opts.chain;
+    const settledReceipt = async (): Promise<SettleResponse> => {
+      const transaction = chain ? ((await chain.transactionOf(match.asset as Address, auth.from, auth.nonce).catch(() => undefined)) ?? "") : "";
+      return { success: true, transaction, network: match.network, payer: auth.from, amount: match.amount };
+    };
+    const deadline = Date.now() + this.reconcileWindowMs;
+    while (chain) {
+      try {
+        if (await chain.used(match.asset as Address, auth.from, auth.nonce)) {
+          const receipt = await settledReceipt();
+          this.ledger.set(key, { state: "settled", receipt });
+          return { kind: "settled", receipt };
+        }
+      } catch (err) {
+        logger.warn({ err }, "reconciliation read failed");
+      }
+      if (Date.now() / 1000 > Number(auth.validBefore)) {
+        // Expired and never used: it can no longer move funds.
+        this.ledger.release(key);
+        if (idKey) this.ledger.releaseIdempotent(idKey);
+        return { kind: "failed", required: await this.paymentRequired(tool, resource, "settlement_failed_authorization_expired", payload) };
+      }
+      if (Date.now() >= deadline) break;
+      await sleep(this.reconcilePollMs);
+    }
+    return { kind: "unknown", retryAfterSec: 5 };
+  }
+
+  /**
+   * A retry with an authorization whose settlement was left unknown: reconcile again; if the transfer
+   * landed, hand out the stored answer (once). Without a chain reader, settling again tells: success, or
+   * "nonce already used" (our earlier broadcast landed).
+   */
+  private async resumePending(
+    key: string,
+    pending: Extract<import("./ledger.js").AuthorizationState, { state: "pending" }>,
+    tool: AnyTool,
+    resource: ResourceInfo,
+    payload: PaymentPayload,
+  ): Promise<PaymentCheck> {
+    const auth = authorizationOf(pending.payload)!;
+    let outcome: SettleResult;
+    if (this.opts.chain) {
+      outcome = await this.reconcile(tool, resource, key, undefined, pending.payload, pending.requirements, auth);
+    } else {
+      const r = await this.catalog.resourceServer.settlePayment(pending.payload, pending.requirements).catch(() => undefined);
+      if (r?.success || (r && NONCE_USED.test(`${r.errorReason} ${r.errorMessage ?? ""}`))) {
+        const receipt: SettleResponse = r.success ? r : { success: true, transaction: "", network: pending.requirements.network, payer: auth.from };
+        this.ledger.set(key, { state: "settled", receipt });
+        outcome = { kind: "settled", receipt };
+      } else {
+        outcome = { kind: "unknown", retryAfterSec: 5 };
+      }
+    }
+    if (outcome.kind === "settled") return { kind: "confirmed", value: pending.value, receipt: outcome.receipt };
+    if (outcome.kind === "failed") return { kind: "required", required: outcome.required };
+    this.ledger.set(key, pending);
+    throw new AppError("UPSTREAM_ERROR", "the settlement of this payment is still unconfirmed; retry shortly", { retryAfterSec: outcome.retryAfterSec });
+  }
+
+  /** Payment-required object for `payload`'s tool without a payload (used by quotes). */
+  quote(tool: AnyTool, resource: ResourceInfo): Promise<PaymentRequired> {
+    return this.paymentRequired(tool, resource);
+  }
+}
