@@ -13,6 +13,7 @@ import { mcpHttpHandler } from "../mcp/http.js";
 import { errorHandler, sendError } from "./errors.js";
 import type { HttpPaymentGate } from "./payment-gate.js";
 import type { MissRateLimiter } from "./rate-limit.js";
+import { quoteRoute } from "./quote.js";
 import { toolRoutes } from "./tool-routes.js";
 
 /** Everything the HTTP app is built from. */
@@ -65,7 +66,7 @@ export function createApp(deps: AppDeps): Express {
     simulated: config.dataMode === "sim",
     payment: deps.payment ? { protocol: "x402", x402_version: 2, scheme: "exact", currency: "USDC", ...deps.payment } : null,
     endpoints: tools.map((t) => ({ method: t.method, path: t.path, tool: t.name, price_usd: isFree(t) ? "free" : t.priceUsd, cache_ttl_sec: t.cacheTtlSec, summary: t.summary })),
-    free_endpoints: ["GET /health", "GET /", "GET /openapi.json", "GET /.well-known/x402.json", "GET /.well-known/x402", "GET /metrics"],
+    free_endpoints: ["GET /health", "GET /", "GET /openapi.json", "GET /.well-known/x402.json", "GET /.well-known/x402", "GET /metrics", "GET /api/v1/quote?path="],
     mcp: { streamable_http: "/mcp", stdio: "npx marketgate mcp" },
   };
 
@@ -80,6 +81,7 @@ export function createApp(deps: AppDeps): Express {
     res.send(await metrics.registry.metrics());
   });
   app.all("/mcp", mcpHttpHandler(deps.mcp, { name: info.name, version: info.version }));
+  app.use(quoteRoute({ tools, runner: deps.runner, gate: deps.gate, publicUrl: config.publicUrl }));
   app.use(toolRoutes({ tools, runner: deps.runner, limiter: deps.limiter, gate: deps.gate, metrics, dataMode: config.dataMode }));
   app.use((req, res) => sendError(res, new AppError("NOT_FOUND", `no route ${req.method} ${req.path}; see GET / for the endpoint list`)));
   app.use(errorHandler);

@@ -1,4 +1,3 @@
-import type { Request } from "express";
 import { z } from "zod";
 import { parseToolInput } from "../src/core/input.js";
 import { pathParams, type AnyTool } from "../src/registry/tool.js";
@@ -23,12 +22,19 @@ function coerce(value: unknown, kind: Kind): unknown {
   return value;
 }
 
+/** The parts of an HTTP request a tool's input is read from. */
+export interface RequestParts {
+  params: Record<string, string | string[] | undefined>;
+  query: Record<string, unknown>;
+  body?: unknown;
+}
+
 /**
- * Reads a tool's input from an express request: path params, then query (GET/DELETE) or JSON body (POST),
- * with query strings coerced to the schema's number/boolean types. Repeated query keys keep the last value.
+ * Reads a tool's input from a request: path params, then query (GET/DELETE) or JSON body (POST), with
+ * query strings coerced to the schema's number/boolean types. Repeated query keys keep the last value.
  * @throws AppError BAD_REQUEST / UNKNOWN_SYMBOL (see parseToolInput).
  */
-export function inputReader(tool: AnyTool): (req: Request) => unknown {
+export function inputReader(tool: AnyTool): (req: RequestParts) => unknown {
   const schema = z.toJSONSchema(tool.input, { io: "input" }) as { properties?: Record<string, Record<string, unknown>> };
   const kinds = new Map(Object.entries(schema.properties ?? {}).map(([k, p]) => [k, kindOf(p)]));
   const params = pathParams(tool);
@@ -36,7 +42,7 @@ export function inputReader(tool: AnyTool): (req: Request) => unknown {
     const raw: Record<string, unknown> =
       tool.method === "POST" ? { ...((req.body as Record<string, unknown> | undefined) ?? {}) } : {};
     if (tool.method !== "POST") {
-      for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) {
+      for (const [k, v] of Object.entries(req.query)) {
         raw[k] = coerce(Array.isArray(v) ? v[v.length - 1] : v, kinds.get(k) ?? "other");
       }
     }

@@ -3,7 +3,8 @@ import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymen
 import type { PaymentPayload, PaymentRequired, ResourceInfo, SettleResponse } from "@x402/core/types";
 import { AppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
-import type { PaymentProcessor, VerifiedPayment } from "../src/payments/processor.js";
+import { MppGate } from "../src/payments/mpp.js";
+import type { PaymentProcessor, SettleResult, VerifiedPayment } from "../src/payments/processor.js";
 import { toV1PaymentRequired, upgradeLegacyProof } from "../src/payments/v1-compat.js";
 import type { AnyTool } from "../src/registry/tool.js";
 
@@ -11,7 +12,7 @@ import type { AnyTool } from "../src/registry/tool.js";
 export interface GateResponse {
   kind: "respond";
   status: number;
-  headers: Record<string, string>;
+  headers: Record<string, string | string[]>;
   body: unknown;
 }
 
@@ -22,10 +23,11 @@ export interface GateAnswer {
   headers: Record<string, string>;
 }
 
-/** A verified payment: run the handler, then settle through `payment`. */
+/** A verified payment: run the handler, then settle through `payment`; `receipt` gives the success headers. */
 export interface GateVerified {
   kind: "verified";
   payment: VerifiedPayment;
+  receipt(r: SettleResponse): Record<string, string>;
 }
 
 /** Headers of a successful settlement: `PAYMENT-RESPONSE`, mirrored in `X-PAYMENT-RESPONSE` for v1 clients. */
@@ -38,7 +40,7 @@ export function receiptHeaders(receipt: SettleResponse): Record<string, string> 
  * The 402 for a PaymentRequired: v2 requirements in `PAYMENT-REQUIRED`, the v1 view in `X-PAYMENT` and
  * the body (spec 5.3), `Cache-Control: no-store`.
  */
-export function paymentRequiredResponse(required: PaymentRequired): GateResponse {
+export function paymentRequiredResponse(required: PaymentRequired, mppChallenges: string[] = []): GateResponse {
   const v1 = toV1PaymentRequired(required);
   return {
     kind: "respond",
@@ -47,9 +49,15 @@ export function paymentRequiredResponse(required: PaymentRequired): GateResponse
       "PAYMENT-REQUIRED": encodePaymentRequiredHeader(required),
       "X-PAYMENT": Buffer.from(JSON.stringify(v1)).toString("base64"),
       "Cache-Control": "no-store",
+      ...(mppChallenges.length ? { "WWW-Authenticate": mppChallenges } : {}),
     },
     body: v1,
   };
+}
+
+/** Success headers for an MPP `evm` payment: the MPP receipt plus the x402 receipt. */
+function mppReceiptHeaders(receipt: SettleResponse): Record<string, string> {
+  return { ...receiptHeaders(receipt), "Payment-Receipt": MppGate.receiptOf(receipt) };
 }
 
 /**
@@ -61,7 +69,13 @@ export class HttpPaymentGate {
   constructor(
     readonly processor: PaymentProcessor,
     private readonly publicUrl?: string,
+    private readonly mpp?: MppGate,
   ) {}
+
+  /** The 402 for `required`, with fresh MPP challenges when MPP is on. */
+  async required(tool: AnyTool, required: PaymentRequired): Promise<GateResponse> {
+    return paymentRequiredResponse(required, this.mpp ? await this.mpp.challenges(tool) : []);
+  }
 
   /** The resource a request pays for (absolute URL under `PUBLIC_URL` when set). */
   resource(req: Request, tool: AnyTool): ResourceInfo {
@@ -92,22 +106,61 @@ export class HttpPaymentGate {
    */
   async check(req: Request, tool: AnyTool, fingerprint: string): Promise<GateResponse | GateAnswer | GateVerified> {
     const resource = this.resource(req, tool);
+    const credential = this.mpp ? MppGate.credentialOf(req.header("authorization")) : null;
+    const hasX402 = Boolean(req.header("payment-signature") || req.header("x-payment") || req.header("x-payment-proof"));
+    if (credential && hasX402) {
+      throw new AppError("BAD_REQUEST", "send either an MPP credential (Authorization: Payment) or an x402 payment header, not both");
+    }
     let check;
+    let receipt = receiptHeaders;
     try {
-      check = await this.processor.check(tool, await this.payload(req, tool), resource, fingerprint);
+      let payload: PaymentPayload | undefined;
+      if (credential) {
+        const mpp = await this.mpp!.accept(tool, credential, resource.url);
+        if (mpp.method === "tempo") return this.tempo(mpp.settle);
+        payload = mpp.payload;
+        receipt = mppReceiptHeaders;
+      } else {
+        payload = await this.payload(req, tool);
+      }
+      check = await this.processor.check(tool, payload, resource, fingerprint);
     } catch (err) {
+      if (err instanceof AppError && err.code === "PAYMENT_REQUIRED") {
+        return this.required(tool, await this.processor.paymentRequired(tool, resource, err.message));
+      }
       if (err instanceof AppError) throw err;
       logger.warn({ err }, "payment facilitator unavailable");
       throw new AppError("UPSTREAM_UNAVAILABLE", "payment facilitator unavailable; nothing was charged", { retryAfterSec: 5, cause: err });
     }
     switch (check.kind) {
       case "required":
-        return paymentRequiredResponse(check.required);
+        return this.required(tool, check.required);
       case "replay":
       case "confirmed":
-        return { kind: "answer", value: check.value, headers: receiptHeaders(check.receipt) };
+        return { kind: "answer", value: check.value, headers: receipt(check.receipt) };
       case "verified":
-        return { kind: "verified", payment: check.payment };
+        return { kind: "verified", payment: check.payment, receipt };
     }
+  }
+
+  /** A validated Tempo credential: broadcast on Tempo after the handler succeeded. */
+  private tempo(settle: () => Promise<string>): GateVerified {
+    let reference = "";
+    return {
+      kind: "verified",
+      payment: {
+        settle: async (): Promise<SettleResult> => {
+          try {
+            reference = await settle();
+            return { kind: "settled", receipt: { success: true, transaction: reference, network: "tempo:4217" } };
+          } catch (err) {
+            logger.warn({ err }, "tempo settlement failed");
+            return { kind: "unknown", retryAfterSec: 5 };
+          }
+        },
+        abandon: () => undefined,
+      },
+      receipt: () => ({ "Payment-Receipt": MppGate.receipt("tempo", reference) }),
+    };
   }
 }

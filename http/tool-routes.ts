@@ -7,7 +7,7 @@ import { logger } from "../src/lib/log.js";
 import { isFree, type AnyTool } from "../src/registry/tool.js";
 import { sendError } from "./errors.js";
 import { inputReader } from "./input.js";
-import { paymentRequiredResponse, receiptHeaders, type HttpPaymentGate } from "./payment-gate.js";
+import type { HttpPaymentGate } from "./payment-gate.js";
 import type { MissRateLimiter } from "./rate-limit.js";
 
 /** What the tool routes need. `gate` is undefined when payments are off (every tool is then free). */
@@ -20,7 +20,7 @@ export interface ToolRouteDeps {
   dataMode: DataMode;
 }
 
-function send(res: Response, status: number, headers: Record<string, string>, body: unknown): void {
+function send(res: Response, status: number, headers: Record<string, string | string[]>, body: unknown): void {
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
   res.status(status).json(body);
 }
@@ -42,7 +42,7 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
       res.setHeader("X-Data-Source", dataSource);
       let input: unknown;
       try {
-        input = readInput(req);
+        input = readInput({ params: req.params, query: req.query as Record<string, unknown>, body: req.body });
         const hit = deps.runner.lookup(tool, input);
         if (hit) {
           return send(res, 200, { "X-Cache": "HIT", "Cache-Control": `public, max-age=${hit.ttlRemainingSec}` }, hit.value);
@@ -67,7 +67,7 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
         return sendError(res, err);
       }
       if (check.kind === "respond") {
-        if (req.header("payment-signature") || req.header("x-payment") || req.header("x-payment-proof")) {
+        if (req.header("payment-signature") || req.header("x-payment") || req.header("x-payment-proof") || req.header("authorization")) {
           deps.metrics.paymentsFailed.inc({ tool: tool.name, stage: "verify" });
         }
         return send(res, check.status, check.headers, check.body);
@@ -75,7 +75,7 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
       if (check.kind === "answer") {
         return send(res, 200, { ...check.headers, "X-Cache": "MISS", "Cache-Control": "private, no-store" }, check.value);
       }
-      const { payment } = check;
+      const { payment, receipt } = check;
       let value: unknown;
       try {
         value = await deps.runner.execute(tool, input);
@@ -93,7 +93,7 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
       switch (settled.kind) {
         case "failed": {
           deps.metrics.paymentsFailed.inc({ tool: tool.name, stage: "settle" });
-          const r = paymentRequiredResponse(settled.required);
+          const r = await deps.gate!.required(tool, settled.required);
           return send(res, r.status, r.headers, r.body);
         }
         case "unknown":
@@ -108,7 +108,7 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
           deps.metrics.paymentsSettled.inc({ tool: tool.name, transport: "http" });
           deps.metrics.revenueUsdc.inc({ tool: tool.name }, Number(tool.priceUsd));
           deps.runner.commit(tool, input, value);
-          return send(res, 200, { ...receiptHeaders(settled.receipt), "X-Cache": "MISS", "Cache-Control": "private, no-store" }, value);
+          return send(res, 200, { ...receipt(settled.receipt), "X-Cache": "MISS", "Cache-Control": "private, no-store" }, value);
       }
     };
     const method = tool.method.toLowerCase() as "get" | "post" | "delete";

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { z } from "zod";
 
 /** CAIP-2 network id, e.g. `eip155:8453` (Base mainnet). */
@@ -34,6 +35,13 @@ const EnvSchema = z.object({
   COINGECKO_PLAN: z.enum(["public", "demo", "pro"]).optional(),
   COINGECKO_CALLS_PER_MIN: z.coerce.number().int().min(1).optional(),
   MCP_PAYMENTS: Bool.optional(),
+  MPP: z.enum(["on", "off"]).default("on"),
+  MPP_SECRET_KEY: z.string().min(32, "MPP_SECRET_KEY must be at least 32 characters").optional(),
+  MPP_REALM: z.string().min(1).optional(),
+  MPP_METHODS: z.string().default("evm,tempo"),
+  MPP_TEMPO_CURRENCY: EvmAddress.default("0x20C000000000000000000000b9537d11c60E8b50"),
+  MPP_TEMPO_RECIPIENT: EvmAddress.optional(),
+  MPP_TEMPO_CHAIN_ID: z.coerce.number().int().positive().default(4217),
 });
 
 /** Which upstreams the service talks to: the real venues, or the local venue simulator. */
@@ -82,6 +90,14 @@ export interface Config {
   cacheMaxEntries: number;
   upstreamTimeoutMs: number;
   coingecko: CoinGeckoConfig;
+  /** MPP beside x402 (undefined when off). `secretKeyGenerated`: no MPP_SECRET_KEY was set. */
+  mpp?: {
+    secretKey: string;
+    secretKeyGenerated: boolean;
+    realm: string;
+    methods: Array<"evm" | "tempo">;
+    tempo: { currency: `0x${string}`; recipient?: `0x${string}`; chainId: number };
+  };
   /** Whether MCP over stdio charges for paid tools (off by default: it is the operator's own agent). */
   mcpStdioPayments: boolean;
 }
@@ -119,6 +135,19 @@ function parseFacilitators(env: z.infer<typeof EnvSchema>): FacilitatorConfig[] 
     out.push({ kind: "http", url: url.data, ...(authHeader ? { authHeader } : {}) });
   }
   return out;
+}
+
+function parseMpp(e: z.infer<typeof EnvSchema>): NonNullable<Config["mpp"]> {
+  const methods = e.MPP_METHODS.split(",").map((m) => m.trim()).filter(Boolean);
+  const bad = methods.filter((m) => m !== "evm" && m !== "tempo");
+  if (bad.length || methods.length === 0) throw new ConfigError([`MPP_METHODS must list evm and/or tempo, got ${e.MPP_METHODS}`]);
+  return {
+    secretKey: e.MPP_SECRET_KEY ?? randomBytes(32).toString("hex"),
+    secretKeyGenerated: !e.MPP_SECRET_KEY,
+    realm: e.MPP_REALM ?? (e.PUBLIC_URL ? new URL(e.PUBLIC_URL).host : "marketgate"),
+    methods: methods as Array<"evm" | "tempo">,
+    tempo: { currency: e.MPP_TEMPO_CURRENCY as `0x${string}`, recipient: e.MPP_TEMPO_RECIPIENT as `0x${string}` | undefined, chainId: e.MPP_TEMPO_CHAIN_ID },
+  };
 }
 
 /** Thrown when the environment is invalid; `problems` lists every bad variable at once. */
@@ -166,5 +195,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       callsPerMin: e.COINGECKO_CALLS_PER_MIN ?? COINGECKO_PLANS[plan].callsPerMin,
     },
     mcpStdioPayments: e.MCP_PAYMENTS ?? false,
+    mpp: e.MPP === "off" ? undefined : parseMpp(e),
   };
 }

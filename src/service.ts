@@ -16,6 +16,7 @@ import { priceBook, type PriceBook } from "./docs/pricing.js";
 import { logger } from "./lib/log.js";
 import { AuthorizationReader } from "./payments/chain.js";
 import { PaymentLedger } from "./payments/ledger.js";
+import { MppGate } from "./payments/mpp.js";
 import { PaymentProcessor } from "./payments/processor.js";
 import { createFacilitators, createResourceServer, PaymentCatalog } from "./payments/x402.js";
 import type { AnyTool } from "./registry/tool.js";
@@ -75,6 +76,15 @@ function paymentProcessor(opts: ServiceOptions, tools: readonly AnyTool[]): Paym
   });
 }
 
+/** MPP beside x402 on HTTP, when on (default). Tempo's recipient defaults to `PAY_TO`. */
+function mppGate(config: Config, payments: PaymentProcessor): MppGate | undefined {
+  const m = config.mpp;
+  if (!m) return undefined;
+  if (m.secretKeyGenerated) logger.warn("MPP_SECRET_KEY not set: using a per-process key (MPP challenges do not survive restarts or cross replicas)");
+  const payTo = payments.catalog.settings.payTo;
+  return new MppGate({ secretKey: m.secretKey, realm: m.realm, methods: m.methods, tempo: { ...m.tempo, recipient: m.tempo.recipient ?? payTo } }, payments.catalog);
+}
+
 /**
  * Wires the catalogue, venue clients, cache, payments, HTTP app and MCP catalogue from a configuration.
  * @throws ConfigError when payments are on but no facilitator is configured.
@@ -90,7 +100,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const prices = await priceBook(tools, { network: config.payments.network, payTo: payments?.catalog.settings.payTo, timeoutSec: config.payments.timeoutSec });
   const info = serviceInfo(config);
   const mcp = new McpCatalog({ tools, runner, metrics, dataMode: config.dataMode, prices, limiter, payments });
-  const gate = payments ? new HttpPaymentGate(payments, config.publicUrl) : undefined;
+  const gate = payments ? new HttpPaymentGate(payments, config.publicUrl, mppGate(config, payments)) : undefined;
   const firstPrice = prices.values().next().value;
   const app = createApp({
     config,

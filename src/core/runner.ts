@@ -73,6 +73,11 @@ export class ToolRunner {
     return { value: markCached(e.value), ttlRemainingSec: Math.max(0, Math.ceil(this.cache.getRemainingTTL(k) / 1000)) };
   }
 
+  /** Whether an answer is cached, without counting a lookup (for quotes). */
+  has(tool: AnyTool, input: unknown): boolean {
+    return tool.cacheTtlSec > 0 && this.cache.has(this.key(tool, input));
+  }
+
   /** Runs the handler, sharing one execution among concurrent identical calls. Throws what the handler throws. */
   execute(tool: AnyTool, input: unknown): Promise<unknown> {
     return this.flights.run(this.key(tool, input), () => tool.handler(input, this.ctx));

@@ -8,8 +8,8 @@ const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREAC
 /** True when `err` shows the call never reached the facilitator (connection refused, DNS failure...). */
 export function neverReached(err: unknown): boolean {
   for (let e: unknown = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: string }).code;
-    if (code && NOT_SENT.has(code)) return true;
+    const { code, message } = e as { code?: string; message?: string };
+    if ((code && NOT_SENT.has(code)) || message === "bad port") return true;
   }
   return false;
 }

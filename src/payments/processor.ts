@@ -5,7 +5,7 @@ import { AppError } from "../errors.js";
 import { logger } from "../lib/log.js";
 import type { AnyTool } from "../registry/tool.js";
 import type { AuthorizationReader } from "./chain.js";
-import type { PaymentLedger } from "./ledger.js";
+import type { AuthorizationState, PaymentLedger } from "./ledger.js";
 import type { PaymentCatalog } from "./x402.js";
 
 /** Extensions every 402 declares: clients may send an idempotency key (`payment-identifier`, optional). */
@@ -134,7 +134,7 @@ export class PaymentProcessor {
 
     const key = this.authKey(match, auth);
     const blocked = this.ledger.claim(key);
-    if (blocked?.state === "pending") return this.resumePending(key, blocked, tool, resource, payload);
+    if (blocked?.state === "pending") return this.resumePending(key, blocked, tool, resource);
     if (blocked) return required(blocked.state === "settled" ? "invalid_exact_evm_nonce_already_used" : "authorization_in_use");
     if (idKey) this.ledger.setIdempotent(idKey, { fingerprint });
 
@@ -264,10 +264,9 @@ export class PaymentProcessor {
    */
   private async resumePending(
     key: string,
-    pending: Extract<import("./ledger.js").AuthorizationState, { state: "pending" }>,
+    pending: Extract<AuthorizationState, { state: "pending" }>,
     tool: AnyTool,
     resource: ResourceInfo,
-    payload: PaymentPayload,
   ): Promise<PaymentCheck> {
     const auth = authorizationOf(pending.payload)!;
     let outcome: SettleResult;
@@ -287,10 +286,5 @@ export class PaymentProcessor {
     if (outcome.kind === "failed") return { kind: "required", required: outcome.required };
     this.ledger.set(key, pending);
     throw new AppError("UPSTREAM_ERROR", "the settlement of this payment is still unconfirmed; retry shortly", { retryAfterSec: outcome.retryAfterSec });
-  }
-
-  /** Payment-required object for `payload`'s tool without a payload (used by quotes). */
-  quote(tool: AnyTool, resource: ResourceInfo): Promise<PaymentRequired> {
-    return this.paymentRequired(tool, resource);
   }
 }

@@ -4,6 +4,7 @@ import { createFacilitators } from "../payments/x402.js";
 import { startAnvil, type AnvilHandle } from "../payments/local-chain/anvil.js";
 import type { DevAccount } from "../payments/local-chain/dev-accounts.js";
 import { provisionLocalChain, usdcBalanceOf } from "../payments/local-chain/provision.js";
+import type { AnyTool } from "../registry/tool.js";
 import { createService, type Service } from "../service.js";
 import { startSimulator, type RunningSimulator } from "../sim/server.js";
 
@@ -16,8 +17,10 @@ export interface OfflineStackOptions {
   seed?: number;
   /** Extra environment for the service configuration (e.g. `RATE_LIMIT_PER_MIN`). */
   env?: Record<string, string>;
-  /** Wraps the in-process facilitator (tests inject faults this way). */
+  /** Wraps the configured facilitator(s) (tests inject faults this way). */
   wrapFacilitator?: (f: FacilitatorClient) => FacilitatorClient;
+  /** Serve this catalogue instead of the registry (tests of payment flows use tools of their own). */
+  tools?: readonly AnyTool[];
 }
 
 /** A running offline stack: venue simulator + anvil with test USDC + the service on loopback. */
@@ -63,7 +66,7 @@ export async function startOfflineStack(opts: OfflineStackOptions = {}): Promise
       ...opts.env,
     });
     const base = createFacilitators(config.payments)!;
-    const service = await createService({ config, facilitator: opts.wrapFacilitator ? opts.wrapFacilitator(base) : base });
+    const service = await createService({ config, tools: opts.tools, facilitator: opts.wrapFacilitator ? opts.wrapFacilitator(base) : base });
     const listening = await service.listen();
     const rpcUrl = anvil.rpcUrl;
     const stopAnvil = anvil.stop;

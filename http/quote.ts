@@ -1,0 +1,51 @@
+import { Router } from "express";
+import { match } from "path-to-regexp";
+import { encodePaymentRequiredHeader } from "@x402/core/http";
+import type { ToolRunner } from "../src/core/runner.js";
+import { AppError } from "../src/errors.js";
+import { isFree, type AnyTool } from "../src/registry/tool.js";
+import { sendError } from "./errors.js";
+import { inputReader } from "./input.js";
+import type { HttpPaymentGate } from "./payment-gate.js";
+
+/**
+ * `GET /api/v1/quote?path=<request path with query>[&method=GET]` (free): what a request would cost,
+ * without running it. Validates the request like the real route (same 400/404), says whether it would be
+ * a free cache hit, and returns the exact x402 requirements (and MPP challenges) its 402 would carry.
+ */
+export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner; gate?: HttpPaymentGate; publicUrl?: string }): Router {
+  const routes = deps.tools.map((tool) => ({ tool, match: match<Record<string, string>>(tool.path, { decode: decodeURIComponent }), read: inputReader(tool) }));
+  const router = Router();
+  router.get("/api/v1/quote", async (req, res) => {
+    try {
+      const raw = typeof req.query.path === "string" ? req.query.path : undefined;
+      if (!raw?.startsWith("/")) throw new AppError("BAD_REQUEST", "path is required: the request path with its query, e.g. /api/v1/prices?symbols=btc", { details: [{ field: "path", message: "must start with /" }] });
+      const method = (typeof req.query.method === "string" ? req.query.method : "GET").toUpperCase();
+      const url = new URL(raw, "http://quote.local");
+      let found: { tool: AnyTool; params: Record<string, string>; read: (typeof routes)[number]["read"] } | undefined;
+      for (const r of routes) {
+        const m = r.tool.method === method ? r.match(url.pathname) : false;
+        if (m) found = { tool: r.tool, params: m.params, read: r.read };
+      }
+      if (!found) throw new AppError("NOT_FOUND", `no route ${method} ${url.pathname}`);
+      const { tool } = found;
+      const input = found.read({ params: found.params, query: Object.fromEntries(url.searchParams), body: {} });
+      const base = { tool: tool.name, method, path: url.pathname + url.search, price_usd: isFree(tool) ? "0" : tool.priceUsd, cache_ttl_sec: tool.cacheTtlSec };
+      if (isFree(tool) || !deps.gate) return res.json({ ...base, charged: false, reason: isFree(tool) ? "free_tool" : "payments_off" });
+      if (deps.runner.has(tool, input)) return res.json({ ...base, charged: false, reason: "cache_hit" });
+      const resource = { url: `${deps.publicUrl ?? `${req.protocol}://${req.get("host")}`}${base.path}`, description: tool.summary, mimeType: "application/json" };
+      const required = await deps.gate.processor.paymentRequired(tool, resource, "Payment required");
+      const response = await deps.gate.required(tool, required);
+      const challenges = response.headers["WWW-Authenticate"];
+      res.json({
+        ...base,
+        charged: true,
+        x402: { payment_required: required, header: encodePaymentRequiredHeader(required) },
+        mpp: { challenges: Array.isArray(challenges) ? challenges : challenges ? [challenges] : [] },
+      });
+    } catch (err) {
+      sendError(res, err);
+    }
+  });
+  return router;
+}

@@ -1,0 +1,216 @@
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { decodePaymentResponseHeader } from "@x402/core/http";
+import type { FacilitatorClient } from "@x402/core/server";
+import type { PaymentPayload } from "@x402/core/types";
+import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineTool } from "../../src/registry/tool.js";
+import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
+import { TOOLS } from "../../tools/index.js";
+import { json } from "../helpers/json.js";
+import { header, paymentRequired, signPayment } from "../helpers/pay.js";
+
+/** A paid tool without cache (so that retries reach the payment layer) that counts its runs. */
+let runs = 0;
+const counter = defineTool({
+  name: "test_counter",
+  title: "Counter",
+  method: "GET",
+  path: "/test/counter/:label",
+  priceUsd: "0.02",
+  cacheTtlSec: 0,
+  tags: ["test"],
+  summary: "counts handler runs",
+  description: "test tool",
+  example: { label: "a" },
+  input: z.object({ label: z.string() }),
+  output: z.object({ label: z.string(), run: z.number() }),
+  handler: async ({ label }) => ({ label, run: ++runs }),
+});
+/** A state-creating tool: settles before the handler runs. */
+let created = 0;
+const creator = defineTool({
+  name: "test_create",
+  title: "Create",
+  method: "POST",
+  path: "/test/things",
+  priceUsd: "0.03",
+  cacheTtlSec: 0,
+  tags: ["test"],
+  summary: "creates a thing",
+  description: "test tool",
+  example: { name: "x" },
+  paymentFlow: "upfront",
+  input: z.object({ name: z.string() }),
+  output: z.object({ id: z.number() }),
+  handler: async () => ({ id: ++created }),
+});
+
+type SettleMode = "normal" | "fail" | "lose-answer" | "late";
+
+describe("exactly-once payments", () => {
+  let stack: OfflineStack;
+  let mode: SettleMode = "normal";
+  const late: Array<Promise<unknown>> = [];
+  const payer = (i = 0) => stack.payers[i]!;
+
+  beforeAll(async () => {
+    stack = await startOfflineStack({
+      tools: [...TOOLS, counter, creator],
+      env: { RATE_LIMIT_PER_MIN: "100000", RECONCILE_WINDOW_MS: "1500" },
+      wrapFacilitator: (f): FacilitatorClient => ({
+        verify: (p, r) => f.verify(p, r),
+        getSupported: () => f.getSupported(),
+        settle: async (p, r) => {
+          if (mode === "fail") return { success: false, errorReason: "injected_settle_failure", transaction: "", network: r.network };
+          if (mode === "lose-answer") {
+            await f.settle(p, r); // the transfer happens, but the answer is lost
+            throw new Error("facilitator settle timed out");
+          }
+          if (mode === "late") {
+            // the transfer lands after the service gave up waiting
+            late.push(new Promise((done) => setTimeout(() => void f.settle(p, r).then(done, done), 2500)));
+            throw new Error("facilitator settle timed out");
+          }
+          return f.settle(p, r);
+        },
+      }),
+    });
+  });
+  afterAll(async () => {
+    await Promise.all(late);
+    await stack?.close();
+  });
+  beforeEach(() => {
+    mode = "normal";
+  });
+
+  it("runs the handler once and transfers once for 20 concurrent requests with one authorization", async () => {
+    const url = `${stack.url}/test/counter/burst`;
+    const sig = header(await signPayment(await paymentRequired(url), payer(0).privateKey));
+    const before = await stack.balanceOf(payer(0).address);
+    const runsBefore = runs;
+    const responses = await Promise.all(Array.from({ length: 20 }, () => fetch(url, { headers: { "payment-signature": sig } })));
+    const statuses = responses.map((r) => r.status);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 402)).toHaveLength(19);
+    expect(runs - runsBefore).toBe(1);
+    expect(await stack.balanceOf(payer(0).address)).toBe(before - 20_000n);
+  });
+
+  it("reconciles a settlement whose answer was lost: one charge, data released once", async () => {
+    mode = "lose-answer";
+    const url = `${stack.url}/test/counter/lost`;
+    const sig = header(await signPayment(await paymentRequired(url), payer(1).privateKey));
+    const before = await stack.balanceOf(payer(1).address);
+    const res = await fetch(url, { headers: { "payment-signature": sig } });
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ label: "lost" });
+    const receipt = decodePaymentResponseHeader(res.headers.get("payment-response")!);
+    expect(receipt).toMatchObject({ success: true, payer: payer(1).address });
+    expect(receipt.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(await stack.balanceOf(payer(1).address)).toBe(before - 20_000n);
+    mode = "normal";
+    const again = await fetch(url, { headers: { "payment-signature": sig } });
+    expect(again.status).toBe(402);
+    expect(await stack.balanceOf(payer(1).address)).toBe(before - 20_000n);
+  });
+
+  it("withholds the data while a settlement is unconfirmed, then releases it once to the retry", async () => {
+    mode = "late";
+    const url = `${stack.url}/test/counter/late`;
+    const sig = header(await signPayment(await paymentRequired(url), payer(2).privateKey));
+    const before = await stack.balanceOf(payer(2).address);
+    const runsBefore = runs;
+    const first = await fetch(url, { headers: { "payment-signature": sig } });
+    expect(first.status).toBe(502);
+    expect(first.headers.get("retry-after")).not.toBeNull();
+    expect((await json(first)).label).toBeUndefined();
+    await Promise.all(late);
+    mode = "normal";
+    const retry = await fetch(url, { headers: { "payment-signature": sig } });
+    expect(retry.status).toBe(200);
+    expect(await json(retry)).toEqual({ label: "late", run: runsBefore + 1 });
+    expect(runs).toBe(runsBefore + 1);
+    expect(await stack.balanceOf(payer(2).address)).toBe(before - 20_000n);
+    expect((await fetch(url, { headers: { "payment-signature": sig } })).status).toBe(402);
+  });
+
+  it("answers a retry with the same payment identifier and request from the ledger, charging once", async () => {
+    const url = `${stack.url}/test/counter/idem`;
+    const id = generatePaymentId("test_");
+    const signWithId = async () => {
+      const pr = await paymentRequired(url);
+      const p: PaymentPayload = await signPayment({ ...pr, extensions: appendPaymentIdentifierToExtensions(pr.extensions ?? {}, id) }, payer(3).privateKey);
+      return header(p);
+    };
+    const before = await stack.balanceOf(payer(3).address);
+    const first = await fetch(url, { headers: { "payment-signature": await signWithId() } });
+    expect(first.status).toBe(200);
+    const body = await json(first);
+    const retry = await fetch(url, { headers: { "payment-signature": await signWithId() } });
+    expect(retry.status).toBe(200);
+    expect(await json(retry)).toEqual(body);
+    expect(await stack.balanceOf(payer(3).address)).toBe(before - 20_000n);
+
+    const pr = await paymentRequired(`${stack.url}/test/counter/other`);
+    const other = header(await signPayment({ ...pr, extensions: appendPaymentIdentifierToExtensions(pr.extensions ?? {}, id) }, payer(3).privateKey));
+    const conflict = await fetch(`${stack.url}/test/counter/other`, { headers: { "payment-signature": other } });
+    expect(conflict.status).toBe(409);
+    expect(await json(conflict)).toMatchObject({ error: { code: "CONFLICT" } });
+  });
+
+  it("settles state-creating tools before the handler: a failed settlement creates nothing", async () => {
+    const url = `${stack.url}/test/things`;
+    const init = { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "a" }) };
+    const pr = await paymentRequired(url, init);
+    mode = "fail";
+    const refused = await fetch(url, { ...init, headers: { ...init.headers, "payment-signature": header(await signPayment(pr, payer(4).privateKey)) } });
+    expect(refused.status).toBe(402);
+    expect(created).toBe(0);
+    mode = "normal";
+    const before = await stack.balanceOf(payer(4).address);
+    const ok = await fetch(url, { ...init, headers: { ...init.headers, "payment-signature": header(await signPayment(pr, payer(4).privateKey)) } });
+    expect(ok.status).toBe(200);
+    expect(await json(ok)).toEqual({ id: 1 });
+    expect(await stack.balanceOf(payer(4).address)).toBe(before - 30_000n);
+  });
+
+  it("quotes the exact requirements a request would get, without running it", async () => {
+    const path = "/api/v1/market/aptos/history?days=14";
+    const runsBefore = stack.sim.faults.requestCount("coingecko");
+    const quote = await json(await fetch(`${stack.url}/api/v1/quote?path=${encodeURIComponent(path)}`));
+    expect(quote).toMatchObject({ tool: "cex_market_history", price_usd: "0.01", charged: true, cache_ttl_sec: 300 });
+    const live = await paymentRequired(`${stack.url}${path}`);
+    expect(quote.x402.payment_required.accepts).toEqual(live.accepts);
+    expect(quote.mpp.challenges.length).toBeGreaterThan(0);
+    expect(stack.sim.faults.requestCount("coingecko")).toBe(runsBefore);
+    expect((await fetch(`${stack.url}/api/v1/quote?path=${encodeURIComponent("/api/v1/market/aptos/history?days=5")}`)).status).toBe(400);
+    expect((await fetch(`${stack.url}/api/v1/quote?path=${encodeURIComponent("/api/v1/market/nope")}`)).status).toBe(404);
+    expect((await fetch(`${stack.url}/api/v1/quote?path=/nowhere`)).status).toBe(404);
+    expect(await json(await fetch(`${stack.url}/api/v1/quote?path=/api/v1/status`))).toMatchObject({ charged: false, reason: "free_tool" });
+  });
+});
+
+describe("facilitator failover", () => {
+  let stack: OfflineStack;
+  beforeAll(async () => {
+    // The first facilitator refuses connections (a port just freed); the in-process one answers.
+    const probe = createServer().listen(0, "127.0.0.1");
+    await new Promise((r) => probe.once("listening", r));
+    const closedPort = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    stack = await startOfflineStack({ env: { FACILITATOR: `http://127.0.0.1:${closedPort},self` } });
+  });
+  afterAll(() => stack?.close());
+
+  it("uses the second facilitator when the first is down", async () => {
+    const before = await stack.balanceOf(stack.payers[5]!.address);
+    const good = `${stack.url}/api/v1/market/the-open-network`;
+    const paid = await fetch(good, { headers: { "payment-signature": header(await signPayment(await paymentRequired(good), stack.payers[5]!.privateKey)) } });
+    expect(paid.status).toBe(200);
+    expect(await stack.balanceOf(stack.payers[5]!.address)).toBe(before - 5000n);
+  });
+});
