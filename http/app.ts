@@ -29,7 +29,7 @@ export interface AppDeps {
   /** Undefined when payments are off. */
   gate?: HttpPaymentGate;
   /** Payment summary for `/` (undefined when off). */
-  payment?: { network: string; payTo: string; asset?: string; facilitators: string[] };
+  payment?: { network: string; payTo: string; asset?: string; facilitators: string[]; protocols: string[] };
 }
 
 /** Headers browsers must be allowed to send and read for x402 and MCP (x402.md §7.6). */
@@ -64,7 +64,7 @@ export function createApp(deps: AppDeps): Express {
     description: info.description,
     data_mode: config.dataMode,
     simulated: config.dataMode === "sim",
-    payment: deps.payment ? { protocol: "x402", x402_version: 2, scheme: "exact", currency: "USDC", ...deps.payment } : null,
+    payment: deps.payment ? { x402_version: 2, scheme: "exact", currency: "USDC", ...deps.payment } : null,
     endpoints: tools.map((t) => ({ method: t.method, path: t.path, tool: t.name, price_usd: isFree(t) ? "free" : t.priceUsd, cache_ttl_sec: t.cacheTtlSec, summary: t.summary })),
     free_endpoints: ["GET /health", "GET /", "GET /openapi.json", "GET /.well-known/x402.json", "GET /.well-known/x402", "GET /metrics", "GET /api/v1/quote?path="],
     mcp: { streamable_http: "/mcp", stdio: "npx marketgate mcp" },

@@ -118,6 +118,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
           payTo: payments.catalog.settings.payTo,
           asset: firstPrice?.asset,
           facilitators: config.payments.facilitators.map((f) => (f.kind === "self" ? "self" : new URL(f.url).origin)),
+          protocols: config.mpp ? ["x402", ...config.mpp.methods.map((m) => `mpp/${m}`)] : ["x402"],
         }
       : undefined,
   });

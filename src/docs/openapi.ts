@@ -66,6 +66,44 @@ function operation(tool: AnyTool, prices: PriceBook): Record<string, unknown> {
   return op;
 }
 
+/** The free quote endpoint (an HTTP-mount feature, not a tool): the payment a request would need. */
+const QUOTE_OPERATION = {
+  operationId: "get_quote",
+  summary: "Exact payment requirements of a request, without running it (free)",
+  tags: ["service"],
+  parameters: [
+    { name: "path", in: "query", required: true, description: "request path with its query, e.g. /api/v1/prices?symbols=btc", schema: { type: "string" } },
+    { name: "method", in: "query", required: false, description: "HTTP method (default GET)", schema: { type: "string", enum: ["GET", "POST", "DELETE"] } },
+  ],
+  responses: {
+    "200": {
+      description: "The quote: price, whether it would be free (cache hit, free tool), the x402 PaymentRequired and MPP challenges",
+      content: {
+        "application/json": {
+          schema: {
+            type: "object",
+            required: ["tool", "method", "path", "price_usd", "cache_ttl_sec", "charged"],
+            properties: {
+              tool: { type: "string" },
+              method: { type: "string" },
+              path: { type: "string" },
+              price_usd: { type: "string" },
+              cache_ttl_sec: { type: "integer" },
+              charged: { type: "boolean" },
+              reason: { type: "string", enum: ["free_tool", "cache_hit", "payments_off"] },
+              x402: { type: "object", properties: { payment_required: { type: "object" }, header: { type: "string" } } },
+              mpp: { type: "object", properties: { challenges: { type: "array", items: { type: "string" } } } },
+            },
+          },
+        },
+      },
+    },
+    "400": { description: "The request would be malformed", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+    "404": { description: "Unknown route, symbol or id", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
+  },
+  "x-cache-ttl": 0,
+};
+
 /** Builds the OpenAPI 3.1 document of the catalogue (operationId = MCP tool name, `x-payment-info`, `x-cache-ttl`). */
 export function buildOpenApi(tools: readonly AnyTool[], prices: PriceBook, info: ServiceInfo): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -74,6 +112,7 @@ export function buildOpenApi(tools: readonly AnyTool[], prices: PriceBook, info:
     paths[p] ??= {};
     paths[p][t.method.toLowerCase()] = operation(t, prices);
   }
+  paths["/api/v1/quote"] = { get: QUOTE_OPERATION };
   const error: JsonSchema = {
     type: "object",
     required: ["error"],
