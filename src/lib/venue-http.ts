@@ -76,6 +76,13 @@ export class VenueHttpClient {
     return this.flights.run(url, () => this.fetchWithRetry(url));
   }
 
+  /** POSTs a JSON body to `path` and returns the parsed JSON answer (Hyperliquid `/info` style). Identical concurrent bodies share one call. */
+  postJson(path: string, body: unknown): Promise<unknown> {
+    const url = `${this.opts.baseUrl}${path}`;
+    const payload = JSON.stringify(body);
+    return this.flights.run(`POST ${url} ${payload}`, () => this.fetchWithRetry(url, { method: "POST", body: payload, headers: { "content-type": "application/json" } }));
+  }
+
   /** Waits for a slot of the request budget, at most `maxWaitMs`. @throws AppError UPSTREAM_UNAVAILABLE beyond that. */
   private async takeBudget(): Promise<void> {
     const deadline = Date.now() + this.maxWaitMs;
@@ -107,7 +114,7 @@ export class VenueHttpClient {
     return Math.min(4000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
   }
 
-  private async fetchWithRetry(url: string): Promise<unknown> {
+  private async fetchWithRetry(url: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<unknown> {
     const { venue } = this.opts;
     let last: AppError = new AppError("UPSTREAM_ERROR", `${venue} request failed`);
     for (let attempt = 0; attempt <= this.retries; attempt++) {
@@ -115,7 +122,12 @@ export class VenueHttpClient {
       const startedAt = performance.now();
       let res: Response;
       try {
-        res = await fetch(url, { headers: { accept: "application/json", ...this.opts.headers }, signal: AbortSignal.timeout(this.opts.timeoutMs) });
+        res = await fetch(url, {
+          method: init.method ?? "GET",
+          body: init.body,
+          headers: { accept: "application/json", ...this.opts.headers, ...init.headers },
+          signal: AbortSignal.timeout(this.opts.timeoutMs),
+        });
       } catch (err) {
         const timedOut = (err as Error).name === "TimeoutError";
         this.record(timedOut ? "timeout" : "error", startedAt, timedOut ? "timeout" : "network error");

@@ -1,0 +1,118 @@
+/**
+ * Normalised perpetual-futures records shared by the Binance USDⓈ-M, Bybit v5 linear, OKX v5 swap and
+ * Hyperliquid adapters. Conventions (applied once, inside each adapter):
+ * - `base` is the canonical base symbol, uppercase, without quote or size multiplier (`BTC`, `PEPE`);
+ *   venue symbols (`BTCUSDT`, `1000PEPEUSDT`, `BTC-USDT-SWAP`, `kPEPE`) never leave the adapter.
+ * - Prices are USD (USDT/USDC ≈ USD) per ONE base coin, after undoing multipliers (1000PEPE, kPEPE).
+ * - Sizes and open interest are in base coins (OKX contracts × ctVal; multipliers undone) and USD.
+ * - Funding rates are fractions per funding interval (0.0001 = 0.01% per interval), with the interval in
+ *   hours detected per symbol (Binance fundingInfo / default 8; Bybit instruments `fundingInterval`;
+ *   OKX nextFundingTime − fundingTime; Hyperliquid 1).
+ * - Times are epoch milliseconds.
+ */
+
+/** Venue keys used in every response (the spec's neutral exchange keys). */
+export const PERP_VENUES = ["binance", "bybit", "okx", "hyperliquid"] as const;
+/** A perpetual-futures venue key. */
+export type PerpVenue = (typeof PERP_VENUES)[number];
+
+/** A listed perpetual (USDT-margined linear on Binance/Bybit/OKX; USDC perps on Hyperliquid). */
+export interface PerpInstrument {
+  venue: PerpVenue;
+  base: string;
+  /** The venue's own symbol (`BTCUSDT`, `BTC-USDT-SWAP`, `BTC`, `1000PEPEUSDT`, `kPEPE`). */
+  venueSymbol: string;
+  /** Base coins per venue unit: 1000 for `1000PEPEUSDT` / `kPEPE`, else 1 (venue prices are per unit). */
+  multiplier: number;
+  /** Base coins per contract for sizes quoted in contracts (OKX `ctVal` × multiplier); 1 elsewhere. */
+  contractSize: number;
+  /** Funding interval in hours when the instrument list states it (Bybit, Hyperliquid); else undefined. */
+  fundingIntervalHours?: number;
+}
+
+/** Current funding state of one perpetual. */
+export interface FundingSnapshot {
+  venue: PerpVenue;
+  base: string;
+  venueSymbol: string;
+  /** Current (accruing) rate for the interval that settles at `nextFundingTime`, fraction per interval. */
+  fundingRate: number;
+  fundingIntervalHours: number;
+  nextFundingTime: number | null;
+  markPrice: number | null;
+  indexPrice: number | null;
+  /** Premium index as the venue reports it (fraction), when it does. */
+  premium: number | null;
+  /** Interest-rate component per interval (Binance `interestRate`), when reported. */
+  interestRate: number | null;
+  time: number;
+}
+
+/** One settled funding payment. */
+export interface FundingPoint {
+  venue: PerpVenue;
+  base: string;
+  /** Settlement time. */
+  time: number;
+  /** Fraction per interval. */
+  rate: number;
+  /** Mark price at settlement, when the venue reports it (Binance); else null. */
+  markPrice: number | null;
+}
+
+/** Open interest of one perpetual. */
+export interface OpenInterest {
+  venue: PerpVenue;
+  base: string;
+  oiCoins: number;
+  oiUsd: number;
+  time: number;
+}
+
+/** Where a long/short ratio comes from (each venue publishes a different population). */
+export type LongShortSource = "top_traders_positions" | "top_traders_accounts" | "all_accounts";
+
+/** Latest long/short ratio of one perpetual. `longRatio + shortRatio = 1`; `lsRatio = long/short`. */
+export interface LongShortRatio {
+  venue: PerpVenue;
+  base: string;
+  longRatio: number;
+  shortRatio: number;
+  lsRatio: number;
+  source: LongShortSource;
+  /** Sampling period of the venue statistic (`5m`). */
+  period: string;
+  time: number;
+}
+
+/** A predicted next funding rate as published by Hyperliquid's `predictedFundings` (covers HL, Binance, Bybit). */
+export interface PredictedFunding {
+  venue: PerpVenue;
+  base: string;
+  /** Fraction per the venue's own interval. */
+  rate: number;
+  nextFundingTime: number | null;
+  fundingIntervalHours: number | null;
+}
+
+/**
+ * REST client of one perp venue. Every method throws `AppError` (UPSTREAM_* / NOT_FOUND) on failure;
+ * callers aggregate venues and degrade to partial answers.
+ */
+export interface PerpVenueClient {
+  readonly venue: PerpVenue;
+  /** Listed perpetuals (cached by the client for `instrumentsTtlMs`, default 1 h). */
+  instruments(): Promise<PerpInstrument[]>;
+  /** The instrument of `base`, or undefined when the venue does not list it. */
+  instrument(base: string): Promise<PerpInstrument | undefined>;
+  /** Funding state of every listed perpetual in as few calls as the venue allows (extreme scan). */
+  fundingAll(): Promise<FundingSnapshot[]>;
+  /** Funding state of one perpetual. @throws AppError NOT_FOUND when not listed. */
+  funding(base: string): Promise<FundingSnapshot>;
+  /** Settled funding, newest first, at most `limit` points. */
+  fundingHistory(base: string, limit: number): Promise<FundingPoint[]>;
+  /** Open interest in coins and USD. */
+  openInterest(base: string): Promise<OpenInterest>;
+  /** Latest long/short ratio, or null when the venue publishes none. */
+  longShort(base: string): Promise<LongShortRatio | null>;
+}
