@@ -31,6 +31,11 @@ const EnvSchema = z.object({
   CACHE_MAX_ENTRIES: z.coerce.number().int().min(100).default(10_000),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(8_000),
   COINGECKO_BASE_URL: z.url().optional(),
+  BINANCE_FAPI_BASE_URL: z.url().default("https://fapi.binance.com"),
+  BINANCE_SPOT_BASE_URL: z.url().default("https://api.binance.com"),
+  BYBIT_BASE_URL: z.url().default("https://api.bybit.com"),
+  OKX_BASE_URL: z.url().default("https://www.okx.com"),
+  HYPERLIQUID_BASE_URL: z.url().default("https://api.hyperliquid.xyz"),
   COINGECKO_API_KEY: z.string().optional(),
   COINGECKO_PLAN: z.enum(["public", "demo", "pro"]).optional(),
   COINGECKO_CALLS_PER_MIN: z.coerce.number().int().min(1).optional(),
@@ -90,6 +95,8 @@ export interface Config {
   cacheMaxEntries: number;
   upstreamTimeoutMs: number;
   coingecko: CoinGeckoConfig;
+  /** REST base URLs of the perp venues (the simulator's in sim mode). No trailing slash. */
+  venues: { binanceFapi: string; binanceSpot: string; bybit: string; okx: string; hyperliquid: string };
   /** MPP beside x402 (undefined when off). `secretKeyGenerated`: no MPP_SECRET_KEY was set. */
   mpp?: {
     secretKey: string;
@@ -108,6 +115,8 @@ const COINGECKO_PLANS = {
   demo: { baseUrl: "https://api.coingecko.com/api/v3", callsPerMin: 25 },
   pro: { baseUrl: "https://pro-api.coingecko.com/api/v3", callsPerMin: 400 },
 } as const;
+
+const trimSlash = (u: string) => u.replace(/\/+$/, "");
 
 function parseTrustProxy(raw: string): boolean | number | string {
   if (raw === "true") return true;
@@ -193,6 +202,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       apiKey: e.COINGECKO_API_KEY,
       plan,
       callsPerMin: e.COINGECKO_CALLS_PER_MIN ?? COINGECKO_PLANS[plan].callsPerMin,
+    },
+    venues: {
+      binanceFapi: trimSlash(e.BINANCE_FAPI_BASE_URL),
+      binanceSpot: trimSlash(e.BINANCE_SPOT_BASE_URL),
+      bybit: trimSlash(e.BYBIT_BASE_URL),
+      okx: trimSlash(e.OKX_BASE_URL),
+      hyperliquid: trimSlash(e.HYPERLIQUID_BASE_URL),
     },
     mcpStdioPayments: e.MCP_PAYMENTS ?? false,
     mpp: e.MPP === "off" ? undefined : parseMpp(e),
