@@ -23,13 +23,18 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
       const method = (typeof req.query.method === "string" ? req.query.method : "GET").toUpperCase();
       const url = new URL(raw, "http://quote.local");
       let found: { tool: AnyTool; params: Record<string, string>; read: (typeof routes)[number]["read"] } | undefined;
+      // First match wins, in registry order, exactly as express routes them.
       for (const r of routes) {
         const m = r.tool.method === method ? r.match(url.pathname) : false;
-        if (m) found = { tool: r.tool, params: m.params, read: r.read };
+        if (m) {
+          found = { tool: r.tool, params: m.params, read: r.read };
+          break;
+        }
       }
       if (!found) throw new AppError("NOT_FOUND", `no route ${method} ${url.pathname}`);
       const { tool } = found;
       const input = found.read({ params: found.params, query: Object.fromEntries(url.searchParams), body: {} });
+      await deps.runner.precheck(tool, input);
       const base = { tool: tool.name, method, path: url.pathname + url.search, price_usd: isFree(tool) ? "0" : tool.priceUsd, cache_ttl_sec: tool.cacheTtlSec };
       if (isFree(tool) || !deps.gate) return res.json({ ...base, charged: false, reason: isFree(tool) ? "free_tool" : "payments_off" });
       if (deps.runner.has(tool, input)) return res.json({ ...base, charged: false, reason: "cache_hit" });

@@ -28,6 +28,7 @@ function send(res: Response, status: number, headers: Record<string, string | st
 /**
  * One express route per registry tool. Request path:
  * validate (400/404) -> cache hit: 200 free, `X-Cache: HIT`, not rate-limited -> rate limit on misses (429)
+ * -> tool precheck (e.g. symbol listed on some venue: 404, before any payment)
  * -> payment check (402; an idempotent retry or a confirmed pending settlement is answered from the ledger)
  * -> handler (single-flight) -> error: not charged -> settle -> refused: 402, no data; unknown: 502, data
  * withheld for a retry -> commit to cache -> 200 `X-Cache: MISS` + `PAYMENT-RESPONSE`.
@@ -48,6 +49,7 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
           return send(res, 200, { "X-Cache": "HIT", "Cache-Control": `public, max-age=${hit.ttlRemainingSec}` }, hit.value);
         }
         await deps.limiter.consume(req.ip ?? "unknown");
+        await deps.runner.precheck(tool, input);
       } catch (err) {
         return sendError(res, err);
       }

@@ -99,6 +99,7 @@ export class McpCatalog {
       const hit = runner.lookup(tool, input);
       if (hit) return this.ok(hit.value, { "marketgate/cache": "HIT" });
       if (cc.rateLimitKey !== undefined) await this.deps.limiter?.consume(cc.rateLimitKey);
+      await runner.precheck(tool, input);
       if (isFree(tool) || !this.deps.payments) {
         const value = await runner.execute(tool, input);
         runner.commit(tool, input, value);

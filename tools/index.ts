@@ -3,9 +3,33 @@ import { validateRegistry } from "../src/registry/validate.js";
 import { cexMarket } from "./cex/market.js";
 import { cexMarketHistory } from "./cex/market-history.js";
 import { cexPrices } from "./cex/prices.js";
+import { arbitrageOpportunity } from "./perp/arbitrage.js";
+import { basis } from "./perp/basis.js";
+import { fundingCompare } from "./perp/funding-compare.js";
+import { fundingRate } from "./perp/funding-current.js";
+import { fundingExtreme } from "./perp/funding-extreme.js";
+import { fundingHistory } from "./perp/funding-history.js";
+import { longShort } from "./perp/long-short.js";
+import { openInterest } from "./perp/open-interest.js";
+import { predictedFunding } from "./perp/predicted-funding.js";
 import { serviceStatus } from "./service/status.js";
 
 /** The catalogue: every tool the service offers, read by the HTTP and MCP mounts and the manifest generator. */
-export const TOOLS: readonly AnyTool[] = [cexPrices, cexMarket, cexMarketHistory, serviceStatus];
+export const TOOLS: readonly AnyTool[] = [
+  cexPrices,
+  cexMarket,
+  cexMarketHistory,
+  // Literal funding paths before /funding-rate/:symbol so that express matches them first.
+  fundingExtreme,
+  fundingHistory,
+  fundingRate,
+  fundingCompare,
+  predictedFunding,
+  openInterest,
+  longShort,
+  basis,
+  arbitrageOpportunity,
+  serviceStatus,
+];
 
 validateRegistry(TOOLS);

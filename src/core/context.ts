@@ -1,12 +1,19 @@
 import type { Config, DataMode } from "../config.js";
 import type { Logger } from "../lib/log.js";
 import { CoinGeckoClient } from "../venues/coingecko/client.js";
+import type { PerpVenue, PerpVenueClient, PredictedFunding } from "../venues/perp/types.js";
 import type { Metrics } from "./metrics.js";
 import { VenueHealth } from "./venue-health.js";
 
 /** Venue clients available to tool handlers. */
 export interface Venues {
   coingecko: CoinGeckoClient;
+  /** Perpetual-futures venues. */
+  perps: Record<PerpVenue, PerpVenueClient>;
+  /** Spot reference prices (Binance spot `GET /api/v3/ticker/price`). */
+  spot: { spotPrice(base: string): Promise<number> };
+  /** Hyperliquid `predictedFundings` (predictions for Binance, Bybit and Hyperliquid). */
+  predictions: { predictedFundings(): Promise<PredictedFunding[]> };
 }
 
 /** What a tool handler may use. Handlers never see HTTP or MCP details. */

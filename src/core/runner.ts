@@ -78,6 +78,11 @@ export class ToolRunner {
     return tool.cacheTtlSec > 0 && this.cache.has(this.key(tool, input));
   }
 
+  /** Runs the tool's precheck, if any (before payment). Throws its `AppError`. */
+  async precheck(tool: AnyTool, input: unknown): Promise<void> {
+    if (tool.precheck) await tool.precheck(input, this.ctx);
+  }
+
   /** Runs the handler, sharing one execution among concurrent identical calls. Throws what the handler throws. */
   execute(tool: AnyTool, input: unknown): Promise<unknown> {
     return this.flights.run(this.key(tool, input), () => tool.handler(input, this.ctx));

@@ -37,6 +37,11 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
   readonly paymentFlow?: "upfront";
   /** MCP annotations; defaults: read-only, idempotent, open-world (venue data). */
   readonly annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean; destructiveHint?: boolean };
+  /**
+   * Optional asynchronous validation that runs before any payment is asked for (e.g. "is this symbol
+   * listed on any venue?"). Throws an `AppError` (404 / 400 / 503); never charged.
+   */
+  precheck?(input: z.output<I>, ctx: ToolContext): Promise<void>;
   handler(input: z.output<I>, ctx: ToolContext): Promise<z.output<O>>;
 }
 

@@ -1,0 +1,99 @@
+/**
+ * Funding arithmetic (anchors.md §3.1-3.2). Rates are fractions per funding interval; every
+ * annualisation uses the symbol's OWN interval (8h: ×1,095; 4h: ×2,190; 1h: ×8,760).
+ */
+
+const HOURS_PER_YEAR = 24 * 365;
+
+/** Annualised funding in pct: `rate × (8760 / intervalHours) × 100`. */
+export function annualizedPct(rate: number, intervalHours: number): number {
+  return rate * (HOURS_PER_YEAR / intervalHours) * 100;
+}
+
+/** The rate rescaled to an 8-hour interval (fraction), to compare venues that settle at different intervals. */
+export function rate8h(rate: number, intervalHours: number): number {
+  return rate * (8 / intervalHours);
+}
+
+/** Who pays: a positive rate means longs pay shorts. */
+export function fundingDirection(rate: number): "longs_paying" | "shorts_paying" | "neutral" {
+  return rate > 0 ? "longs_paying" : rate < 0 ? "shorts_paying" : "neutral";
+}
+
+/**
+ * Signal of the predicted rate, on its 8-hour equivalent in pct (baseline interest is 0.01% per 8h):
+ * ≥ 0.05 `strongly_bullish`; [0.02, 0.05) `bullish`; [0.005, 0.02) `slightly_bullish`; (−0.005, 0.005)
+ * `neutral`; (−0.02, −0.005] `slightly_bearish`; (−0.05, −0.02] `bearish`; ≤ −0.05 `strongly_bearish`.
+ * "Bullish" describes positioning (longs paying to stay long), which contrarians read as crowding.
+ */
+export function fundingSignal(rate8hPct: number): string {
+  if (rate8hPct >= 0.05) return "strongly_bullish";
+  if (rate8hPct >= 0.02) return "bullish";
+  if (rate8hPct >= 0.005) return "slightly_bullish";
+  if (rate8hPct > -0.005) return "neutral";
+  if (rate8hPct > -0.02) return "slightly_bearish";
+  if (rate8hPct > -0.05) return "bearish";
+  return "strongly_bearish";
+}
+
+/** One leg of a funding position: the venue, its rate per interval and interval. */
+export interface FundingLeg {
+  exchange: string;
+  rate: number;
+  intervalHours: number;
+}
+
+/** The best cross-venue funding arbitrage among legs (long the lower annualised rate, short the higher). */
+export interface FundingArb {
+  long_exchange: string;
+  short_exchange: string;
+  /** Short-leg rate minus long-leg rate, fractions per their own intervals (equal intervals: the per-settlement edge). */
+  rate_spread: number;
+  /** Same spread on an 8-hour basis (fraction), comparable across interval mixes. */
+  rate_spread_8h: number;
+  /** APR(short) − APR(long), each leg annualised with its own interval. */
+  annualized_spread_pct: number;
+  direction: string;
+}
+
+/**
+ * Picks the pair with the largest annualised spread: long where funding is lowest (you receive or pay
+ * least), short where it is highest. Undefined with fewer than two legs.
+ */
+export function bestFundingArb(legs: readonly FundingLeg[]): FundingArb | undefined {
+  if (legs.length < 2) return undefined;
+  const apr = (l: FundingLeg) => annualizedPct(l.rate, l.intervalHours);
+  const sorted = [...legs].sort((a, b) => apr(a) - apr(b));
+  const long = sorted[0]!;
+  const short = sorted[sorted.length - 1]!;
+  return {
+    long_exchange: long.exchange,
+    short_exchange: short.exchange,
+    rate_spread: short.rate - long.rate,
+    rate_spread_8h: rate8h(short.rate, short.intervalHours) - rate8h(long.rate, long.intervalHours),
+    annualized_spread_pct: apr(short) - apr(long),
+    direction: `long_${long.exchange}_short_${short.exchange}`,
+  };
+}
+
+/** Average, extremes and the annualised average of a rate series (fractions, one interval). */
+export function fundingSummary(rates: readonly number[], intervalHours: number): { avg_rate: number; max_rate: number; min_rate: number; annualized_avg: number } {
+  if (rates.length === 0) return { avg_rate: 0, max_rate: 0, min_rate: 0, annualized_avg: 0 };
+  const avg = rates.reduce((s, r) => s + r, 0) / rates.length;
+  return { avg_rate: avg, max_rate: Math.max(...rates), min_rate: Math.min(...rates), annualized_avg: annualizedPct(avg, intervalHours) };
+}
+
+/**
+ * Detects a funding interval from settlement times (newest or oldest first): the most common gap, in
+ * whole hours; undefined with fewer than two points.
+ */
+export function detectIntervalHours(times: readonly number[]): number | undefined {
+  if (times.length < 2) return undefined;
+  const sorted = [...times].sort((a, b) => a - b);
+  const counts = new Map<number, number>();
+  for (let i = 1; i < sorted.length; i++) {
+    const h = Math.round((sorted[i]! - sorted[i - 1]!) / 3_600_000);
+    if (h > 0) counts.set(h, (counts.get(h) ?? 0) + 1);
+  }
+  return [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]?.[0];
+}

@@ -1,0 +1,79 @@
+import { z } from "zod";
+import { annualizedPct, fundingDirection, rate8h } from "../../src/analytics/funding.js";
+import { fanOut } from "../../src/core/fanout.js";
+import { defineTool } from "../../src/registry/tool.js";
+import type { FundingSnapshot, PerpVenue } from "../../src/venues/perp/types.js";
+import { isoNow } from "../common.js";
+import { iso, MissingExchanges, perps } from "./common.js";
+
+/** Venues scanned for extremes (spec: all USDT perpetuals of Binance, Bybit and OKX). */
+const SCANNED: readonly PerpVenue[] = ["binance", "bybit", "okx"];
+
+const Result = z.object({
+  symbol: z.string().describe("quote-suffixed perpetual symbol, e.g. BTCUSDT"),
+  exchange: z.string(),
+  funding_rate: z.number().describe("fraction per this market's interval"),
+  funding_rate_pct: z.number(),
+  funding_interval_hours: z.number(),
+  funding_rate_8h_pct: z.number().describe("the rate rescaled to 8h, in pct: what the threshold is compared with"),
+  annualized_pct: z.number(),
+  direction: z.enum(["longs_paying", "shorts_paying"]),
+  signal: z.enum(["extreme_bullish", "extreme_bearish"]),
+  mark_price: z.number().nullable(),
+  next_funding_time: z.string().nullable(),
+});
+
+/** `GET /funding-rate/extreme`: every USDT perpetual of Binance, Bybit and OKX whose funding is at or beyond the threshold (spec 2.3). */
+export const fundingExtreme = defineTool({
+  name: "funding_extreme",
+  title: "Extreme funding scan",
+  method: "GET",
+  path: "/funding-rate/extreme",
+  priceUsd: "0.02",
+  cacheTtlSec: 30,
+  tags: ["funding"],
+  summary: "Perpetuals with extreme funding across Binance, Bybit and OKX",
+  description:
+    "Scans all USDT perpetuals of Binance, Bybit and OKX (one request per venue). A market qualifies when the absolute rate, rescaled to 8 hours, is at least `threshold` pct (default 0.01), so 1h and 4h markets compare fairly with 8h ones. Sorted by absolute annualised rate; `limit` caps the list (extreme_markets counts all). signal extreme_bullish means longs pay (crowded longs), extreme_bearish means shorts pay.",
+  example: { threshold: 0.05 },
+  input: z.object({
+    threshold: z.number().min(0).max(100).default(0.01).describe("minimum absolute funding rate, pct per 8h (0.01 = 0.01%)"),
+    limit: z.number().int().min(1).max(1000).default(100).describe("most results returned (default 100)"),
+  }),
+  output: z.object({
+    scanned_at: z.string(),
+    threshold: z.number(),
+    total_markets_scanned: z.number().int(),
+    extreme_markets: z.number().int(),
+    results: z.array(Result),
+    missing_exchanges: MissingExchanges,
+  }),
+  async handler({ threshold, limit }, ctx) {
+    const { results, answered, missing_exchanges } = await fanOut(SCANNED, (v) => perps(ctx)[v].fundingAll());
+    const all: FundingSnapshot[] = answered.flatMap((v) => results[v]!);
+    const hits = all
+      .filter((f) => f.fundingRate !== 0 && Math.abs(rate8h(f.fundingRate, f.fundingIntervalHours) * 100) >= threshold)
+      .map((f) => ({ f, apr: annualizedPct(f.fundingRate, f.fundingIntervalHours) }))
+      .sort((a, b) => Math.abs(b.apr) - Math.abs(a.apr));
+    return {
+      scanned_at: isoNow(ctx),
+      threshold,
+      total_markets_scanned: all.length,
+      extreme_markets: hits.length,
+      results: hits.slice(0, limit).map(({ f, apr }) => ({
+        symbol: `${f.base}USDT`,
+        exchange: f.venue,
+        funding_rate: f.fundingRate,
+        funding_rate_pct: f.fundingRate * 100,
+        funding_interval_hours: f.fundingIntervalHours,
+        funding_rate_8h_pct: rate8h(f.fundingRate, f.fundingIntervalHours) * 100,
+        annualized_pct: apr,
+        direction: fundingDirection(f.fundingRate) as "longs_paying" | "shorts_paying",
+        signal: f.fundingRate > 0 ? ("extreme_bullish" as const) : ("extreme_bearish" as const),
+        mark_price: f.markPrice,
+        next_funding_time: iso(f.nextFundingTime),
+      })),
+      missing_exchanges,
+    };
+  },
+});

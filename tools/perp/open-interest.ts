@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { openInterestInterpretation } from "../../src/analytics/positioning.js";
+import { defineTool } from "../../src/registry/tool.js";
+import { isoNow, Timestamp } from "../common.js";
+import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
+
+/** `GET /futures/open-interest/:symbol`: open interest per venue in coins and USD, shares and total (spec 2.4). */
+export const openInterest = defineTool({
+  name: "open_interest",
+  title: "Open interest",
+  method: "GET",
+  path: "/futures/open-interest/:symbol",
+  priceUsd: "0.03",
+  cacheTtlSec: 30,
+  tags: ["futures"],
+  summary: "Open interest of one perpetual per venue (coins and USD), shares and total",
+  description:
+    "Binance openInterest (coins) x mark; Bybit openInterest/openInterestValue; OKX oiCcy/oiUsd (contracts x ctVal); Hyperliquid openInterest x mark. Multiplier markets (1000PEPE, kPEPE) are converted to single coins.",
+  example: { symbol: "SOL" },
+  input: z.object({ symbol: PerpSymbol }),
+  output: z.object({
+    symbol: z.string(),
+    timestamp: Timestamp,
+    total_oi_usd: z.number(),
+    total_oi_coins: z.number(),
+    exchanges: z.record(z.string(), z.object({ oi_usd: z.number(), oi_coins: z.number(), share_pct: z.number() })),
+    interpretation: z.string(),
+    missing_exchanges: MissingExchanges,
+  }),
+  precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
+  async handler({ symbol }, ctx) {
+    const { results, answered, missing_exchanges } = await perVenue(ctx, symbol, (c) => c.openInterest(symbol));
+    const total = answered.reduce((s, v) => s + results[v]!.oiUsd, 0);
+    const exchanges: Record<string, { oi_usd: number; oi_coins: number; share_pct: number }> = {};
+    for (const v of answered) {
+      const oi = results[v]!;
+      exchanges[v] = { oi_usd: oi.oiUsd, oi_coins: oi.oiCoins, share_pct: total > 0 ? (oi.oiUsd / total) * 100 : 0 };
+    }
+    return {
+      symbol,
+      timestamp: isoNow(ctx),
+      total_oi_usd: total,
+      total_oi_coins: answered.reduce((s, v) => s + results[v]!.oiCoins, 0),
+      exchanges,
+      interpretation: openInterestInterpretation(
+        Object.entries(exchanges).map(([exchange, e]) => ({ exchange, share_pct: e.share_pct })),
+        total,
+      ),
+      missing_exchanges,
+    };
+  },
+});
