@@ -20,6 +20,7 @@ import { startOfflineStack } from "../src/sandbox/offline-stack.js";
 import { loadConfig } from "../src/config.js";
 import { createService } from "../src/service.js";
 import { startSimulator } from "../src/sim/server.js";
+import { simEnv } from "../src/sandbox/sim-env.js";
 import { listAssets } from "../src/assets/catalogue.js";
 
 process.env.LOG_LEVEL ??= "silent";
@@ -99,7 +100,7 @@ async function main(): Promise<void> {
   const mppMs = await timePaid((u) => mppClient.fetch(u), allPaths.slice(PAID_REQUESTS));
   const sim = await startSimulator();
   const free = await createService({
-    config: loadConfig({ HOST: "127.0.0.1", PORT: "0", DATA_MODE: "sim", COINGECKO_BASE_URL: sim.urls.coingecko, COINGECKO_PLAN: "pro", RATE_LIMIT_PER_MIN: "100000000" }),
+    config: loadConfig({ HOST: "127.0.0.1", PORT: "0", ...simEnv(sim), RATE_LIMIT_PER_MIN: "100000000" }),
   });
   const freeListening = await free.listen();
   const freeMs: number[] = [];

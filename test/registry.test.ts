@@ -27,6 +27,15 @@ describe("registry", () => {
       cex_prices: ["/api/v1/prices", "0.005", 10],
       cex_market: ["/api/v1/market/:id", "0.005", 30],
       cex_market_history: ["/api/v1/market/:id/history", "0.01", 300],
+      funding_extreme: ["/funding-rate/extreme", "0.02", 30],
+      funding_history: ["/funding-rate/history/:symbol", "0.03", 300],
+      funding_rate: ["/funding-rate/:symbol", "0.02", 30],
+      funding_compare: ["/futures/funding-compare/:symbol", "0.03", 30],
+      predicted_funding: ["/futures/predicted-funding/:symbol", "0.02", 30],
+      open_interest: ["/futures/open-interest/:symbol", "0.03", 30],
+      long_short: ["/futures/long-short/:symbol", "0.02", 30],
+      basis: ["/futures/basis/:symbol", "0.02", 30],
+      arbitrage_opportunity: ["/arbitrage-opportunity", "0.05", 30],
       service_status: ["/api/v1/status", "free", 0],
     };
     for (const t of TOOLS) expect([t.path, t.priceUsd, t.cacheTtlSec]).toEqual(spec[t.name]);

@@ -20,6 +20,6 @@ describe("sandbox demo client", () => {
     expect(calls.slice(0, -1).every((c) => /^0x[0-9a-f]{64}$/.test(c.transaction ?? ""))).toBe(true);
     const total = paid.reduce((sum, t) => sum + BigInt(Math.round(Number(t.priceUsd) * 1e6)), 0n);
     expect(await stack.balanceOf(payer.address)).toBe(before - total);
-    expect(lines.at(-1)).toContain("payer spent 0.02 USDC");
+    expect(lines.at(-1)).toContain(`payer spent ${Number(total) / 1e6} USDC`);
   });
 });

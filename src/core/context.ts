@@ -1,7 +1,11 @@
 import type { Config, DataMode } from "../config.js";
 import type { Logger } from "../lib/log.js";
 import { CoinGeckoClient } from "../venues/coingecko/client.js";
-import type { PerpVenue, PerpVenueClient, PredictedFunding } from "../venues/perp/types.js";
+import { BinancePerpClient } from "../venues/binance/client.js";
+import { BybitPerpClient } from "../venues/bybit/client.js";
+import { HyperliquidPerpClient } from "../venues/hyperliquid/client.js";
+import { OkxPerpClient } from "../venues/okx/client.js";
+import { PERP_VENUES, type PerpVenue, type PerpVenueClient, type PredictedFunding } from "../venues/perp/types.js";
 import type { Metrics } from "./metrics.js";
 import { VenueHealth } from "./venue-health.js";
 
@@ -32,10 +36,18 @@ export interface ToolContext {
 
 /** Builds the venue clients and the handler context from the configuration. */
 export function createToolContext(config: Config, deps: { metrics: Metrics; log: Logger; version: string; now?: () => number }): ToolContext {
-  const health = new VenueHealth(["coingecko"]);
+  const health = new VenueHealth(["coingecko", ...PERP_VENUES]);
   const common = { timeoutMs: config.upstreamTimeoutMs, metrics: deps.metrics, health };
+  const v = config.venues;
+  const binance = new BinancePerpClient(v.binanceFapi, { ...common, spotBaseUrl: v.binanceSpot });
+  const hyperliquid = new HyperliquidPerpClient(v.hyperliquid, common);
   return {
-    venues: { coingecko: new CoinGeckoClient(config.coingecko, common) },
+    venues: {
+      coingecko: new CoinGeckoClient(config.coingecko, common),
+      perps: { binance, bybit: new BybitPerpClient(v.bybit, common), okx: new OkxPerpClient(v.okx, common), hyperliquid },
+      spot: binance,
+      predictions: hyperliquid,
+    },
     health,
     dataMode: config.dataMode,
     version: deps.version,

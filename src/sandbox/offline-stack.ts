@@ -7,6 +7,7 @@ import { provisionLocalChain, usdcBalanceOf } from "../payments/local-chain/prov
 import type { AnyTool } from "../registry/tool.js";
 import { createService, type Service } from "../service.js";
 import { startSimulator, type RunningSimulator } from "../sim/server.js";
+import { simEnv } from "./sim-env.js";
 
 /** Options of {@link startOfflineStack}. Ports 0 (default) pick free ones. */
 export interface OfflineStackOptions {
@@ -55,9 +56,7 @@ export async function startOfflineStack(opts: OfflineStackOptions = {}): Promise
     const config = loadConfig({
       HOST: "127.0.0.1",
       PORT: String(opts.port ?? 0),
-      DATA_MODE: "sim",
-      COINGECKO_BASE_URL: sim.urls.coingecko,
-      COINGECKO_PLAN: "pro",
+      ...simEnv(sim),
       PAY_TO: operator.address,
       NETWORK: "eip155:8453",
       FACILITATOR: "self",

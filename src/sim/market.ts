@@ -94,6 +94,18 @@ export const SIM_ASSET_PARAMS: Readonly<Record<string, SimAssetParams>> = {
   MATIC: p(0.2, 0.9, 0.75, 9_300_000_000, 10_000_000_000, 10_000_000_000, 40e6, 300, 2.92, "2021-12-27T02:08:34.307Z", 0.00314376, "2019-05-10T00:00:00.000Z"),
 };
 
+/**
+ * Simulated parameters for assets that are NOT in the catalogue but are listed as perpetuals on the simulated
+ * derivatives venues (so universe scans see more than the catalogue). Priced by the same model; `symbols()` and
+ * CoinGecko ignore them. Rough, illustrative levels only.
+ */
+export const SIM_EXTRA_ASSET_PARAMS: Readonly<Record<string, SimAssetParams>> = {
+  WIF: p(1.2, 1.3, 0.65, 998_900_000, 998_900_000, 998_900_000, 400e6, 90, 4.83, "2024-03-31T00:00:00.000Z", 0.00155464, "2023-12-13T00:00:00.000Z"),
+  TIA: p(1.6, 1.1, 0.7, 800_000_000, 1_100_000_000, null, 150e6, 95, 20.85, "2024-02-10T00:00:00.000Z", 1.2, "2025-10-10T21:00:00.000Z"),
+  INJ: p(12, 1.0, 0.75, 97_000_000, 100_000_000, 100_000_000, 120e6, 85, 52.62, "2024-03-14T00:00:00.000Z", 0.657401, "2020-11-03T00:00:00.000Z"),
+  SEI: p(0.2, 1.1, 0.7, 6_500_000_000, 10_000_000_000, 10_000_000_000, 150e6, 88, 1.14, "2024-03-16T00:00:00.000Z", 0.0953, "2023-10-19T00:00:00.000Z"),
+};
+
 /** Generic parameters for a catalogue asset added later without its own entry (keeps the simulator working). */
 const FALLBACK_PARAMS: SimAssetParams = p(1, 1.0, 0.7, 1_000_000_000, 1_000_000_000, null, 50e6, 500, 5, "2021-11-10T00:00:00.000Z", 0.01, "2020-03-13T00:00:00.000Z");
 
@@ -105,7 +117,10 @@ export interface AthAtl {
   atlDate: number;
 }
 
-/** The simulated market. Symbols are catalogue symbols or CoinGecko ids, case-insensitive; unknown ones throw RangeError. */
+/**
+ * The simulated market. Symbols are catalogue symbols or CoinGecko ids, case-insensitive, or the perp-only extras of
+ * {@link SIM_EXTRA_ASSET_PARAMS} (by symbol); unknown ones throw RangeError.
+ */
 export interface MarketModel {
   /** Seed the model was built with. */
   readonly seed: number;
@@ -163,27 +178,30 @@ const LEVEL_SD: readonly number[] = Array.from({ length: BLOCK_LEVELS + 1 }, (_,
   Math.sqrt(2 ** k / MINUTES_PER_YEAR / 4),
 );
 
-function mix32(x: number): number {
+/** 32-bit integer mixer (murmur3-style finaliser). Exported for the perp layer of the simulator. */
+export function mix32(x: number): number {
   x = Math.imul(x ^ (x >>> 16), 0x7feb352d);
   x = Math.imul(x ^ (x >>> 15), 0x846ca68b);
   return (x ^ (x >>> 16)) >>> 0;
 }
 
-function hash4(a: number, b: number, c: number, d: number): number {
+/** Hash of four 32-bit keys. */
+export function hash4(a: number, b: number, c: number, d: number): number {
   let h = mix32(a ^ 0x9e3779b9);
   h = mix32(h ^ b);
   h = mix32(h ^ c);
   return mix32(h ^ d);
 }
 
-function fnv1a(s: string): number {
+/** 32-bit hash of a string (FNV-1a, then mixed). */
+export function fnv1a(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
   return mix32(h);
 }
 
 /** Standard normal from a 32-bit hash (Box-Muller on two derived uniforms). */
-function normalFromHash(h: number): number {
+export function normalFromHash(h: number): number {
   const u1 = (h + 1) / 4294967297;
   const u2 = mix32(h ^ 0x5bd1e995) / 4294967296;
   return Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
@@ -223,10 +241,23 @@ export function createMarketModel(opts: MarketModelOptions): MarketModel {
     });
   }
   const symbolList = [...states.keys()];
+  // Perp-only extras: priced like any asset, but not part of `symbols()` (the catalogue).
+  for (const [sym, params] of Object.entries(SIM_EXTRA_ASSET_PARAMS)) {
+    if (states.has(sym)) continue;
+    const rho = Math.min(1, Math.max(0, params.marketCorr));
+    states.set(sym, {
+      symbol: sym,
+      params,
+      stream: fnv1a(`asset:${sym}`),
+      wMarket: params.annualVol * rho,
+      wIdio: params.annualVol * Math.sqrt(1 - rho * rho),
+      logAnchor: Math.log(params.anchorUsd),
+    });
+  }
 
   function state(symbol: string): AssetState {
     const a = assetByIdOrSymbol(symbol);
-    const s = a && states.get(a.symbol);
+    const s = states.get(a ? a.symbol : symbol.trim().toUpperCase());
     if (!s) throw new RangeError(`unknown simulator symbol: ${JSON.stringify(symbol)}`);
     return s;
   }

@@ -3,8 +3,10 @@
  * base path under one local origin, each behind its own fault middleware.
  *
  * Production adapters run unchanged against it by base-URL configuration, e.g. CoinGecko's
- * `https://api.coingecko.com/api/v3` becomes `urls.coingecko` (`http://127.0.0.1:<port>/coingecko/api/v3`).
- * Every response carries `X-Simulated: true`; unknown paths answer 404 JSON.
+ * `https://api.coingecko.com/api/v3` becomes `urls.coingecko` (`http://127.0.0.1:<port>/coingecko/api/v3`) and
+ * `https://fapi.binance.com` becomes `urls.binance` (`http://127.0.0.1:<port>/binance`); see `venues/index.ts`.
+ * Every response carries `X-Simulated: true` (replayed recordings too); unknown paths answer 404 JSON.
+ * `replay` switches selected endpoints to real recorded payloads (see `replay.ts`).
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -12,6 +14,8 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import { systemClock, type Clock } from "./clock.js";
 import { FaultController, faultMiddleware } from "./faults.js";
 import { createMarketModel, type MarketModel } from "./market.js";
+import { perpModelFor, type PerpModel } from "./perp-model.js";
+import { resolveReplay, type ReplayOption } from "./replay.js";
 import { SIM_VENUES, type SimVenueName } from "./venues/index.js";
 
 /** Default market seed. */
@@ -26,6 +30,8 @@ export interface SimulatorAppOptions {
   clock?: Clock;
   market?: MarketModel;
   faults?: FaultController;
+  /** Serve real recordings on the endpoints listed in `replay.ts` (`true` = all venues, default directory). */
+  replay?: ReplayOption;
 }
 
 /** Base URL of each venue on a running simulator (no trailing slash). */
@@ -37,6 +43,8 @@ export interface StartSimulatorOptions {
   host?: string;
   seed?: number;
   clock?: Clock;
+  /** See {@link SimulatorAppOptions.replay}. Throws at start when a needed recording is missing. */
+  replay?: ReplayOption;
 }
 
 /** A listening simulator. `close()` drops open connections (including held "timeout" requests) and stops listening. */
@@ -46,6 +54,8 @@ export interface RunningSimulator {
   urls: SimulatorUrls;
   faults: FaultController;
   market: MarketModel;
+  /** The perp layer the derivatives venues serve from (same seed and clock as `market`). */
+  perp: PerpModel;
   close(): Promise<void>;
 }
 
@@ -54,6 +64,7 @@ export function createSimulatorApp(opts: SimulatorAppOptions = {}): Express {
   const clock = opts.market?.clock ?? opts.clock ?? systemClock;
   const market = opts.market ?? createMarketModel({ seed: opts.seed ?? DEFAULT_SIM_SEED, clock });
   const faults = opts.faults ?? new FaultController();
+  const replay = resolveReplay(opts.replay);
 
   const app = express();
   app.disable("x-powered-by");
@@ -63,7 +74,7 @@ export function createSimulatorApp(opts: SimulatorAppOptions = {}): Express {
     next();
   });
   for (const venue of SIM_VENUES) {
-    app.use(venue.mountPath, faultMiddleware(faults, venue.name, venue.faultResponses), venue.createRouter({ market, clock }));
+    app.use(venue.mountPath, faultMiddleware(faults, venue.name, venue.faultResponses), venue.createRouter({ market, clock, replay }));
   }
   app.use((req: Request, res: Response) => {
     res.status(404).json({ error: "not found", path: req.path, simulated: true });
@@ -85,7 +96,7 @@ export async function startSimulator(opts: StartSimulatorOptions = {}): Promise<
   const clock = opts.clock ?? systemClock;
   const market = createMarketModel({ seed: opts.seed ?? DEFAULT_SIM_SEED, clock });
   const faults = new FaultController();
-  const app = createSimulatorApp({ market, faults });
+  const app = createSimulatorApp({ market, faults, replay: opts.replay });
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(opts.port ?? 0, host, (err?: Error) => (err ? reject(err) : resolve(s)));
@@ -102,6 +113,7 @@ export async function startSimulator(opts: StartSimulatorOptions = {}): Promise<
     urls,
     faults,
     market,
+    perp: perpModelFor(market),
     close() {
       closing ??= new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));

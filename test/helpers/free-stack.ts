@@ -1,5 +1,6 @@
 import { loadConfig } from "../../src/config.js";
 import { createService, type Service } from "../../src/service.js";
+import { simEnv } from "../../src/sandbox/sim-env.js";
 import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 
 /** The service in sim mode with payments off (no PAY_TO), on loopback, plus its simulator. */
@@ -13,7 +14,7 @@ export interface FreeStack {
 /** Starts a simulator and a payment-free service pointed at it. */
 export async function startFreeStack(env: Record<string, string> = {}): Promise<FreeStack> {
   const sim = await startSimulator({ seed: 11 });
-  const config = loadConfig({ HOST: "127.0.0.1", PORT: "0", DATA_MODE: "sim", COINGECKO_BASE_URL: sim.urls.coingecko, COINGECKO_PLAN: "pro", ...env });
+  const config = loadConfig({ HOST: "127.0.0.1", PORT: "0", ...simEnv(sim), ...env });
   const service = await createService({ config });
   const l = await service.listen();
   return {

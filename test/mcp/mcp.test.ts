@@ -8,6 +8,7 @@ import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
+import { simEnv } from "../../src/sandbox/sim-env.js";
 import { TOOLS } from "../../tools/index.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 import { connectInMemory } from "../helpers/mcp.js";
@@ -70,7 +71,7 @@ describe("MCP over stdio (npx marketgate mcp)", () => {
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: ["--import", "tsx", "bin/marketgate.ts", "mcp"],
-      env: { PATH: process.env.PATH ?? "", DATA_MODE: "sim", COINGECKO_BASE_URL: s.sim.urls.coingecko, COINGECKO_PLAN: "pro", LOG_LEVEL: "silent" },
+      env: { PATH: process.env.PATH ?? "", ...simEnv(s.sim), LOG_LEVEL: "silent" },
       stderr: "pipe",
     });
     client = new Client({ name: "test", version: "0" });

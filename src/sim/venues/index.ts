@@ -1,15 +1,30 @@
 /**
- * Registry of simulated venues. To add one (Binance, Bybit, OKX, ...), write `venues/<name>.ts`
- * exporting a {@link SimVenue} and append it to {@link SIM_VENUES}; the server mounts it, gives it
- * a fault middleware keyed by its name, and exposes its base URL as `urls.<name>`.
+ * Registry of simulated venues. To add one, write `venues/<name>.ts` exporting a {@link SimVenue} and append it to
+ * {@link SIM_VENUES}; the server mounts it, gives it a fault middleware keyed by its name, and exposes its base URL
+ * as `urls.<name>`.
+ *
+ * Mount paths stand in for the real hosts: `urls.binance` ↔ `https://fapi.binance.com`, `urls.binance_spot` ↔
+ * `https://api.binance.com`, `urls.bybit` ↔ `https://api.bybit.com`, `urls.okx` ↔ `https://www.okx.com`,
+ * `urls.hyperliquid` ↔ `https://api.hyperliquid.xyz`, `urls.coingecko` ↔ `https://api.coingecko.com/api/v3`.
  */
+import { binanceSpotVenue, binanceVenue } from "./binance.js";
+import { bybitVenue } from "./bybit.js";
 import { coingeckoVenue } from "./coingecko.js";
+import { hyperliquidVenue } from "./hyperliquid.js";
+import { okxVenue } from "./okx.js";
 import type { SimVenue } from "./types.js";
 
 /** Every venue the simulator serves, in mount order. */
-export const SIM_VENUES = [coingeckoVenue] as const satisfies readonly SimVenue[];
+export const SIM_VENUES = [
+  coingeckoVenue,
+  binanceVenue,
+  binanceSpotVenue,
+  bybitVenue,
+  okxVenue,
+  hyperliquidVenue,
+] as const satisfies readonly SimVenue[];
 
-/** Names of the simulated venues (`"coingecko"`, ...): keys of fault injection and of `urls`. */
+/** Names of the simulated venues (`"coingecko"`, `"binance"`, ...): keys of fault injection and of `urls`. */
 export type SimVenueName = (typeof SIM_VENUES)[number]["name"];
 
 export type { SimVenue, VenueContext } from "./types.js";

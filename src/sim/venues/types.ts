@@ -6,11 +6,16 @@ import type { Router } from "express";
 import type { Clock } from "../clock.js";
 import type { FaultResponses } from "../faults.js";
 import type { MarketModel } from "../market.js";
+import type { ReplaySettings } from "../replay.js";
 
-/** What a venue router gets: the shared market model and the clock that defines "now". */
+/**
+ * What a venue router gets: the shared market model, the clock that defines "now", and the replay settings
+ * (undefined = everything simulated; see `replay.ts` for which endpoints replay recordings).
+ */
 export interface VenueContext {
   readonly market: MarketModel;
   readonly clock: Clock;
+  readonly replay?: ReplaySettings;
 }
 
 /** One simulated venue. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { AppError } from "../../errors.js";
 import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument } from "../perp/types.js";
+import { Num, OptNum, parseShape, perCoin, scale } from "../wire.js";
 
 /*
  * Pure parsers for Binance USDⓈ-M futures (fapi) and spot payloads (sources.md §1, §2, §11).
@@ -11,54 +11,10 @@ import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpI
  */
 
 const VENUE = "binance";
+const parse = <T extends z.ZodType>(schema: T, raw: unknown, endpoint: string): z.output<T> => parseShape(VENUE, schema, raw, endpoint);
 
 /** Venue symbol → instrument, the context every per-symbol parser needs. */
 export type BinanceInstrumentIndex = ReadonlyMap<string, PerpInstrument>;
-
-/** A decimal sent as a string (or a number): becomes a finite number. */
-const Num = z.union([z.number(), z.string()]).transform((v, ctx) => {
-  const n = typeof v === "number" ? v : v.trim() === "" ? Number.NaN : Number(v);
-  if (!Number.isFinite(n)) {
-    ctx.addIssue({ code: "custom", message: `expected a decimal, got ${JSON.stringify(v)}` });
-    return z.NEVER;
-  }
-  return n;
-});
-/** An optional decimal: `""`, null or absent become null. */
-const OptNum = z
-  .union([z.number(), z.string(), z.null()])
-  .optional()
-  .transform((v, ctx) => {
-    if (v === undefined || v === null || v === "") return null;
-    const n = typeof v === "number" ? v : Number(v);
-    if (!Number.isFinite(n)) {
-      ctx.addIssue({ code: "custom", message: `expected a decimal, got ${JSON.stringify(v)}` });
-      return z.NEVER;
-    }
-    return n;
-  });
-
-function invalid(endpoint: string, err: z.ZodError): AppError {
-  return new AppError("UPSTREAM_ERROR", `${VENUE} ${endpoint} returned an unexpected shape`, {
-    details: err.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`),
-  });
-}
-
-function parse<T extends z.ZodType>(schema: T, raw: unknown, endpoint: string): z.output<T> {
-  const r = schema.safeParse(raw);
-  if (!r.success) throw invalid(endpoint, r.error);
-  return r.data;
-}
-
-/** `a × b` without binary noise (15 significant digits), for multiplier and contract conversions. */
-export function scale(value: number, factor: number): number {
-  return factor === 1 ? value : Number((value * factor).toPrecision(15));
-}
-
-/** `value / divisor` without binary noise (15 significant digits). */
-export function perCoin(value: number, divisor: number): number {
-  return divisor === 1 ? value : Number((value / divisor).toPrecision(15));
-}
 
 /**
  * Splits a Binance/Bybit base asset into the canonical base and its size multiplier:

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { AppError } from "../../errors.js";
 import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument } from "../perp/types.js";
-import { perCoin, scale, splitMultiplier } from "../binance/parse.js";
+import { splitMultiplier } from "../binance/parse.js";
+import { invalidShape, Num, OptNum, perCoin, scale } from "../wire.js";
 
 /*
  * Pure parsers for Bybit v5 `category=linear` payloads (sources.md §3, §11). Envelope
@@ -11,38 +12,10 @@ import { perCoin, scale, splitMultiplier } from "../binance/parse.js";
  */
 
 const VENUE = "bybit";
+const invalid = (endpoint: string, err: z.ZodError) => invalidShape(VENUE, endpoint, err);
 
 /** Venue symbol → instrument, the context every per-symbol parser needs. */
 export type BybitInstrumentIndex = ReadonlyMap<string, PerpInstrument>;
-
-/** A decimal or ms timestamp sent as a string (or a number): becomes a finite number. */
-const Num = z.union([z.number(), z.string()]).transform((v, ctx) => {
-  const n = typeof v === "number" ? v : v.trim() === "" ? Number.NaN : Number(v);
-  if (!Number.isFinite(n)) {
-    ctx.addIssue({ code: "custom", message: `expected a decimal, got ${JSON.stringify(v)}` });
-    return z.NEVER;
-  }
-  return n;
-});
-/** An optional decimal: `""`, null or absent become null. */
-const OptNum = z
-  .union([z.number(), z.string(), z.null()])
-  .optional()
-  .transform((v, ctx) => {
-    if (v === undefined || v === null || v === "") return null;
-    const n = typeof v === "number" ? v : Number(v);
-    if (!Number.isFinite(n)) {
-      ctx.addIssue({ code: "custom", message: `expected a decimal, got ${JSON.stringify(v)}` });
-      return z.NEVER;
-    }
-    return n;
-  });
-
-function invalid(endpoint: string, err: z.ZodError): AppError {
-  return new AppError("UPSTREAM_ERROR", `${VENUE} ${endpoint} returned an unexpected shape`, {
-    details: err.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`),
-  });
-}
 
 const Envelope = z.object({ retCode: z.number(), retMsg: z.string(), result: z.unknown(), time: z.number().optional() });
 
@@ -137,11 +110,13 @@ export const BYBIT_DEFAULT_INTERVAL_HOURS = 8;
  * instruments (others and rows without a funding rate are skipped). The interval is the ticker's
  * `fundingIntervalHour` when sent, else the instrument's `fundingInterval`, else 8 h. Mark/index are
  * divided by the multiplier; Bybit reports no premium or interest component (null). `time` is the
- * envelope's `time` (or `now` when absent).
- * @throws AppError UPSTREAM_ERROR on a non-zero retCode or an unexpected shape.
+ * envelope's `time` (or `opts.now` when absent).
+ * @throws AppError NOT_FOUND on retCode 10001 when `opts.symbol` names the requested symbol;
+ *   UPSTREAM_ERROR on another non-zero retCode or an unexpected shape.
  */
-export function parseTickers(raw: unknown, instruments: BybitInstrumentIndex, now = Date.now()): FundingSnapshot[] {
-  const { result, time } = unwrap(raw, "/v5/market/tickers", TickersResult);
+export function parseTickers(raw: unknown, instruments: BybitInstrumentIndex, opts: { now?: number; symbol?: string } = {}): FundingSnapshot[] {
+  const { result, time } = unwrap(raw, "/v5/market/tickers", TickersResult, opts.symbol);
+  const now = opts.now ?? Date.now();
   const out: FundingSnapshot[] = [];
   for (const t of result.list) {
     const inst = instruments.get(t.symbol);

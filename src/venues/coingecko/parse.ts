@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AppError } from "../../errors.js";
+import { invalidShape } from "../wire.js";
 
 /*
  * Pure parsers for CoinGecko v3 payloads (docs.coingecko.com). Numbers arrive as JSON numbers;
@@ -30,11 +30,7 @@ export interface SimplePrice {
   lastUpdatedMs: number | null;
 }
 
-function invalid(endpoint: string, err: z.ZodError): AppError {
-  return new AppError("UPSTREAM_ERROR", `coingecko ${endpoint} returned an unexpected shape`, {
-    details: err.issues.slice(0, 3).map((i) => `${i.path.join(".")}: ${i.message}`),
-  });
-}
+const invalid = (endpoint: string, err: z.ZodError) => invalidShape("coingecko", endpoint, err);
 
 /**
  * Parses `GET /simple/price` (sources.md §8). Coins CoinGecko does not know are absent from the body

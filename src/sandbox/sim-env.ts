@@ -1,0 +1,15 @@
+import type { RunningSimulator } from "../sim/server.js";
+
+/** Environment that points every venue adapter at a running simulator (sim data mode). */
+export function simEnv(sim: RunningSimulator): Record<string, string> {
+  return {
+    DATA_MODE: "sim",
+    COINGECKO_BASE_URL: sim.urls.coingecko,
+    COINGECKO_PLAN: "pro",
+    BINANCE_FAPI_BASE_URL: sim.urls.binance,
+    BINANCE_SPOT_BASE_URL: sim.urls.binance_spot,
+    BYBIT_BASE_URL: sim.urls.bybit,
+    OKX_BASE_URL: sim.urls.okx,
+    HYPERLIQUID_BASE_URL: sim.urls.hyperliquid,
+  };
+}

@@ -1,0 +1,350 @@
+/**
+ * Simulated Binance USDⓈ-M futures (`fapi.binance.com`, mounted at `/binance`) and Binance spot
+ * (`api.binance.com`, mounted at `/binance-spot`), wire shapes of sources.md §1–2.
+ *
+ * fapi: `GET /fapi/v1/exchangeInfo`, `/fapi/v1/fundingInfo`, `/fapi/v1/premiumIndex`, `/fapi/v1/fundingRate`,
+ * `/fapi/v1/openInterest`, `/futures/data/topLongShortPositionRatio`. Spot: `GET /api/v3/ticker/price`.
+ * Decimals are strings, times are numbers (ms). Unknown symbols → HTTP 400 `{"code":-1121,"msg":"Invalid symbol."}`.
+ * `1000PEPEUSDT` / `1000SHIBUSDT` quote prices per 1000 coins and sizes in units of 1000 coins. Besides the
+ * USDT perpetuals, exchangeInfo and premiumIndex list BTC/ETH quarterlies (`BTCUSDT_YYMMDD`) like the real venue.
+ * All values are simulated (see `perp-model.ts`), except replayed endpoints (see `replay.ts`).
+ */
+import { Router, type Request, type Response } from "express";
+import type { FaultResponses } from "../faults.js";
+import { perpModelFor, SIM_PERP_BASES, type PerpInstrumentSpec, type PerpModel } from "../perp-model.js";
+import { venueRecordings } from "../replay.js";
+import type { SimVenue, VenueContext } from "./types.js";
+import { DAY, HOUR, MINUTE, fixed, intParam, msParam, qp, roundTo, tickOf } from "./wire.js";
+
+const PERPETUAL_DELIVERY_DATE = 4133404800000;
+
+function binanceError(res: Response, status: number, code: number, msg: string): void {
+  res.status(status).json({ code, msg });
+}
+
+const invalidSymbol = (res: Response): void => binanceError(res, 400, -1121, "Invalid symbol.");
+const mandatory = (res: Response, name: string): void =>
+  binanceError(res, 400, -1102, `Mandatory parameter '${name}' was not sent, was empty/null, or malformed.`);
+const invalidParam = (res: Response, name: string): void =>
+  binanceError(res, 400, -1130, `Data sent for parameter '${name}' is not valid.`);
+
+/** Binance-shaped bodies for injected 429s and 5xx. */
+export function binanceFaultResponses(weightLimit: number): FaultResponses {
+  return {
+    rateLimitBody: () => ({
+      code: -1003,
+      msg: `Too many requests; current limit of IP(127.0.0.1) is ${weightLimit} requests per minute. Please use the websocket for live updates to avoid polling the API.`,
+    }),
+    serverErrorBody: () => ({ code: -1001, msg: "Internal error; unable to process your request. Please try again." }),
+  };
+}
+
+/** Periods of the `/futures/data/*` statistics. */
+const RATIO_PERIODS: Readonly<Record<string, number>> = {
+  "5m": 5 * MINUTE, "15m": 15 * MINUTE, "30m": 30 * MINUTE, "1h": HOUR, "2h": 2 * HOUR, "4h": 4 * HOUR,
+  "6h": 6 * HOUR, "12h": 12 * HOUR, "1d": DAY,
+};
+
+/** Venue price (per venue unit) rounded to the tick. */
+const unitPrice = (inst: PerpInstrumentSpec, perCoin: number): number => roundTo(perCoin * inst.multiplier, inst.priceDecimals);
+
+function symbolInfo(inst: PerpInstrumentSpec, perp: PerpModel): Record<string, unknown> {
+  const anchor = perp.market.params(inst.base).anchorUsd * inst.multiplier;
+  const tick = tickOf(inst.priceDecimals);
+  const step = tickOf(inst.qtyDecimals);
+  const maxQty = fixed(Math.max(1, Math.round(5e6 / anchor)), inst.qtyDecimals);
+  const major = inst.base === "BTC" || inst.base === "ETH";
+  return {
+    symbol: inst.symbol,
+    pair: `${inst.venueBase}USDT`,
+    contractType: inst.kind === "perpetual" ? "PERPETUAL" : "CURRENT_QUARTER",
+    deliveryDate: inst.kind === "perpetual" ? PERPETUAL_DELIVERY_DATE : inst.deliveryTime,
+    onboardDate: inst.listTime,
+    status: "TRADING",
+    maintMarginPercent: "2.5000",
+    requiredMarginPercent: "5.0000",
+    baseAsset: inst.venueBase,
+    quoteAsset: "USDT",
+    marginAsset: "USDT",
+    pricePrecision: inst.priceDecimals,
+    quantityPrecision: inst.qtyDecimals,
+    baseAssetPrecision: 8,
+    quotePrecision: 8,
+    underlyingType: "COIN",
+    underlyingSubType: inst.multiplier > 1 || inst.base === "WIF" ? ["Meme"] : major ? ["PoW"] : ["Layer-1"],
+    settlePlan: 0,
+    triggerProtect: "0.0500",
+    liquidationFee: major ? "0.012500" : "0.015000",
+    marketTakeBound: major ? "0.05" : "0.10",
+    maxMoveOrderLimit: 10000,
+    filters: [
+      { minPrice: tick, maxPrice: fixed(anchor * 20, inst.priceDecimals), filterType: "PRICE_FILTER", tickSize: tick },
+      { stepSize: step, filterType: "LOT_SIZE", maxQty, minQty: step },
+      { stepSize: step, filterType: "MARKET_LOT_SIZE", maxQty, minQty: step },
+      { limit: 200, filterType: "MAX_NUM_ORDERS" },
+      { limit: 10, filterType: "MAX_NUM_ALGO_ORDERS" },
+      { notional: major ? "100" : "5", filterType: "MIN_NOTIONAL" },
+      { multiplierDown: "0.9500", multiplierUp: "1.0500", multiplierDecimal: "4", filterType: "PERCENT_PRICE" },
+    ],
+    orderTypes: ["LIMIT", "MARKET", "STOP", "STOP_MARKET", "TAKE_PROFIT", "TAKE_PROFIT_MARKET", "TRAILING_STOP_MARKET"],
+    timeInForce: ["GTC", "IOC", "FOK", "GTX", "GTD"],
+    permissionSet: ["GRID", "COPY"],
+  };
+}
+
+function premiumIndexRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number): Record<string, unknown> {
+  const m = inst.multiplier;
+  const perpetual = inst.kind === "perpetual";
+  const start = perpetual ? perp.intervalStart(inst, now) : now - HOUR;
+  let settleSum = 0;
+  for (let i = 0; i < 8; i++) settleSum += perp.indexPrice(inst, start + ((now - start) * (i + 0.5)) / 8);
+  return {
+    symbol: inst.symbol,
+    markPrice: fixed(unitPrice(inst, perp.markPrice(inst, now)), 8),
+    indexPrice: fixed(perp.indexPrice(inst, now) * m, 8),
+    estimatedSettlePrice: fixed((settleSum / 8) * m, 8),
+    lastFundingRate: fixed(perpetual ? perp.currentFundingRate(inst, now) : 0, 8),
+    interestRate: fixed(perp.interestRate(inst), 8),
+    nextFundingTime: perpetual ? perp.nextFundingTime(inst, now) : 0,
+    time: now,
+  };
+}
+
+interface BinanceReplay {
+  premiumIndex?: unknown;
+  exchangeInfo?: unknown;
+}
+
+/** Builds the Binance USDⓈ-M futures router (paths `/fapi/v1/...`, `/futures/data/...`). */
+export function createBinanceFapiRouter(ctx: VenueContext): Router {
+  const { market, clock } = ctx;
+  const perp = perpModelFor(market);
+  const replay: BinanceReplay | undefined = venueRecordings(ctx.replay, "binance");
+  const router = Router();
+
+  const lookup = (symbol: string, now: number) => perp.instrument("binance", symbol, now);
+
+  router.get("/fapi/v1/ping", (_req, res) => {
+    res.json({});
+  });
+
+  router.get("/fapi/v1/time", (_req, res) => {
+    res.json({ serverTime: clock.now() });
+  });
+
+  router.get("/fapi/v1/exchangeInfo", (_req, res) => {
+    if (replay?.exchangeInfo !== undefined) return void res.json(replay.exchangeInfo);
+    const now = clock.now();
+    res.json({
+      timezone: "UTC",
+      serverTime: now,
+      futuresType: "U_MARGINED",
+      rateLimits: [
+        { rateLimitType: "REQUEST_WEIGHT", interval: "MINUTE", intervalNum: 1, limit: 2400 },
+        { rateLimitType: "ORDERS", interval: "MINUTE", intervalNum: 1, limit: 1200 },
+        { rateLimitType: "ORDERS", interval: "SECOND", intervalNum: 10, limit: 300 },
+      ],
+      exchangeFilters: [],
+      assets: [
+        { asset: "USDT", marginAvailable: true, autoAssetExchange: "-10000" },
+        { asset: "BTC", marginAvailable: true, autoAssetExchange: "-0.10000000" },
+        { asset: "USDC", marginAvailable: true, autoAssetExchange: "-10000" },
+      ],
+      symbols: perp.instruments("binance", now).map((i) => symbolInfo(i, perp)),
+    });
+  });
+
+  router.get("/fapi/v1/fundingInfo", (_req, res) => {
+    const now = clock.now();
+    res.json(
+      perp.instruments("binance", now)
+        .filter((i) => i.fundingInfoListed)
+        .map((i) => ({
+          symbol: i.symbol,
+          adjustedFundingRateCap: fixed(i.fundingCap, 8),
+          adjustedFundingRateFloor: fixed(-i.fundingCap, 8),
+          fundingIntervalHours: i.fundingIntervalHours,
+          disclaimer: false,
+        })),
+    );
+  });
+
+  router.get("/fapi/v1/premiumIndex", (req, res) => {
+    const symbol = qp(req, "symbol");
+    if (replay?.premiumIndex !== undefined) {
+      const rows = replay.premiumIndex as Array<{ symbol: string }>;
+      if (symbol === undefined || symbol === "") return void res.json(rows);
+      const row = rows.find((r) => r.symbol === symbol);
+      return row ? void res.json(row) : invalidSymbol(res);
+    }
+    const now = clock.now();
+    if (symbol === undefined || symbol === "") {
+      return void res.json(perp.instruments("binance", now).map((i) => premiumIndexRow(i, perp, now)));
+    }
+    const inst = lookup(symbol, now);
+    if (!inst) return invalidSymbol(res);
+    res.json(premiumIndexRow(inst, perp, now));
+  });
+
+  router.get("/fapi/v1/fundingRate", (req, res) => {
+    const now = clock.now();
+    const limitRaw = intParam(qp(req, "limit"), 100, 1, Number.MAX_SAFE_INTEGER);
+    if (limitRaw === null) return invalidParam(res, "limit");
+    const limit = Math.min(limitRaw, 1000);
+    const startTime = msParam(qp(req, "startTime"));
+    const endTime = msParam(qp(req, "endTime"));
+    if (startTime === null) return invalidParam(res, "startTime");
+    if (endTime === null) return invalidParam(res, "endTime");
+    const symbol = qp(req, "symbol");
+    let insts: PerpInstrumentSpec[];
+    if (symbol === undefined || symbol === "") {
+      insts = perp.instruments("binance", now).filter((i) => i.kind === "perpetual");
+    } else {
+      const inst = lookup(symbol, now);
+      if (!inst) return invalidSymbol(res);
+      insts = [inst];
+    }
+    const to = Math.min(now, endTime ?? now);
+    const rows: Array<{ inst: PerpInstrumentSpec; s: number }> = [];
+    for (const inst of insts) {
+      const iv = inst.fundingIntervalHours * HOUR;
+      if (iv <= 0) continue;
+      // Bound the scan: with a startTime take the first `limit`; otherwise the last `limit` before `to`.
+      const from = startTime ?? to - limit * iv;
+      const times = perp.settlementTimes(inst, from, to);
+      const picked = startTime !== undefined ? times.slice(0, limit) : times.slice(-limit);
+      for (const s of picked) rows.push({ inst, s });
+    }
+    rows.sort((a, b) => a.s - b.s || (a.inst.symbol < b.inst.symbol ? -1 : 1));
+    const page = startTime !== undefined ? rows.slice(0, limit) : rows.slice(-limit);
+    res.json(
+      page.map(({ inst, s }) => ({
+        symbol: inst.symbol,
+        fundingTime: s + perp.settlementJitterMs(inst, s),
+        fundingRate: fixed(perp.settledFundingRate(inst, s), 8),
+        markPrice: fixed(perp.markPrice(inst, s) * inst.multiplier, 8),
+      })),
+    );
+  });
+
+  router.get("/fapi/v1/openInterest", (req, res) => {
+    const symbol = qp(req, "symbol");
+    if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
+    const now = clock.now();
+    const inst = lookup(symbol, now);
+    if (!inst) return invalidSymbol(res);
+    res.json({
+      openInterest: fixed(perp.openInterestCoins(inst, now) / inst.multiplier, inst.qtyDecimals),
+      symbol: inst.symbol,
+      time: now,
+    });
+  });
+
+  router.get("/futures/data/topLongShortPositionRatio", (req: Request, res: Response) => {
+    const symbol = qp(req, "symbol");
+    if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
+    const periodRaw = qp(req, "period");
+    if (periodRaw === undefined || periodRaw === "") return mandatory(res, "period");
+    const period = RATIO_PERIODS[periodRaw];
+    if (period === undefined) return invalidParam(res, "period");
+    const limitRaw = intParam(qp(req, "limit"), 30, 1, Number.MAX_SAFE_INTEGER);
+    if (limitRaw === null) return invalidParam(res, "limit");
+    const limit = Math.min(limitRaw, 500);
+    const startTime = msParam(qp(req, "startTime"));
+    const endTime = msParam(qp(req, "endTime"));
+    if (startTime === null) return invalidParam(res, "startTime");
+    if (endTime === null) return invalidParam(res, "endTime");
+    const now = clock.now();
+    const inst = lookup(symbol, now);
+    if (!inst) return invalidSymbol(res);
+    if (inst.kind !== "perpetual") return void res.json([]);
+    // Only the latest 30 days are served; rows start at period boundaries, oldest first.
+    const oldest = Math.ceil((now - 30 * DAY) / period) * period;
+    const latest = Math.floor(Math.min(now, endTime ?? now) / period) * period;
+    const first = startTime !== undefined ? Math.max(oldest, Math.ceil(startTime / period) * period) : Math.max(oldest, latest - (limit - 1) * period);
+    const rows: Array<Record<string, unknown>> = [];
+    for (let t = first; t <= latest && rows.length < limit; t += period) {
+      const r = perp.longShortRatio(inst, "top_position", t);
+      rows.push({
+        symbol: inst.symbol,
+        longShortRatio: fixed(r, 4),
+        longAccount: fixed(r / (1 + r), 4),
+        shortAccount: fixed(1 / (1 + r), 4),
+        timestamp: t,
+      });
+    }
+    res.json(rows);
+  });
+
+  return router;
+}
+
+/** Spot symbols: `<BASE>USDT` for every simulated base (no multipliers on spot: `PEPEUSDT`). */
+function spotSymbols(): Map<string, string> {
+  return new Map(SIM_PERP_BASES.map((b) => [`${b}USDT`, b]));
+}
+
+/** Builds the Binance spot router (`/api/v3/ticker/price`). */
+export function createBinanceSpotRouter(ctx: VenueContext): Router {
+  const { market, clock } = ctx;
+  const router = Router();
+  const symbols = spotSymbols();
+
+  const row = (symbol: string, base: string, now: number) => {
+    const p = market.priceAt(base, now);
+    const d = Math.min(8, Math.max(0, Math.ceil(6 - Math.log10(p))));
+    return { symbol, price: fixed(roundTo(p, d), 8) };
+  };
+
+  router.get("/api/v3/ping", (_req, res) => {
+    res.json({});
+  });
+
+  router.get("/api/v3/ticker/price", (req, res) => {
+    const now = clock.now();
+    const symbol = qp(req, "symbol");
+    const list = qp(req, "symbols");
+    if (symbol !== undefined && symbol !== "") {
+      const base = symbols.get(symbol);
+      if (!base) return invalidSymbol(res);
+      return void res.json(row(symbol, base, now));
+    }
+    if (list !== undefined && list !== "") {
+      let wanted: unknown;
+      try {
+        wanted = JSON.parse(list) as unknown;
+      } catch {
+        wanted = undefined;
+      }
+      if (!Array.isArray(wanted) || !wanted.every((s) => typeof s === "string")) {
+        return binanceError(res, 400, -1100, "Illegal characters found in parameter 'symbols'; legal range is '^\\[(\"[A-Z0-9-_.]{1,20}\"(,\"[A-Z0-9-_.]{1,20}\"){0,}){0,1}\\]$'.");
+      }
+      const out: Array<{ symbol: string; price: string }> = [];
+      for (const s of wanted as string[]) {
+        const base = symbols.get(s);
+        if (!base) return invalidSymbol(res);
+        out.push(row(s, base, now));
+      }
+      return void res.json(out);
+    }
+    res.json([...symbols].map(([s, b]) => row(s, b, now)));
+  });
+
+  return router;
+}
+
+/** Binance USDⓈ-M futures as the simulator mounts it (`urls.binance` replaces `https://fapi.binance.com`). */
+export const binanceVenue = {
+  name: "binance",
+  mountPath: "/binance",
+  createRouter: createBinanceFapiRouter,
+  faultResponses: binanceFaultResponses(2400),
+} as const satisfies SimVenue<"binance">;
+
+/** Binance spot as the simulator mounts it (`urls.binance_spot` replaces `https://api.binance.com`). */
+export const binanceSpotVenue = {
+  name: "binance_spot",
+  mountPath: "/binance-spot",
+  createRouter: createBinanceSpotRouter,
+  faultResponses: binanceFaultResponses(6000),
+} as const satisfies SimVenue<"binance_spot">;

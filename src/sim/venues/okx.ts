@@ -1,0 +1,345 @@
+/**
+ * Simulated OKX v5 public API (`www.okx.com`, mounted at `/okx`), wire shapes of sources.md §4.
+ *
+ * `GET /api/v5/public/time`, `/api/v5/public/instruments`, `/api/v5/public/funding-rate` (`instId=…|ANY`),
+ * `/api/v5/public/funding-rate-history`, `/api/v5/public/open-interest`, `/api/v5/public/mark-price`,
+ * `/api/v5/market/index-tickers`, `/api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader`.
+ * Envelope `{code:"0", msg:"", data:[…]}`; every value is a string. Unknown instruments answer HTTP 200 with
+ * `{code:"51001", msg:"Instrument ID does not exist", data:[]}`. Sizes are in contracts: `oi` × `ctVal` = `oiCcy`
+ * (coins) for the USDT swaps; the coin-margined `BTC-USD-SWAP` / `ETH-USD-SWAP` (ctVal in USD) are listed too, as
+ * on the real venue. `fundingTime` is the next settlement and `nextFundingTime` the one after, so their difference is
+ * the interval. All values are simulated (`perp-model.ts`), except replayed instruments (`replay.ts`).
+ */
+import { Router, type Response } from "express";
+import type { FaultResponses } from "../faults.js";
+import { perpModelFor, type PerpInstrumentSpec, type PerpModel } from "../perp-model.js";
+import { venueRecordings } from "../replay.js";
+import type { SimVenue, VenueContext } from "./types.js";
+import { DAY, HOUR, MINUTE, fixed, intParam, msParam, qp, roundTo, tickOf, trimmed } from "./wire.js";
+
+const INST_TYPES = new Set(["SPOT", "MARGIN", "SWAP", "FUTURES", "OPTION"]);
+const RUBIK_PERIODS: Readonly<Record<string, number>> = {
+  "5m": 5 * MINUTE, "15m": 15 * MINUTE, "30m": 30 * MINUTE, "1H": HOUR, "2H": 2 * HOUR, "4H": 4 * HOUR,
+  "6H": 6 * HOUR, "12H": 12 * HOUR, "1D": DAY,
+};
+
+/** OKX-shaped bodies for injected 429s and 5xx. */
+export const okxFaultResponses: FaultResponses = {
+  rateLimitBody: () => ({ msg: "Too Many Requests", code: "50011" }),
+  serverErrorBody: () => ({ code: "50001", msg: "Service temporarily unavailable. Please try again later.", data: [] }),
+};
+
+const rateStr = (x: number): string => fixed(x, 16);
+const uly = (inst: PerpInstrumentSpec): string => `${inst.base}-${inst.quote}`;
+
+function instrumentRow(inst: PerpInstrumentSpec, idx: number): Record<string, unknown> {
+  const lot = tickOf(inst.qtyDecimals);
+  const major = inst.base === "BTC" || inst.base === "ETH";
+  return {
+    alias: "",
+    auctionEndTime: "",
+    baseCcy: "",
+    category: "1",
+    contTdSwTime: "",
+    ctMult: "1",
+    ctType: inst.inverse ? "inverse" : "linear",
+    ctVal: inst.ctValStr,
+    ctValCcy: inst.inverse ? "USD" : inst.base,
+    expTime: "",
+    futureSettlement: false,
+    instFamily: uly(inst),
+    instId: inst.symbol,
+    instIdCode: 10400 + idx,
+    instType: "SWAP",
+    lever: major ? "100" : "50",
+    listTime: String(inst.listTime),
+    lotSz: lot,
+    maxIcebergSz: "100000000.0000000000000000",
+    maxLmtAmt: "20000000",
+    maxLmtSz: "100000000",
+    maxMktAmt: "",
+    maxMktSz: major ? "12000" : "50000",
+    maxPlatOILmt: "",
+    maxStopSz: major ? "12000" : "50000",
+    maxTriggerSz: "100000000.0000000000000000",
+    maxTwapSz: "100000000.0000000000000000",
+    minSz: lot,
+    openType: "",
+    optType: "",
+    posLmtAmt: "",
+    posLmtPct: "",
+    preMktSwTime: "",
+    quoteCcy: "",
+    ruleType: "normal",
+    settleCcy: inst.inverse ? inst.base : inst.quote,
+    state: "live",
+    stk: "",
+    tickSz: tickOf(inst.priceDecimals),
+    tradeQuoteCcyList: [],
+    uly: uly(inst),
+  };
+}
+
+/** Open interest row: contracts, coins (`oi` × ctVal for linear swaps) and USD. */
+function openInterestRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number): Record<string, string> {
+  const mark = roundTo(perp.markPrice(inst, now), inst.priceDecimals);
+  const coins = perp.openInterestCoins(inst, now);
+  let oi: number;
+  let oiCcy: string;
+  let oiUsd: number;
+  if (inst.inverse) {
+    oi = roundTo((coins * mark) / inst.ctVal, inst.qtyDecimals);
+    oiUsd = oi * inst.ctVal;
+    oiCcy = trimmed(oiUsd / mark, 8);
+  } else {
+    oi = roundTo(coins / inst.ctVal, inst.qtyDecimals);
+    const ccyDecimals = Math.max(0, inst.qtyDecimals - Math.round(Math.log10(inst.ctVal)));
+    const ccy = roundTo(oi * inst.ctVal, ccyDecimals);
+    oiCcy = trimmed(ccy, ccyDecimals);
+    oiUsd = ccy * mark;
+  }
+  return {
+    instType: "SWAP",
+    instId: inst.symbol,
+    oi: trimmed(oi, inst.qtyDecimals),
+    oiCcy,
+    oiUsd: trimmed(oiUsd, 4),
+    ts: String(now),
+  };
+}
+
+function fundingRateRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number): Record<string, string> {
+  const next = perp.nextFundingTime(inst, now);
+  const iv = inst.fundingIntervalHours * HOUR;
+  const lastSettle = perp.intervalStart(inst, now);
+  return {
+    formulaType: "withRate",
+    fundingRate: rateStr(perp.currentFundingRate(inst, now)),
+    fundingTime: String(next),
+    impactValue: "",
+    instId: inst.symbol,
+    instType: "SWAP",
+    interestRate: trimmed(perp.interestRate(inst), 16),
+    maxFundingRate: trimmed(inst.fundingCap, 8),
+    method: "current_period",
+    minFundingRate: trimmed(-inst.fundingCap, 8),
+    nextFundingRate: "",
+    nextFundingTime: String(next + iv),
+    premium: rateStr(perp.premium(inst, now)),
+    settFundingRate: rateStr(perp.settledFundingRate(inst, lastSettle)),
+    settState: "settled",
+    ts: String(now),
+  };
+}
+
+/** Builds the OKX v5 router (paths `/api/v5/...`). */
+export function createOkxRouter(ctx: VenueContext): Router {
+  const { market, clock } = ctx;
+  const perp = perpModelFor(market);
+  const replay = venueRecordings(ctx.replay, "okx");
+  const router = Router();
+
+  const ok = (res: Response, data: unknown[]): void => {
+    res.json({ code: "0", msg: "", data });
+  };
+  const fail = (res: Response, code: string, msg: string): void => {
+    res.json({ code, msg, data: [] });
+  };
+  const noInstrument = (res: Response): void => fail(res, "51001", "Instrument ID does not exist");
+  const empty = (res: Response, name: string): void => fail(res, "50014", `Parameter ${name} can not be empty`);
+
+  const swaps = () => perp.instruments("okx", clock.now());
+  const lookup = (instId: string) => perp.instrument("okx", instId, clock.now());
+
+  /** Validates `instType` (required); returns "SWAP", "other" (valid, nothing simulated) or null after an error. */
+  const instType = (res: Response, raw: string | undefined): "SWAP" | "other" | null => {
+    if (raw === undefined || raw === "") {
+      empty(res, "instType");
+      return null;
+    }
+    if (!INST_TYPES.has(raw)) {
+      fail(res, "51000", "Parameter instType error");
+      return null;
+    }
+    return raw === "SWAP" ? "SWAP" : "other";
+  };
+
+  /** Instruments selected by instId / instFamily / uly among the swaps; null after answering 51001. */
+  const select = (res: Response, instId: string | undefined, family: string | undefined): PerpInstrumentSpec[] | null => {
+    if (instId !== undefined && instId !== "") {
+      const inst = lookup(instId);
+      if (!inst) {
+        noInstrument(res);
+        return null;
+      }
+      return [inst];
+    }
+    if (family !== undefined && family !== "") return swaps().filter((i) => uly(i) === family);
+    return [...swaps()];
+  };
+
+  router.get("/api/v5/public/time", (_req, res) => {
+    ok(res, [{ ts: String(clock.now()) }]);
+  });
+
+  router.get("/api/v5/public/instruments", (req, res) => {
+    const type = instType(res, qp(req, "instType"));
+    if (type === null) return;
+    if (type !== "SWAP") return ok(res, []);
+    const instId = qp(req, "instId");
+    const family = qp(req, "instFamily") ?? qp(req, "uly");
+    if (replay) {
+      const rows = (replay.instruments as { data: Array<Record<string, unknown>> }).data.filter(
+        (r) =>
+          (instId === undefined || instId === "" || r.instId === instId)
+          && (family === undefined || family === "" || r.uly === family || r.instFamily === family),
+      );
+      return ok(res, rows);
+    }
+    const sel = select(res, instId, family);
+    if (sel === null) return;
+    ok(res, sel.map((i) => instrumentRow(i, swaps().indexOf(i))));
+  });
+
+  router.get("/api/v5/public/funding-rate", (req, res) => {
+    const instId = qp(req, "instId");
+    if (instId === undefined || instId === "") return empty(res, "instId");
+    const now = clock.now();
+    const sel = instId === "ANY" ? [...swaps()] : select(res, instId, undefined);
+    if (sel === null) return;
+    ok(res, sel.map((i) => fundingRateRow(i, perp, now)));
+  });
+
+  router.get("/api/v5/public/funding-rate-history", (req, res) => {
+    const instId = qp(req, "instId");
+    if (instId === undefined || instId === "") return empty(res, "instId");
+    const limitRaw = intParam(qp(req, "limit"), 100, 1, Number.MAX_SAFE_INTEGER);
+    if (limitRaw === null) return fail(res, "51000", "Parameter limit error");
+    const limit = Math.min(limitRaw, 100); // larger limits are capped, not refused
+    const before = msParam(qp(req, "before"));
+    const after = msParam(qp(req, "after"));
+    if (before === null) return fail(res, "51000", "Parameter before error");
+    if (after === null) return fail(res, "51000", "Parameter after error");
+    const inst = lookup(instId);
+    if (!inst) return noInstrument(res);
+    const now = clock.now();
+    const iv = inst.fundingIntervalHours * HOUR;
+    // Newest first; `after` = strictly earlier than, `before` = strictly newer than; the last 3 months only.
+    const to = Math.min(now, after !== undefined ? after - 1 : now);
+    const from = Math.max(now - 92 * DAY, before !== undefined ? before + 1 : -Infinity, to - limit * iv);
+    const times = perp.settlementTimes(inst, from, to).reverse().slice(0, limit);
+    ok(
+      res,
+      times.map((s) => {
+        const rate = perp.settledFundingRate(inst, s);
+        return {
+          formulaType: "withRate",
+          fundingRate: rateStr(rate),
+          fundingTime: String(s),
+          instId: inst.symbol,
+          instType: "SWAP",
+          method: "next_period",
+          realizedRate: trimmed(rate, 8),
+        };
+      }),
+    );
+  });
+
+  router.get("/api/v5/public/open-interest", (req, res) => {
+    const type = instType(res, qp(req, "instType"));
+    if (type === null) return;
+    if (type !== "SWAP") return ok(res, []);
+    const sel = select(res, qp(req, "instId"), qp(req, "instFamily") ?? qp(req, "uly"));
+    if (sel === null) return;
+    const now = clock.now();
+    ok(res, sel.map((i) => openInterestRow(i, perp, now)));
+  });
+
+  router.get("/api/v5/public/mark-price", (req, res) => {
+    const type = instType(res, qp(req, "instType"));
+    if (type === null) return;
+    if (type !== "SWAP") return ok(res, []);
+    const sel = select(res, qp(req, "instId"), qp(req, "instFamily") ?? qp(req, "uly"));
+    if (sel === null) return;
+    const now = clock.now();
+    ok(
+      res,
+      sel.map((i) => ({
+        instType: "SWAP",
+        instId: i.symbol,
+        markPx: trimmed(roundTo(perp.markPrice(i, now), i.priceDecimals), i.priceDecimals),
+        ts: String(now),
+      })),
+    );
+  });
+
+  router.get("/api/v5/market/index-tickers", (req, res) => {
+    const instId = qp(req, "instId");
+    const quoteCcy = qp(req, "quoteCcy");
+    const linear = swaps().filter((i) => !i.inverse);
+    let sel: PerpInstrumentSpec[];
+    if (instId !== undefined && instId !== "") {
+      const inst = linear.find((i) => uly(i) === instId);
+      if (!inst) return noInstrument(res);
+      sel = [inst];
+    } else if (quoteCcy !== undefined && quoteCcy !== "") {
+      sel = quoteCcy === "USDT" ? linear : [];
+    } else return empty(res, "instId");
+    const now = clock.now();
+    ok(
+      res,
+      sel.map((i) => {
+        const d = i.priceDecimals;
+        const px = (x: number) => trimmed(roundTo(x, d), d);
+        const day = perp.dayStats(i, now, "index");
+        const idx = perp.indexPrice(i, now);
+        const sod0 = Math.floor(now / DAY) * DAY;
+        const sod8 = Math.floor((now + 8 * HOUR) / DAY) * DAY - 8 * HOUR;
+        return {
+          instId: uly(i),
+          idxPx: px(idx),
+          high24h: px(Math.max(day.high, idx)),
+          sodUtc0: px(perp.indexPrice(i, sod0)),
+          open24h: px(day.open),
+          low24h: px(Math.min(day.low, idx)),
+          sodUtc8: px(perp.indexPrice(i, sod8)),
+          ts: String(now),
+        };
+      }),
+    );
+  });
+
+  router.get("/api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader", (req, res) => {
+    const instId = qp(req, "instId");
+    if (instId === undefined || instId === "") return empty(res, "instId");
+    const periodRaw = qp(req, "period") ?? "5m";
+    const period = RUBIK_PERIODS[periodRaw];
+    if (period === undefined) return fail(res, "51000", "Parameter period error");
+    const limitRaw = intParam(qp(req, "limit"), 100, 1, Number.MAX_SAFE_INTEGER);
+    if (limitRaw === null) return fail(res, "51000", "Parameter limit error");
+    const limit = Math.min(limitRaw, 100);
+    const begin = msParam(qp(req, "begin"));
+    const end = msParam(qp(req, "end"));
+    if (begin === null || end === null) return fail(res, "51000", "Parameter begin/end error");
+    const inst = lookup(instId);
+    if (!inst) return noInstrument(res);
+    const now = clock.now();
+    const latest = Math.floor(Math.min(now, end ?? now) / period) * period;
+    const oldest = Math.max(inst.listTime, begin ?? -Infinity);
+    const rows: Array<[string, string]> = [];
+    for (let t = latest; t >= oldest && rows.length < limit; t -= period) {
+      rows.push([String(t), String(perp.longShortRatio(inst, "top_position", t))]);
+    }
+    ok(res, rows);
+  });
+
+  return router;
+}
+
+/** OKX as the simulator mounts it (`urls.okx` replaces `https://www.okx.com`). */
+export const okxVenue = {
+  name: "okx",
+  mountPath: "/okx",
+  createRouter: createOkxRouter,
+  faultResponses: okxFaultResponses,
+} as const satisfies SimVenue<"okx">;

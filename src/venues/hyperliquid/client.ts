@@ -1,0 +1,170 @@
+import { AppError } from "../../errors.js";
+import type { Metrics } from "../../core/metrics.js";
+import type { VenueHealth } from "../../core/venue-health.js";
+import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
+import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument, PerpVenueClient, PredictedFunding } from "../perp/types.js";
+import { parseFunding, parseFundingHistory, parseInstruments, parseOpenInterest, parsePredictedFundings } from "./parse.js";
+
+/** Venue key of Hyperliquid in status, metrics and errors. */
+export const HYPERLIQUID = "hyperliquid";
+
+/** Default request budget: most `/info` requests weigh 20 of the 1,200 weight/min per IP. */
+export const HYPERLIQUID_CALLS_PER_MIN = 50;
+
+/** `fundingHistory` returns at most this many rows per call. */
+const PAGE_ROWS = 500;
+/** Longest history served by {@link HyperliquidPerpClient.fundingHistory} (hourly points). */
+export const HYPERLIQUID_MAX_HISTORY = 1000;
+const HOUR_MS = 3_600_000;
+
+/** Options of {@link HyperliquidPerpClient}. */
+export interface HyperliquidClientOptions {
+  /** Per-attempt timeout in ms. */
+  timeoutMs: number;
+  metrics?: Metrics;
+  health?: VenueHealth;
+  /** Request budget per minute (default {@link HYPERLIQUID_CALLS_PER_MIN}). */
+  callsPerMin?: number;
+  /** How long the instrument list is cached (default 1 h). */
+  instrumentsTtlMs?: number;
+  retries?: number;
+  maxWaitMs?: number;
+}
+
+interface Catalog {
+  list: PerpInstrument[];
+  byBase: Map<string, PerpInstrument>;
+}
+
+/**
+ * Hyperliquid client, main-dex perpetuals (`POST /info`, sources.md §5). Requests:
+ * `metaAndAssetCtxs` (instruments, funding, open interest), `fundingHistory`, `predictedFundings`.
+ * Funding is hourly; `kPEPE`-style coins are converted to one coin. Hyperliquid publishes no
+ * long/short ratio ({@link longShort} resolves to null).
+ * Errors: see {@link VenueHttpClient}; an unlisted base → `NOT_FOUND`; other failures → `UPSTREAM_ERROR`.
+ */
+export class HyperliquidPerpClient implements PerpVenueClient {
+  readonly venue = HYPERLIQUID;
+  private readonly http: VenueHttpClient;
+  private readonly ttlMs: number;
+  private cached?: { expires: number; value: Promise<Catalog> };
+
+  constructor(baseUrl: string, opts: HyperliquidClientOptions) {
+    this.http = new VenueHttpClient({
+      venue: HYPERLIQUID,
+      baseUrl: baseUrl.replace(/\/+$/, ""),
+      callsPerMin: opts.callsPerMin ?? HYPERLIQUID_CALLS_PER_MIN,
+      timeoutMs: opts.timeoutMs,
+      metrics: opts.metrics,
+      health: opts.health,
+      retries: opts.retries,
+      maxWaitMs: opts.maxWaitMs,
+    });
+    this.ttlMs = opts.instrumentsTtlMs ?? 3_600_000;
+  }
+
+  /** Listed (not delisted) perpetuals, `fundingIntervalHours` 1 (cached; loads are shared). */
+  async instruments(): Promise<PerpInstrument[]> {
+    return (await this.catalog()).list;
+  }
+
+  /** The perpetual of canonical `base` (`PEPE` finds `kPEPE`), or undefined. */
+  async instrument(base: string): Promise<PerpInstrument | undefined> {
+    return (await this.catalog()).byBase.get(base.trim().toUpperCase());
+  }
+
+  /** Hourly funding of every perpetual: one `metaAndAssetCtxs` call. */
+  async fundingAll(): Promise<FundingSnapshot[]> {
+    return parseFunding(await this.metaAndAssetCtxs());
+  }
+
+  /** Hourly funding of one perpetual. @throws AppError NOT_FOUND when not listed. */
+  async funding(base: string): Promise<FundingSnapshot> {
+    const inst = await this.require(base);
+    const snap = parseFunding(await this.metaAndAssetCtxs()).find((s) => s.venueSymbol === inst.venueSymbol);
+    if (!snap) throw new AppError("NOT_FOUND", `hyperliquid sent no funding for ${inst.venueSymbol}`);
+    return snap;
+  }
+
+  /**
+   * Settled hourly funding, newest first, at most `limit` (capped at {@link HYPERLIQUID_MAX_HISTORY})
+   * points: `fundingHistory` from `now − (limit + 1) h`, paged forward 500 rows at a time.
+   */
+  async fundingHistory(base: string, limit: number): Promise<FundingPoint[]> {
+    const inst = await this.require(base);
+    if (!(limit >= 1)) return [];
+    const n = Math.min(HYPERLIQUID_MAX_HISTORY, Math.floor(limit));
+    let startTime = Date.now() - (n + 1) * HOUR_MS;
+    const points: FundingPoint[] = [];
+    for (let page = 0; page <= Math.ceil(n / PAGE_ROWS); page++) {
+      const raw = await this.http.postJson("/info", { type: "fundingHistory", coin: inst.venueSymbol, startTime }).catch(mapError);
+      const rows = parseFundingHistory(raw, inst);
+      points.push(...rows);
+      const newest = rows[0];
+      if (rows.length < PAGE_ROWS || !newest) break;
+      startTime = newest.time + 1;
+    }
+    const seen = new Set<number>();
+    return points
+      .filter((p) => !seen.has(p.time) && seen.add(p.time))
+      .sort((a, b) => b.time - a.time)
+      .slice(0, n);
+  }
+
+  /** Open interest in coins and USD (`openInterest` × `markPx`) from `metaAndAssetCtxs`. */
+  async openInterest(base: string): Promise<OpenInterest> {
+    const inst = await this.require(base);
+    const oi = parseOpenInterest(await this.metaAndAssetCtxs()).find((o) => o.base === inst.base);
+    if (!oi) throw new AppError("UPSTREAM_ERROR", `hyperliquid sent no open interest for ${inst.venueSymbol}`);
+    return oi;
+  }
+
+  /** Hyperliquid publishes no long/short ratio: always null. */
+  async longShort(_base: string): Promise<LongShortRatio | null> {
+    return null;
+  }
+
+  /**
+   * Predicted next funding on Hyperliquid, Binance and Bybit in one call (`predictedFundings`), each
+   * a fraction per that venue's own interval (`fundingIntervalHours` when the payload states it).
+   */
+  async predictedFundings(): Promise<PredictedFunding[]> {
+    const raw = await this.http.postJson("/info", { type: "predictedFundings" }).catch(mapError);
+    return parsePredictedFundings(raw);
+  }
+
+  private metaAndAssetCtxs(): Promise<unknown> {
+    return this.http.postJson("/info", { type: "metaAndAssetCtxs" }).catch(mapError);
+  }
+
+  private async require(base: string): Promise<PerpInstrument> {
+    const inst = (await this.catalog()).byBase.get(base.trim().toUpperCase());
+    if (!inst) throw new AppError("NOT_FOUND", `hyperliquid lists no perpetual for ${base}`);
+    return inst;
+  }
+
+  private catalog(): Promise<Catalog> {
+    const now = Date.now();
+    if (this.cached && this.cached.expires > now) return this.cached.value;
+    const value = this.metaAndAssetCtxs().then((raw) => {
+      const list = parseInstruments(raw);
+      const byBase = new Map<string, PerpInstrument>();
+      for (const i of list) {
+        const prev = byBase.get(i.base);
+        if (!prev || i.multiplier < prev.multiplier) byBase.set(i.base, i);
+      }
+      return { list, byBase };
+    });
+    this.cached = { expires: now + this.ttlMs, value };
+    value.catch(() => {
+      if (this.cached?.value === value) this.cached = undefined;
+    });
+    return value;
+  }
+}
+
+/** Maps a refused `/info` request (HTTP 4xx, e.g. 422 on a malformed body) to an {@link AppError}. */
+function mapError(err: unknown): never {
+  if (!(err instanceof VenueHttpError)) throw err;
+  throw new AppError("UPSTREAM_ERROR", `hyperliquid refused the request (HTTP ${err.status})`);
+}

@@ -1,0 +1,187 @@
+import { AppError } from "../../errors.js";
+import type { Metrics } from "../../core/metrics.js";
+import type { VenueHealth } from "../../core/venue-health.js";
+import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
+import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
+import {
+  OKX_NO_SUCH_INSTRUMENT,
+  okxIndexId,
+  parseFundingRate,
+  parseFundingRateHistory,
+  parseIndexTickers,
+  parseInstruments,
+  parseMarkPrices,
+  parseOkxError,
+  parseOpenInterestRaw,
+  parseTopTraderPositionRatio,
+} from "./parse.js";
+
+/** Venue key of OKX in status, metrics and errors. */
+export const OKX = "okx";
+
+/** Default request budget: OKX limits per endpoint (5–20 requests / 2 s per IP); rubik is the tightest. */
+export const OKX_CALLS_PER_MIN = 240;
+
+/** Options of {@link OkxPerpClient}. */
+export interface OkxClientOptions {
+  /** Per-attempt timeout in ms. */
+  timeoutMs: number;
+  metrics?: Metrics;
+  health?: VenueHealth;
+  /** Request budget per minute (default {@link OKX_CALLS_PER_MIN}). */
+  callsPerMin?: number;
+  /** How long the instrument list is cached (default 1 h). */
+  instrumentsTtlMs?: number;
+  retries?: number;
+  maxWaitMs?: number;
+}
+
+interface Catalog {
+  list: PerpInstrument[];
+  bySymbol: Map<string, PerpInstrument>;
+  byBase: Map<string, PerpInstrument>;
+}
+
+const RATIO_PERIOD = "5m";
+const empty = () => new Map<string, number>();
+
+/**
+ * OKX v5 client, USDT-margined SWAP only (public REST, sources.md §4).
+ * Endpoints: `/api/v5/public/instruments` (cached), `/public/funding-rate` (`instId=ANY` for all),
+ * `/public/mark-price`, `/market/index-tickers`, `/public/funding-rate-history`, `/public/open-interest`,
+ * `/rubik/stat/contracts/long-short-position-ratio-contract-top-trader`. Sizes are coins (contracts × ctVal).
+ * Mark and index prices in funding snapshots are best effort (null when those calls fail).
+ * Errors: see {@link VenueHttpClient}; an unlisted base or code 51001 → `NOT_FOUND`; other failures → `UPSTREAM_ERROR`.
+ */
+export class OkxPerpClient implements PerpVenueClient {
+  readonly venue = OKX;
+  private readonly http: VenueHttpClient;
+  private readonly ttlMs: number;
+  private cached?: { expires: number; value: Promise<Catalog> };
+
+  constructor(baseUrl: string, opts: OkxClientOptions) {
+    this.http = new VenueHttpClient({
+      venue: OKX,
+      baseUrl: baseUrl.replace(/\/+$/, ""),
+      callsPerMin: opts.callsPerMin ?? OKX_CALLS_PER_MIN,
+      timeoutMs: opts.timeoutMs,
+      metrics: opts.metrics,
+      health: opts.health,
+      retries: opts.retries,
+      maxWaitMs: opts.maxWaitMs,
+    });
+    this.ttlMs = opts.instrumentsTtlMs ?? 3_600_000;
+  }
+
+  /** Live USDT-margined swaps with `contractSize` = ctVal × ctMult (cached; loads are shared). */
+  async instruments(): Promise<PerpInstrument[]> {
+    return (await this.catalog()).list;
+  }
+
+  /** The swap of canonical `base` (`BTC` → `BTC-USDT-SWAP`), or undefined. */
+  async instrument(base: string): Promise<PerpInstrument | undefined> {
+    return (await this.catalog()).byBase.get(base.trim().toUpperCase());
+  }
+
+  /** Funding of every listed swap: `funding-rate?instId=ANY`, plus all SWAP mark prices and USDT indexes. */
+  async fundingAll(): Promise<FundingSnapshot[]> {
+    const [cat, raw, marks, indexes] = await Promise.all([
+      this.catalog(),
+      this.http.getJson("/api/v5/public/funding-rate", { instId: "ANY" }).catch(mapError()),
+      this.http
+        .getJson("/api/v5/public/mark-price", { instType: "SWAP" })
+        .then((r) => parseMarkPrices(r))
+        .catch(empty),
+      this.http
+        .getJson("/api/v5/market/index-tickers", { quoteCcy: "USDT" })
+        .then(parseIndexTickers)
+        .catch(empty),
+    ]);
+    return parseFundingRate(raw, cat.bySymbol, { marks, indexes });
+  }
+
+  /** Funding of one swap (rate, interval, premium; mark and index best effort). @throws AppError NOT_FOUND when not listed. */
+  async funding(base: string): Promise<FundingSnapshot> {
+    const { cat, inst } = await this.require(base);
+    const instId = inst.venueSymbol;
+    const [raw, marks, indexes] = await Promise.all([
+      this.http.getJson("/api/v5/public/funding-rate", { instId }).catch(mapError(instId)),
+      this.http
+        .getJson("/api/v5/public/mark-price", { instType: "SWAP", instId })
+        .then((r) => parseMarkPrices(r, instId))
+        .catch(empty),
+      this.http
+        .getJson("/api/v5/market/index-tickers", { instId: okxIndexId(instId) })
+        .then(parseIndexTickers)
+        .catch(empty),
+    ]);
+    const snap = parseFundingRate(raw, cat.bySymbol, { marks, indexes, instId })[0];
+    if (!snap) throw new AppError("UPSTREAM_ERROR", `okx sent no funding for ${instId}`);
+    return snap;
+  }
+
+  /** Settled funding from `funding-rate-history` (limit ≤ 100; `realizedRate` preferred), newest first. */
+  async fundingHistory(base: string, limit: number): Promise<FundingPoint[]> {
+    const { inst } = await this.require(base);
+    if (!(limit >= 1)) return [];
+    const n = Math.min(100, Math.floor(limit));
+    const raw = await this.http.getJson("/api/v5/public/funding-rate-history", { instId: inst.venueSymbol, limit: n }).catch(mapError(inst.venueSymbol));
+    return parseFundingRateHistory(raw, inst).slice(0, n);
+  }
+
+  /** Open interest from `open-interest` (`oiCcy` coins, `oiUsd`; coins × mark price when `oiUsd` is missing). */
+  async openInterest(base: string): Promise<OpenInterest> {
+    const { inst } = await this.require(base);
+    const instId = inst.venueSymbol;
+    const raw = await this.http.getJson("/api/v5/public/open-interest", { instType: "SWAP", instId }).catch(mapError(instId));
+    const { oiCoins, oiUsd, time } = parseOpenInterestRaw(raw, inst);
+    if (oiUsd !== null) return { venue: OKX, base: inst.base, oiCoins, oiUsd, time };
+    const markRaw = await this.http.getJson("/api/v5/public/mark-price", { instType: "SWAP", instId }).catch(mapError(instId));
+    const mark = parseMarkPrices(markRaw, instId).get(instId);
+    if (mark === undefined) throw new AppError("UPSTREAM_ERROR", `okx sent no USD open interest or mark price for ${instId}`);
+    return { venue: OKX, base: inst.base, oiCoins, oiUsd: Number((oiCoins * mark).toPrecision(15)), time };
+  }
+
+  /** Latest 5m top-trader position ratio (rubik), or null when OKX has no row. */
+  async longShort(base: string): Promise<LongShortRatio | null> {
+    const { inst } = await this.require(base);
+    const raw = await this.http
+      .getJson("/api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader", { instId: inst.venueSymbol, period: RATIO_PERIOD, limit: 1 })
+      .catch(mapError(inst.venueSymbol));
+    return parseTopTraderPositionRatio(raw, inst, RATIO_PERIOD);
+  }
+
+  private async require(base: string): Promise<{ cat: Catalog; inst: PerpInstrument }> {
+    const cat = await this.catalog();
+    const inst = cat.byBase.get(base.trim().toUpperCase());
+    if (!inst) throw new AppError("NOT_FOUND", `okx lists no USDT swap for ${base}`);
+    return { cat, inst };
+  }
+
+  private catalog(): Promise<Catalog> {
+    const now = Date.now();
+    if (this.cached && this.cached.expires > now) return this.cached.value;
+    const value = this.loadCatalog();
+    this.cached = { expires: now + this.ttlMs, value };
+    value.catch(() => {
+      if (this.cached?.value === value) this.cached = undefined;
+    });
+    return value;
+  }
+
+  private async loadCatalog(): Promise<Catalog> {
+    const raw = await this.http.getJson("/api/v5/public/instruments", { instType: "SWAP" }).catch(mapError());
+    const list = parseInstruments(raw);
+    return { list, bySymbol: new Map(list.map((i) => [i.venueSymbol, i])), byBase: new Map(list.map((i) => [i.base, i])) };
+  }
+}
+
+/** Maps a refused OKX request (HTTP 4xx with a `{code,msg}` body) to an {@link AppError}. */
+function mapError(instId?: string) {
+  return (err: unknown): never => {
+    if (!(err instanceof VenueHttpError)) throw err;
+    const body = parseOkxError(err.body);
+    if (body?.code === OKX_NO_SUCH_INSTRUMENT && instId !== undefined) throw new AppError("NOT_FOUND", `okx does not list ${instId}`);
+    throw new AppError("UPSTREAM_ERROR", `okx refused the request (HTTP ${err.status})`, body ? { details: body } : {});
+  };
+}

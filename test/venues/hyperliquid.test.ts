@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AppError } from "../../src/errors.js";
+import { HyperliquidPerpClient } from "../../src/venues/hyperliquid/client.js";
+import {
+  fromHyperliquidCoin,
+  nextHour,
+  parseFunding,
+  parseFundingHistory,
+  parseInstruments,
+  parseOpenInterest,
+  parsePredictedFundings,
+  toHyperliquidCoin,
+} from "../../src/venues/hyperliquid/parse.js";
+import type { PerpInstrument } from "../../src/venues/perp/types.js";
+import { fixture } from "../helpers/fixtures.js";
+import { startStub, type RunningStub } from "./perp-server.js";
+
+const NOW = 1780137000000; // 2026-05-30 10:30 UTC
+const btc: PerpInstrument = { venue: "hyperliquid", base: "BTC", venueSymbol: "BTC", multiplier: 1, contractSize: 1, fundingIntervalHours: 1 };
+
+function expectUpstreamError(fn: () => unknown): void {
+  try {
+    fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(AppError);
+    expect((e as AppError).code).toBe("UPSTREAM_ERROR");
+    return;
+  }
+  throw new Error("expected an AppError UPSTREAM_ERROR");
+}
+
+describe("hyperliquid coin normalisation", () => {
+  it("maps coins both ways, including kPEPE", () => {
+    expect(fromHyperliquidCoin("BTC")).toEqual({ base: "BTC", multiplier: 1 });
+    expect(fromHyperliquidCoin("kPEPE")).toEqual({ base: "PEPE", multiplier: 1000 });
+    expect(toHyperliquidCoin("PEPE", 1000)).toBe("kPEPE");
+    expect(toHyperliquidCoin("btc")).toBe("BTC");
+    expect(nextHour(NOW)).toBe(1780138800000);
+    expect(nextHour(1780138800000)).toBe(1780142400000);
+  });
+});
+
+describe("hyperliquid parsers on recorded payloads", () => {
+  it("lists a real meta universe with kPEPE undone and hourly funding", () => {
+    const list = parseInstruments(fixture("hyperliquid/meta_2023-07-17.json"));
+    expect(list).toHaveLength(28);
+    expect(list[0]).toEqual(btc);
+    expect(list.find((i) => i.venueSymbol === "kPEPE")).toEqual({ venue: "hyperliquid", base: "PEPE", venueSymbol: "kPEPE", multiplier: 1000, contractSize: 1, fundingIntervalHours: 1 });
+  });
+
+  it("parses funding from metaAndAssetCtxs (real 2026 ctxs paired with BTC/ETH)", () => {
+    const raw = fixture("hyperliquid/metaAndAssetCtxs_BTC_ETH_2026-05_DERIVED.json");
+    expect(parseInstruments(raw).map((i) => i.venueSymbol)).toEqual(["BTC", "ETH"]);
+    const [b, e] = parseFunding(raw, NOW);
+    expect(b).toEqual({
+      venue: "hyperliquid",
+      base: "BTC",
+      venueSymbol: "BTC",
+      fundingRate: -0.0000015186,
+      fundingIntervalHours: 1,
+      nextFundingTime: 1780138800000,
+      markPrice: 77562,
+      indexPrice: 77605,
+      premium: -0.0005927453,
+      interestRate: null,
+      time: NOW,
+    });
+    expect(e).toMatchObject({ base: "ETH", fundingRate: 0.0000125, markPrice: 2123.7, indexPrice: 2124.6, premium: -0.0002824061 });
+  });
+
+  it("parses open interest in coins and USD (openInterest × markPx)", () => {
+    expect(parseOpenInterest(fixture("hyperliquid/metaAndAssetCtxs_BTC_ETH_2026-05_DERIVED.json"), NOW)).toEqual([
+      { venue: "hyperliquid", base: "BTC", oiCoins: 27353.17682, oiUsd: 2121567100.51284, time: NOW },
+      { venue: "hyperliquid", base: "ETH", oiCoins: 605822.2557999999, oiUsd: 1286584724.64246, time: NOW },
+    ]);
+    const moodeng = fixture("hyperliquid/metaAndAssetCtxs_MOODENG_from_activeAssetCtx_DERIVED.json");
+    expect(parseOpenInterest(moodeng, NOW)[0]).toMatchObject({ base: "MOODENG", oiCoins: 18617460, oiUsd: 3716603.5398 });
+    expect(parseFunding(moodeng, NOW)[0]).toMatchObject({ fundingRate: 0.00004863, premium: 0.00008521, markPrice: 0.19963, indexPrice: 0.1995 });
+  });
+
+  it("undoes kPEPE, skips delisted assets, keeps a null premium", () => {
+    const ctx = (markPx: string, premium: string | null) => ({ funding: "0.0000125", openInterest: "1000", markPx, oraclePx: "0.0183", premium });
+    const raw = [
+      { universe: [{ name: "kPEPE", szDecimals: 0, maxLeverage: 10 }, { name: "OLD", szDecimals: 0, maxLeverage: 3, isDelisted: true }] },
+      [ctx("0.01835", null), ctx("1", "0.0001")],
+    ];
+    expect(parseInstruments(raw).map((i) => i.venueSymbol)).toEqual(["kPEPE"]);
+    expect(parseFunding(raw, NOW)).toEqual([
+      { venue: "hyperliquid", base: "PEPE", venueSymbol: "kPEPE", fundingRate: 0.0000125, fundingIntervalHours: 1, nextFundingTime: 1780138800000, markPrice: 0.00001835, indexPrice: 0.0000183, premium: null, interestRate: null, time: NOW },
+    ]);
+    expect(parseOpenInterest(raw, NOW)).toEqual([{ venue: "hyperliquid", base: "PEPE", oiCoins: 1_000_000, oiUsd: 18.35, time: NOW }]);
+  });
+
+  it("parses a real fundingHistory (8-hourly rows, then hourly) newest first", () => {
+    const pts = parseFundingHistory(fixture("hyperliquid/fundingHistory_BTC_2023_trimmed.json"), btc);
+    expect(pts).toHaveLength(9);
+    expect(pts[0]).toEqual({ venue: "hyperliquid", base: "BTC", time: 1689627600065, rate: 0.0000125, markPrice: null });
+    expect(pts[8]).toEqual({ venue: "hyperliquid", base: "BTC", time: 1683849600048, rate: -0.00061334, markPrice: null });
+    expect(pts.map((p) => p.time)).toEqual([...pts.map((p) => p.time)].sort((a, b) => b - a));
+  });
+
+  it("parses predictedFundings (docs example) and the newer shape with fundingIntervalHours", () => {
+    expect(parsePredictedFundings(fixture("hyperliquid/predictedFundings_docs_example.json"))).toEqual([
+      { venue: "binance", base: "AVAX", rate: 0.0001, nextFundingTime: 1733961600000, fundingIntervalHours: null },
+      { venue: "hyperliquid", base: "AVAX", rate: 0.0000125, nextFundingTime: 1733958000000, fundingIntervalHours: null },
+      { venue: "bybit", base: "AVAX", rate: 0.0001, nextFundingTime: 1733961600000, fundingIntervalHours: null },
+    ]);
+    const newer = [
+      ["kPEPE", [["BinPerp", { fundingRate: "0.00005", nextFundingTime: 1733961600000, fundingIntervalHours: 4 }], ["BybitPerp", null], ["OkxPerp", { fundingRate: "0.1", nextFundingTime: 1 }], ["HlPerp", { fundingRate: "0.0000125", nextFundingTime: 1733958000000, fundingIntervalHours: 1 }]]],
+    ];
+    expect(parsePredictedFundings(newer)).toEqual([
+      { venue: "binance", base: "PEPE", rate: 0.00005, nextFundingTime: 1733961600000, fundingIntervalHours: 4 },
+      { venue: "hyperliquid", base: "PEPE", rate: 0.0000125, nextFundingTime: 1733958000000, fundingIntervalHours: 1 },
+    ]);
+  });
+
+  it("rejects unexpected shapes with UPSTREAM_ERROR", () => {
+    expectUpstreamError(() => parseFunding({ universe: [] }));
+    expectUpstreamError(() => parseFunding([{ universe: [{ name: "BTC" }] }, []])); // ctxs do not line up with the universe
+    expectUpstreamError(() => parseFunding([{ universe: [{ name: "BTC" }] }, [{ funding: "abc" }]]));
+    expectUpstreamError(() => parseFundingHistory([{ coin: "BTC", fundingRate: "0.1" }], btc));
+    expectUpstreamError(() => parsePredictedFundings({ AVAX: [] }));
+  });
+});
+
+describe("hyperliquid client against a local stub", () => {
+  let stub: RunningStub;
+  const HOUR = 3_600_000;
+
+  beforeAll(async () => {
+    stub = await startStub({
+      "POST /info": (req) => {
+        const body = req.body as { type: string; coin?: string; startTime?: number };
+        if (body.type === "metaAndAssetCtxs") return { body: fixture("hyperliquid/metaAndAssetCtxs_BTC_ETH_2026-05_DERIVED.json") };
+        if (body.type === "predictedFundings") return { body: fixture("hyperliquid/predictedFundings_docs_example.json") };
+        if (body.type === "fundingHistory") {
+          const rows = [];
+          const now = Date.now();
+          for (let t = Math.ceil(body.startTime! / HOUR) * HOUR; t <= now && rows.length < 500; t += HOUR) rows.push({ coin: body.coin, fundingRate: "0.0000125", premium: "0.0001", time: t });
+          return { body: rows };
+        }
+        return { status: 422, body: "Failed to deserialize the JSON body" };
+      },
+    });
+  });
+  afterAll(() => stub.close());
+
+  it("serves funding, OI, paged history, predictions and a null long/short ratio", async () => {
+    const c = new HyperliquidPerpClient(stub.url, { timeoutMs: 2000, retries: 0 });
+    const [list, f] = await Promise.all([c.instruments(), c.funding("btc")]);
+    expect(list.map((i) => i.base)).toEqual(["BTC", "ETH"]);
+    expect(f).toMatchObject({ base: "BTC", fundingRate: -0.0000015186, fundingIntervalHours: 1 });
+    expect(await c.openInterest("ETH")).toMatchObject({ oiCoins: 605822.2557999999, oiUsd: 1286584724.64246 });
+    expect((await c.fundingAll()).map((s) => s.base)).toEqual(["BTC", "ETH"]);
+
+    const before = stub.calls.length;
+    const hist = await c.fundingHistory("BTC", 600);
+    const historyCalls = stub.calls.slice(before).filter((u) => u.includes('"fundingHistory"'));
+    expect(historyCalls).toHaveLength(2);
+    expect(hist).toHaveLength(600);
+    expect(hist[0]!.time).toBeGreaterThan(hist[599]!.time);
+    expect(hist[0]!.time - hist[599]!.time).toBe(599 * HOUR);
+
+    expect(await c.predictedFundings()).toHaveLength(3);
+    expect(await c.longShort("BTC")).toBeNull();
+    await expect(c.funding("DOGE")).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+});
