@@ -7,7 +7,6 @@
  *    requests with payments off.
  * 3. MCP `tools/call` throughput over Streamable HTTP (cache hits) vs the REST cache hit.
  */
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import type { AddressInfo } from "node:net";
 import autocannon from "autocannon";
@@ -22,6 +21,7 @@ import { createService } from "../src/service.js";
 import { startSimulator } from "../src/sim/server.js";
 import { simEnv } from "../src/sandbox/sim-env.js";
 import { listAssets } from "../src/assets/catalogue.js";
+import { percentile, writeResults, writeSection } from "./report.js";
 
 process.env.LOG_LEVEL ??= "silent";
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 8);
@@ -34,9 +34,6 @@ async function load(opts: autocannon.Options): Promise<{ rps: number; p50: numbe
   return { rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx };
 }
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
 
 /** Distinct batch-price requests (so that none is a cache hit). */
 function distinctPricePaths(n: number): string[] {
@@ -135,8 +132,7 @@ async function main(): Promise<void> {
   await sim.close();
   await stack.close();
 
-  mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
-  writeFileSync(new URL("./results/latest.json", import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+  writeResults("latest", results);
   const c = results.cache_hit as { marketgate: { rps: number; p99: number }; bare_express: { rps: number; p99: number }; ratio: number };
   const l = results.paid_latency_ms as {
     requests: number;
@@ -156,11 +152,7 @@ async function main(): Promise<void> {
     `| paid request latency, MPP \`evm\` on anvil (${l.mpp_evm_paid.requests} sequential distinct \`/api/v1/prices\` requests, mppx client) | p50 ${l.mpp_evm_paid.p50} ms, p99 ${l.mpp_evm_paid.p99} ms | x402 above: p50 ${l.x402_paid.p50} ms | p50 x${(l.mpp_evm_paid.p50 / l.x402_paid.p50).toFixed(2)} |`,
     `| MCP \`tools/call\` over Streamable HTTP (stateless, cache hits) | ${m.mcp.rps} req/s, p99 ${m.mcp.p99} ms | REST cache hit of the same tool: ${m.rest_same_tool.rps} req/s, p99 ${m.rest_same_tool.p99} ms | ${m.ratio} |`,
   ].join("\n");
-  const readme = new URL("./README.md", import.meta.url);
-  const text = readFileSync(readme, "utf8");
-  const start = "<!-- results:start -->";
-  const end = "<!-- results:end -->";
-  writeFileSync(readme, `${text.slice(0, text.indexOf(start) + start.length)}\n${table}\n${text.slice(text.indexOf(end))}`);
+  writeSection("results", table);
   process.stdout.write(`\n${table}\n`);
 }
 

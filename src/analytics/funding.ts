@@ -5,14 +5,24 @@
 
 const HOURS_PER_YEAR = 24 * 365;
 
+/** Drops binary noise from derived values (12 significant digits): 0.1079 × 100 is 10.79, not 10.790000000000001. */
+export function clean(x: number): number {
+  return Number(x.toPrecision(12));
+}
+
+/** A fraction in pct, without binary noise. */
+export function pct(fraction: number): number {
+  return clean(fraction * 100);
+}
+
 /** Annualised funding in pct: `rate × (8760 / intervalHours) × 100`. */
 export function annualizedPct(rate: number, intervalHours: number): number {
-  return rate * (HOURS_PER_YEAR / intervalHours) * 100;
+  return clean(rate * (HOURS_PER_YEAR / intervalHours) * 100);
 }
 
 /** The rate rescaled to an 8-hour interval (fraction), to compare venues that settle at different intervals. */
 export function rate8h(rate: number, intervalHours: number): number {
-  return rate * (8 / intervalHours);
+  return clean(rate * (8 / intervalHours));
 }
 
 /** Who pays: a positive rate means longs pay shorts. */
@@ -58,7 +68,8 @@ export interface FundingArb {
 
 /**
  * Picks the pair with the largest annualised spread: long where funding is lowest (you receive or pay
- * least), short where it is highest. Undefined with fewer than two legs.
+ * least), short where it is highest. Undefined with fewer than two legs, or when every leg pays the same
+ * annualised rate (no edge to trade).
  */
 export function bestFundingArb(legs: readonly FundingLeg[]): FundingArb | undefined {
   if (legs.length < 2) return undefined;
@@ -66,12 +77,14 @@ export function bestFundingArb(legs: readonly FundingLeg[]): FundingArb | undefi
   const sorted = [...legs].sort((a, b) => apr(a) - apr(b));
   const long = sorted[0]!;
   const short = sorted[sorted.length - 1]!;
+  const spread = clean(apr(short) - apr(long));
+  if (spread <= 0) return undefined;
   return {
     long_exchange: long.exchange,
     short_exchange: short.exchange,
-    rate_spread: short.rate - long.rate,
-    rate_spread_8h: rate8h(short.rate, short.intervalHours) - rate8h(long.rate, long.intervalHours),
-    annualized_spread_pct: apr(short) - apr(long),
+    rate_spread: clean(short.rate - long.rate),
+    rate_spread_8h: clean(rate8h(short.rate, short.intervalHours) - rate8h(long.rate, long.intervalHours)),
+    annualized_spread_pct: spread,
     direction: `long_${long.exchange}_short_${short.exchange}`,
   };
 }
@@ -79,7 +92,7 @@ export function bestFundingArb(legs: readonly FundingLeg[]): FundingArb | undefi
 /** Average, extremes and the annualised average of a rate series (fractions, one interval). */
 export function fundingSummary(rates: readonly number[], intervalHours: number): { avg_rate: number; max_rate: number; min_rate: number; annualized_avg: number } {
   if (rates.length === 0) return { avg_rate: 0, max_rate: 0, min_rate: 0, annualized_avg: 0 };
-  const avg = rates.reduce((s, r) => s + r, 0) / rates.length;
+  const avg = clean(rates.reduce((s, r) => s + r, 0) / rates.length);
   return { avg_rate: avg, max_rate: Math.max(...rates), min_rate: Math.min(...rates), annualized_avg: annualizedPct(avg, intervalHours) };
 }
 

@@ -28,6 +28,12 @@ export interface VenueHttpOptions {
   timeoutMs: number;
   /** Client-side budget: at most `callsPerMin` requests per minute; beyond that callers wait, up to `maxWaitMs`. */
   callsPerMin: number;
+  /**
+   * Budget window in seconds (default 60). Venues that limit per short window (OKX 20 requests / 2 s,
+   * Bybit 600 / 5 s) set it so that bursts never exceed their rule: the budget is then
+   * `callsPerMin × windowSec / 60` requests per window.
+   */
+  windowSec?: number;
   /** Retries after the first attempt on 429, 5xx, timeouts, network errors and malformed JSON. Default 2. */
   retries?: number;
   /** Longest `Retry-After` (or queue wait) we sit out inside one request before failing with 503. Default 5000 ms. */
@@ -63,7 +69,8 @@ export class VenueHttpClient {
   private readonly maxWaitMs: number;
 
   constructor(private readonly opts: VenueHttpOptions) {
-    this.budget = new RateLimiterMemory({ points: opts.callsPerMin, duration: 60 });
+    const windowSec = opts.windowSec ?? 60;
+    this.budget = new RateLimiterMemory({ points: Math.max(1, Math.floor((opts.callsPerMin * windowSec) / 60)), duration: windowSec });
     this.retries = opts.retries ?? 2;
     this.maxWaitMs = opts.maxWaitMs ?? 5000;
   }

@@ -59,6 +59,8 @@ describe("funding arbitrage direction", () => {
     expect(arb.annualized_spread_pct).toBeCloseTo(43.8 - 32.85, 8);
     expect(arb.rate_spread_8h).toBeCloseTo(0.0004 - 0.0003, 12);
     expect(bestFundingArb([{ exchange: "okx", rate: 0.0001, intervalHours: 8 }])).toBeUndefined();
+    // 0.01%/8h and 0.00125%/1h are the same APR: no edge, no arbitrage.
+    expect(bestFundingArb([{ exchange: "okx", rate: 0.0001, intervalHours: 8 }, { exchange: "hyperliquid", rate: 0.0000125, intervalHours: 1 }])).toBeUndefined();
   });
 });
 

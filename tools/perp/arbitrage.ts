@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { annualizedPct, bestFundingArb } from "../../src/analytics/funding.js";
+import { annualizedPct, bestFundingArb, pct } from "../../src/analytics/funding.js";
 import { listAssets } from "../../src/assets/catalogue.js";
 import { fanOut } from "../../src/core/fanout.js";
 import { defineTool } from "../../src/registry/tool.js";
@@ -83,7 +83,7 @@ export const arbitrageOpportunity = defineTool({
         if (arb && arb.annualized_spread_pct >= min_annualized_pct) {
           const long = snaps.find((f) => f.venue === arb.long_exchange)!;
           const short = snaps.find((f) => f.venue === arb.short_exchange)!;
-          const gap = long.markPrice && short.markPrice ? ((short.markPrice - long.markPrice) / long.markPrice) * 100 : null;
+          const gap = long.markPrice && short.markPrice ? pct((short.markPrice - long.markPrice) / long.markPrice) : null;
           out.push({
             type: "funding_spread",
             symbol: base,
@@ -106,7 +106,7 @@ export const arbitrageOpportunity = defineTool({
               { side: "long", instrument: "spot", exchange: "spot", funding_rate: null, funding_interval_hours: null, funding_annualized_pct: null, price: best.indexPrice, next_funding_time: null },
               perpLeg("short", best),
             ],
-            price_gap_pct: best.markPrice && best.indexPrice ? ((best.markPrice - best.indexPrice) / best.indexPrice) * 100 : null,
+            price_gap_pct: best.markPrice && best.indexPrice ? pct((best.markPrice - best.indexPrice) / best.indexPrice) : null,
             description: `Long ${base} spot, short the perpetual on ${best.venue}: delta-neutral, collects positive funding.`,
           });
         }

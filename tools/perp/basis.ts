@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { annualizedPct } from "../../src/analytics/funding.js";
+import { annualizedPct, clean, pct } from "../../src/analytics/funding.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, Timestamp } from "../common.js";
 import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
@@ -50,12 +50,12 @@ export const basis = defineTool({
       for (const v of priced) {
         const f = results[v]!;
         const perp = f.markPrice!;
-        const pct = ((perp - spotPrice) / spotPrice) * 100;
+        const basisFraction = (perp - spotPrice) / spotPrice;
         exchanges[v] = {
           perp_price: perp,
-          basis_usd: perp - spotPrice,
-          basis_pct: pct,
-          basis_annualized_pct: annualizedPct(pct / 100, f.fundingIntervalHours),
+          basis_usd: clean(perp - spotPrice),
+          basis_pct: pct(basisFraction),
+          basis_annualized_pct: annualizedPct(basisFraction, f.fundingIntervalHours),
           direction: perp > spotPrice ? "contango" : perp < spotPrice ? "backwardation" : "flat",
           funding_rate: f.fundingRate,
           funding_annualized_pct: annualizedPct(f.fundingRate, f.fundingIntervalHours),

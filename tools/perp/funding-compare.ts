@@ -40,7 +40,7 @@ export const fundingCompare = defineTool({
         direction: z.string(),
       })
       .nullable()
-      .describe("null when fewer than two venues answered"),
+      .describe("null when fewer than two venues answered or every venue pays the same annualised rate"),
     missing_exchanges: MissingExchanges,
   }),
   precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),

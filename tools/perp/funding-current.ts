@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { annualizedPct, rate8h } from "../../src/analytics/funding.js";
+import { annualizedPct, pct, rate8h } from "../../src/analytics/funding.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, Timestamp } from "../common.js";
 import { iso, MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
@@ -63,7 +63,7 @@ export const fundingRate = defineTool({
       const r8 = rate8h(f.fundingRate, f.fundingIntervalHours);
       exchanges[v] = {
         funding_rate: f.fundingRate,
-        funding_rate_pct: f.fundingRate * 100,
+        funding_rate_pct: pct(f.fundingRate),
         funding_interval_hours: f.fundingIntervalHours,
         funding_rate_8h: r8,
         annualized_pct: annualizedPct(f.fundingRate, f.fundingIntervalHours),
@@ -85,7 +85,7 @@ export const fundingRate = defineTool({
       oi_weighted:
         avg8h === undefined
           ? null
-          : { funding_rate_8h: avg8h, funding_rate_8h_pct: avg8h * 100, annualized_pct: annualizedPct(avg8h, 8), total_oi_usd: total, exchanges_used: used },
+          : { funding_rate_8h: avg8h, funding_rate_8h_pct: pct(avg8h), annualized_pct: annualizedPct(avg8h, 8), total_oi_usd: total, exchanges_used: used },
       missing_exchanges,
     };
   },

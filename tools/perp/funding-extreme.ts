@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { annualizedPct, fundingDirection, rate8h } from "../../src/analytics/funding.js";
+import { annualizedPct, fundingDirection, pct, rate8h } from "../../src/analytics/funding.js";
 import { fanOut } from "../../src/core/fanout.js";
 import { defineTool } from "../../src/registry/tool.js";
 import type { FundingSnapshot, PerpVenue } from "../../src/venues/perp/types.js";
@@ -52,7 +52,7 @@ export const fundingExtreme = defineTool({
     const { results, answered, missing_exchanges } = await fanOut(SCANNED, (v) => perps(ctx)[v].fundingAll());
     const all: FundingSnapshot[] = answered.flatMap((v) => results[v]!);
     const hits = all
-      .filter((f) => f.fundingRate !== 0 && Math.abs(rate8h(f.fundingRate, f.fundingIntervalHours) * 100) >= threshold)
+      .filter((f) => f.fundingRate !== 0 && Math.abs(pct(rate8h(f.fundingRate, f.fundingIntervalHours))) >= threshold)
       .map((f) => ({ f, apr: annualizedPct(f.fundingRate, f.fundingIntervalHours) }))
       .sort((a, b) => Math.abs(b.apr) - Math.abs(a.apr));
     return {
@@ -64,9 +64,9 @@ export const fundingExtreme = defineTool({
         symbol: `${f.base}USDT`,
         exchange: f.venue,
         funding_rate: f.fundingRate,
-        funding_rate_pct: f.fundingRate * 100,
+        funding_rate_pct: pct(f.fundingRate),
         funding_interval_hours: f.fundingIntervalHours,
-        funding_rate_8h_pct: rate8h(f.fundingRate, f.fundingIntervalHours) * 100,
+        funding_rate_8h_pct: pct(rate8h(f.fundingRate, f.fundingIntervalHours)),
         annualized_pct: apr,
         direction: fundingDirection(f.fundingRate) as "longs_paying" | "shorts_paying",
         signal: f.fundingRate > 0 ? ("extreme_bullish" as const) : ("extreme_bearish" as const),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { pct } from "../../src/analytics/funding.js";
 import { openInterestInterpretation } from "../../src/analytics/positioning.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, Timestamp } from "../common.js";
@@ -34,7 +35,7 @@ export const openInterest = defineTool({
     const exchanges: Record<string, { oi_usd: number; oi_coins: number; share_pct: number }> = {};
     for (const v of answered) {
       const oi = results[v]!;
-      exchanges[v] = { oi_usd: oi.oiUsd, oi_coins: oi.oiCoins, share_pct: total > 0 ? (oi.oiUsd / total) * 100 : 0 };
+      exchanges[v] = { oi_usd: oi.oiUsd, oi_coins: oi.oiCoins, share_pct: total > 0 ? pct(oi.oiUsd / total) : 0 };
     }
     return {
       symbol,

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { annualizedPct, fundingSignal, rate8h } from "../../src/analytics/funding.js";
+import { annualizedPct, fundingSignal, pct, rate8h } from "../../src/analytics/funding.js";
 import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, Timestamp } from "../common.js";
@@ -82,7 +82,7 @@ export const predictedFunding = defineTool({
         interest_rate: snap.interestRate,
         mark_price: snap.markPrice,
         index_price: snap.indexPrice,
-        signal: fundingSignal(rate8h(snap.fundingRate, snap.fundingIntervalHours) * 100),
+        signal: fundingSignal(pct(rate8h(snap.fundingRate, snap.fundingIntervalHours))),
       };
     }
     const hp = predictions.hyperliquid;
@@ -102,7 +102,7 @@ export const predictedFunding = defineTool({
       interest_rate: null,
       mark_price: null,
       index_price: null,
-      signal: fundingSignal(rate8h(hp.predicted_funding_rate, interval) * 100),
+      signal: fundingSignal(pct(rate8h(hp.predicted_funding_rate, interval))),
     };
   },
 });

@@ -1,3 +1,4 @@
+import { memoize } from "../../lib/memo.js";
 import { AppError } from "../../errors.js";
 import type { Metrics } from "../../core/metrics.js";
 import type { VenueHealth } from "../../core/venue-health.js";
@@ -62,8 +63,8 @@ export class BinancePerpClient implements PerpVenueClient {
   readonly venue = BINANCE;
   private readonly http: VenueHttpClient;
   private readonly spot: VenueHttpClient;
-  private readonly ttlMs: number;
-  private cached?: { expires: number; value: Promise<Catalog> };
+  /** Instruments (and funding intervals), kept for `instrumentsTtlMs`. */
+  private readonly catalog: () => Promise<Catalog>;
 
   constructor(baseUrl: string, opts: BinanceClientOptions) {
     const common = { timeoutMs: opts.timeoutMs, metrics: opts.metrics, health: opts.health, retries: opts.retries, maxWaitMs: opts.maxWaitMs };
@@ -74,7 +75,7 @@ export class BinancePerpClient implements PerpVenueClient {
       callsPerMin: opts.spotCallsPerMin ?? 1000,
       ...common,
     });
-    this.ttlMs = opts.instrumentsTtlMs ?? 3_600_000;
+    this.catalog = memoize(opts.instrumentsTtlMs ?? 3_600_000, () => this.loadCatalog());
   }
 
   /** USDT-margined perpetuals in status TRADING (cached; concurrent callers share one load). */
@@ -147,17 +148,6 @@ export class BinancePerpClient implements PerpVenueClient {
     const inst = cat.byBase.get(base.trim().toUpperCase());
     if (!inst) throw new AppError("NOT_FOUND", `binance lists no USDT perpetual for ${base}`);
     return { cat, inst };
-  }
-
-  private catalog(): Promise<Catalog> {
-    const now = Date.now();
-    if (this.cached && this.cached.expires > now) return this.cached.value;
-    const value = this.loadCatalog();
-    this.cached = { expires: now + this.ttlMs, value };
-    value.catch(() => {
-      if (this.cached?.value === value) this.cached = undefined;
-    });
-    return value;
   }
 
   private async loadCatalog(): Promise<Catalog> {

@@ -4,6 +4,7 @@ import type { VenueHealth } from "../../core/venue-health.js";
 import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
 import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
 import { parseAccountRatio, parseFundingHistory, parseInstrumentsInfo, parseTickerOpenInterest, parseTickers } from "./parse.js";
+import { memoize } from "../../lib/memo.js";
 
 /** Venue key of Bybit in status, metrics and errors. */
 export const BYBIT = "bybit";
@@ -45,21 +46,22 @@ const MAX_PAGES = 10;
 export class BybitPerpClient implements PerpVenueClient {
   readonly venue = BYBIT;
   private readonly http: VenueHttpClient;
-  private readonly ttlMs: number;
-  private cached?: { expires: number; value: Promise<Catalog> };
+  /** Instruments (and funding intervals), kept for `instrumentsTtlMs`. */
+  private readonly catalog: () => Promise<Catalog>;
 
   constructor(baseUrl: string, opts: BybitClientOptions) {
     this.http = new VenueHttpClient({
       venue: BYBIT,
       baseUrl: baseUrl.replace(/\/+$/, ""),
       callsPerMin: opts.callsPerMin ?? BYBIT_CALLS_PER_MIN,
+      windowSec: 5,
       timeoutMs: opts.timeoutMs,
       metrics: opts.metrics,
       health: opts.health,
       retries: opts.retries,
       maxWaitMs: opts.maxWaitMs,
     });
-    this.ttlMs = opts.instrumentsTtlMs ?? 3_600_000;
+    this.catalog = memoize(opts.instrumentsTtlMs ?? 3_600_000, () => this.loadCatalog());
   }
 
   /** USDT linear perpetuals in status Trading, with `fundingIntervalHours` (cached; loads are shared). */
@@ -117,17 +119,6 @@ export class BybitPerpClient implements PerpVenueClient {
     const inst = cat.byBase.get(base.trim().toUpperCase());
     if (!inst) throw new AppError("NOT_FOUND", `bybit lists no USDT perpetual for ${base}`);
     return { cat, inst };
-  }
-
-  private catalog(): Promise<Catalog> {
-    const now = Date.now();
-    if (this.cached && this.cached.expires > now) return this.cached.value;
-    const value = this.loadCatalog();
-    this.cached = { expires: now + this.ttlMs, value };
-    value.catch(() => {
-      if (this.cached?.value === value) this.cached = undefined;
-    });
-    return value;
   }
 
   private async loadCatalog(): Promise<Catalog> {

@@ -4,6 +4,10 @@ import type { VenueHealth } from "../../core/venue-health.js";
 import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
 import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument, PerpVenueClient, PredictedFunding } from "../perp/types.js";
 import { parseFunding, parseFundingHistory, parseInstruments, parseOpenInterest, parsePredictedFundings } from "./parse.js";
+import { memoize } from "../../lib/memo.js";
+
+/** How long one `metaAndAssetCtxs` snapshot (all coins) is reused. */
+const SNAPSHOT_TTL_MS = 2_000;
 
 /** Venue key of Hyperliquid in status, metrics and errors. */
 export const HYPERLIQUID = "hyperliquid";
@@ -46,8 +50,8 @@ interface Catalog {
 export class HyperliquidPerpClient implements PerpVenueClient {
   readonly venue = HYPERLIQUID;
   private readonly http: VenueHttpClient;
-  private readonly ttlMs: number;
-  private cached?: { expires: number; value: Promise<Catalog> };
+  /** Instruments, kept for `instrumentsTtlMs`. */
+  private readonly catalog: () => Promise<Catalog>;
 
   constructor(baseUrl: string, opts: HyperliquidClientOptions) {
     this.http = new VenueHttpClient({
@@ -60,7 +64,7 @@ export class HyperliquidPerpClient implements PerpVenueClient {
       retries: opts.retries,
       maxWaitMs: opts.maxWaitMs,
     });
-    this.ttlMs = opts.instrumentsTtlMs ?? 3_600_000;
+    this.catalog = memoize(opts.instrumentsTtlMs ?? 3_600_000, () => this.loadCatalog());
   }
 
   /** Listed (not delisted) perpetuals, `fundingIntervalHours` 1 (cached; loads are shared). */
@@ -133,9 +137,8 @@ export class HyperliquidPerpClient implements PerpVenueClient {
     return parsePredictedFundings(raw);
   }
 
-  private metaAndAssetCtxs(): Promise<unknown> {
-    return this.http.postJson("/info", { type: "metaAndAssetCtxs" }).catch(mapError);
-  }
+  /** One `metaAndAssetCtxs` snapshot serves every coin: kept 2 s, so per-symbol tools share it under the request budget. */
+  private readonly metaAndAssetCtxs = memoize(SNAPSHOT_TTL_MS, async () => (await this.http.postJson("/info", { type: "metaAndAssetCtxs" }).catch(mapError)) as object);
 
   private async require(base: string): Promise<PerpInstrument> {
     const inst = (await this.catalog()).byBase.get(base.trim().toUpperCase());
@@ -143,24 +146,16 @@ export class HyperliquidPerpClient implements PerpVenueClient {
     return inst;
   }
 
-  private catalog(): Promise<Catalog> {
-    const now = Date.now();
-    if (this.cached && this.cached.expires > now) return this.cached.value;
-    const value = this.metaAndAssetCtxs().then((raw) => {
-      const list = parseInstruments(raw);
-      const byBase = new Map<string, PerpInstrument>();
-      for (const i of list) {
-        const prev = byBase.get(i.base);
-        if (!prev || i.multiplier < prev.multiplier) byBase.set(i.base, i);
-      }
-      return { list, byBase };
-    });
-    this.cached = { expires: now + this.ttlMs, value };
-    value.catch(() => {
-      if (this.cached?.value === value) this.cached = undefined;
-    });
-    return value;
+  private async loadCatalog(): Promise<Catalog> {
+    const list = parseInstruments(await this.metaAndAssetCtxs());
+    const byBase = new Map<string, PerpInstrument>();
+    for (const i of list) {
+      const prev = byBase.get(i.base);
+      if (!prev || i.multiplier < prev.multiplier) byBase.set(i.base, i);
+    }
+    return { list, byBase };
   }
+
 }
 
 /** Maps a refused `/info` request (HTTP 4xx, e.g. 422 on a malformed body) to an {@link AppError}. */

@@ -1,3 +1,4 @@
+import { memoize } from "../../lib/memo.js";
 import { AppError } from "../../errors.js";
 import type { Metrics } from "../../core/metrics.js";
 import type { VenueHealth } from "../../core/venue-health.js";
@@ -5,7 +6,6 @@ import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
 import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
 import {
   OKX_NO_SUCH_INSTRUMENT,
-  okxIndexId,
   parseFundingRate,
   parseFundingRateHistory,
   parseIndexTickers,
@@ -19,8 +19,11 @@ import {
 /** Venue key of OKX in status, metrics and errors. */
 export const OKX = "okx";
 
-/** Default request budget: OKX limits per endpoint (5–20 requests / 2 s per IP); rubik is the tightest. */
-export const OKX_CALLS_PER_MIN = 240;
+/** How long one all-swaps funding snapshot is reused. */
+const SNAPSHOT_TTL_MS = 2_000;
+
+/** Default request budget: 15 requests per 2 s window, under OKX's 20 / 2 s per public endpoint (rubik allows 5 / 2 s and is rarely hit). */
+export const OKX_CALLS_PER_MIN = 450;
 
 /** Options of {@link OkxPerpClient}. */
 export interface OkxClientOptions {
@@ -56,21 +59,22 @@ const empty = () => new Map<string, number>();
 export class OkxPerpClient implements PerpVenueClient {
   readonly venue = OKX;
   private readonly http: VenueHttpClient;
-  private readonly ttlMs: number;
-  private cached?: { expires: number; value: Promise<Catalog> };
+  /** Instruments (and funding intervals), kept for `instrumentsTtlMs`. */
+  private readonly catalog: () => Promise<Catalog>;
 
   constructor(baseUrl: string, opts: OkxClientOptions) {
     this.http = new VenueHttpClient({
       venue: OKX,
       baseUrl: baseUrl.replace(/\/+$/, ""),
       callsPerMin: opts.callsPerMin ?? OKX_CALLS_PER_MIN,
+      windowSec: 2,
       timeoutMs: opts.timeoutMs,
       metrics: opts.metrics,
       health: opts.health,
       retries: opts.retries,
       maxWaitMs: opts.maxWaitMs,
     });
-    this.ttlMs = opts.instrumentsTtlMs ?? 3_600_000;
+    this.catalog = memoize(opts.instrumentsTtlMs ?? 3_600_000, () => this.loadCatalog());
   }
 
   /** Live USDT-margined swaps with `contractSize` = ctVal × ctMult (cached; loads are shared). */
@@ -84,7 +88,12 @@ export class OkxPerpClient implements PerpVenueClient {
   }
 
   /** Funding of every listed swap: `funding-rate?instId=ANY`, plus all SWAP mark prices and USDT indexes. */
-  async fundingAll(): Promise<FundingSnapshot[]> {
+  /** Funding of every swap (`funding-rate?instId=ANY`, all mark prices, all USDT index prices): one snapshot, reused for 2 s. */
+  fundingAll(): Promise<FundingSnapshot[]> {
+    return this.fundingSnapshot();
+  }
+
+  private readonly fundingSnapshot = memoize(SNAPSHOT_TTL_MS, async (): Promise<FundingSnapshot[]> => {
     const [cat, raw, marks, indexes] = await Promise.all([
       this.catalog(),
       this.http.getJson("/api/v5/public/funding-rate", { instId: "ANY" }).catch(mapError()),
@@ -98,25 +107,16 @@ export class OkxPerpClient implements PerpVenueClient {
         .catch(empty),
     ]);
     return parseFundingRate(raw, cat.bySymbol, { marks, indexes });
-  }
+  });
 
-  /** Funding of one swap (rate, interval, premium; mark and index best effort). @throws AppError NOT_FOUND when not listed. */
+  /**
+   * Funding of one swap, read from the all-swaps snapshot: three requests serve every symbol for 2 s,
+   * which keeps per-symbol tools far under OKX's 20 requests / 2 s.
+   */
   async funding(base: string): Promise<FundingSnapshot> {
-    const { cat, inst } = await this.require(base);
-    const instId = inst.venueSymbol;
-    const [raw, marks, indexes] = await Promise.all([
-      this.http.getJson("/api/v5/public/funding-rate", { instId }).catch(mapError(instId)),
-      this.http
-        .getJson("/api/v5/public/mark-price", { instType: "SWAP", instId })
-        .then((r) => parseMarkPrices(r, instId))
-        .catch(empty),
-      this.http
-        .getJson("/api/v5/market/index-tickers", { instId: okxIndexId(instId) })
-        .then(parseIndexTickers)
-        .catch(empty),
-    ]);
-    const snap = parseFundingRate(raw, cat.bySymbol, { marks, indexes, instId })[0];
-    if (!snap) throw new AppError("UPSTREAM_ERROR", `okx sent no funding for ${instId}`);
+    const { inst } = await this.require(base);
+    const snap = (await this.fundingSnapshot()).find((f) => f.venueSymbol === inst.venueSymbol);
+    if (!snap) throw new AppError("UPSTREAM_ERROR", `okx sent no funding for ${inst.venueSymbol}`);
     return snap;
   }
 
@@ -156,17 +156,6 @@ export class OkxPerpClient implements PerpVenueClient {
     const inst = cat.byBase.get(base.trim().toUpperCase());
     if (!inst) throw new AppError("NOT_FOUND", `okx lists no USDT swap for ${base}`);
     return { cat, inst };
-  }
-
-  private catalog(): Promise<Catalog> {
-    const now = Date.now();
-    if (this.cached && this.cached.expires > now) return this.cached.value;
-    const value = this.loadCatalog();
-    this.cached = { expires: now + this.ttlMs, value };
-    value.catch(() => {
-      if (this.cached?.value === value) this.cached = undefined;
-    });
-    return value;
   }
 
   private async loadCatalog(): Promise<Catalog> {
