@@ -1,9 +1,7 @@
-import { memoize } from "../../lib/memo.js";
 import { AppError } from "../../errors.js";
-import type { Metrics } from "../../core/metrics.js";
-import type { VenueHealth } from "../../core/venue-health.js";
 import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
-import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
+import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, perpHttpClient } from "../perp/client-base.js";
+import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpVenueClient } from "../perp/types.js";
 import {
   parseBinanceError,
   parseExchangeInfo,
@@ -22,11 +20,7 @@ export const BINANCE = "binance";
 export const BINANCE_CALLS_PER_MIN = 1000;
 
 /** Options of {@link BinancePerpClient}. */
-export interface BinanceClientOptions {
-  /** Per-attempt timeout in ms. */
-  timeoutMs: number;
-  metrics?: Metrics;
-  health?: VenueHealth;
+export interface BinanceClientOptions extends PerpClientOptions {
   /** fapi request budget per minute (default {@link BINANCE_CALLS_PER_MIN}). */
   callsPerMin?: number;
   /** Spot REST base URL for {@link BinancePerpClient.spotPrice} (default `https://api.binance.com`). */
@@ -35,14 +29,9 @@ export interface BinanceClientOptions {
   spotCallsPerMin?: number;
   /** How long the instrument list and funding intervals are cached (default 1 h). */
   instrumentsTtlMs?: number;
-  retries?: number;
-  maxWaitMs?: number;
 }
 
-interface Catalog {
-  list: PerpInstrument[];
-  bySymbol: Map<string, PerpInstrument>;
-  byBase: Map<string, PerpInstrument>;
+interface BinanceCatalog extends Catalog {
   /** fundingInfo: adjusted symbols only; others are 8 h. */
   intervals: Map<string, number>;
 }
@@ -51,7 +40,7 @@ interface Catalog {
 const RATIO_PERIOD = "5m";
 
 /**
- * Binance USDⓈ-M futures client (public REST, sources.md §1–2): USDT-margined perpetuals only.
+ * Binance USDⓈ-M futures client (public REST, sources.md §1–2): USDT-margined perpetuals in status TRADING only.
  * Endpoints: `/fapi/v1/exchangeInfo`, `/fapi/v1/fundingInfo` (both cached with the instruments),
  * `/fapi/v1/premiumIndex`, `/fapi/v1/fundingRate`, `/fapi/v1/openInterest`,
  * `/futures/data/topLongShortPositionRatio`, and spot `/api/v3/ticker/price`.
@@ -59,33 +48,12 @@ const RATIO_PERIOD = "5m";
  * Errors: see {@link VenueHttpClient}; an unlisted base or `-1121 Invalid symbol` → `NOT_FOUND`;
  * HTTP 451 (restricted location) → `UPSTREAM_UNAVAILABLE`; other refusals → `UPSTREAM_ERROR`.
  */
-export class BinancePerpClient implements PerpVenueClient {
-  readonly venue = BINANCE;
-  private readonly http: VenueHttpClient;
+export class BinancePerpClient extends PerpClientBase<BinanceCatalog> implements PerpVenueClient {
   private readonly spot: VenueHttpClient;
-  /** Instruments (and funding intervals), kept for `instrumentsTtlMs`. */
-  private readonly catalog: () => Promise<Catalog>;
 
   constructor(baseUrl: string, opts: BinanceClientOptions) {
-    const common = { timeoutMs: opts.timeoutMs, metrics: opts.metrics, health: opts.health, retries: opts.retries, maxWaitMs: opts.maxWaitMs };
-    this.http = new VenueHttpClient({ venue: BINANCE, baseUrl: baseUrl.replace(/\/+$/, ""), callsPerMin: opts.callsPerMin ?? BINANCE_CALLS_PER_MIN, ...common });
-    this.spot = new VenueHttpClient({
-      venue: BINANCE,
-      baseUrl: (opts.spotBaseUrl ?? "https://api.binance.com").replace(/\/+$/, ""),
-      callsPerMin: opts.spotCallsPerMin ?? 1000,
-      ...common,
-    });
-    this.catalog = memoize(opts.instrumentsTtlMs ?? 3_600_000, () => this.loadCatalog());
-  }
-
-  /** USDT-margined perpetuals in status TRADING (cached; concurrent callers share one load). */
-  async instruments(): Promise<PerpInstrument[]> {
-    return (await this.catalog()).list;
-  }
-
-  /** The perpetual of canonical `base` (`PEPE` finds `1000PEPEUSDT`), or undefined. */
-  async instrument(base: string): Promise<PerpInstrument | undefined> {
-    return (await this.catalog()).byBase.get(base.trim().toUpperCase());
+    super(BINANCE, baseUrl, opts, { callsPerMin: BINANCE_CALLS_PER_MIN, listing: "USDT perpetual" });
+    this.spot = perpHttpClient(BINANCE, opts.spotBaseUrl ?? "https://api.binance.com", { ...opts, callsPerMin: opts.spotCallsPerMin }, { callsPerMin: 1000 });
   }
 
   /** Funding of every listed perpetual: one `premiumIndex` call (weight 10). */
@@ -143,26 +111,12 @@ export class BinancePerpClient implements PerpVenueClient {
     return parseSpotTickerPrice(raw);
   }
 
-  private async require(base: string): Promise<{ cat: Catalog; inst: PerpInstrument }> {
-    const cat = await this.catalog();
-    const inst = cat.byBase.get(base.trim().toUpperCase());
-    if (!inst) throw new AppError("NOT_FOUND", `binance lists no USDT perpetual for ${base}`);
-    return { cat, inst };
-  }
-
-  private async loadCatalog(): Promise<Catalog> {
+  protected async loadCatalog(): Promise<BinanceCatalog> {
     const [infoRaw, fundingInfoRaw] = await Promise.all([
       this.http.getJson("/fapi/v1/exchangeInfo").catch(mapError()),
       this.http.getJson("/fapi/v1/fundingInfo").catch(mapError()),
     ]);
-    const list = parseExchangeInfo(infoRaw);
-    const intervals = parseFundingInfo(fundingInfoRaw);
-    const byBase = new Map<string, PerpInstrument>();
-    for (const i of list) {
-      const prev = byBase.get(i.base);
-      if (!prev || i.multiplier < prev.multiplier) byBase.set(i.base, i);
-    }
-    return { list, bySymbol: new Map(list.map((i) => [i.venueSymbol, i])), byBase, intervals };
+    return { ...indexCatalog(parseExchangeInfo(infoRaw)), intervals: parseFundingInfo(fundingInfoRaw) };
   }
 }
 

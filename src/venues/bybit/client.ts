@@ -1,10 +1,8 @@
 import { AppError } from "../../errors.js";
-import type { Metrics } from "../../core/metrics.js";
-import type { VenueHealth } from "../../core/venue-health.js";
-import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
+import { VenueHttpError } from "../../lib/venue-http.js";
+import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
 import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
 import { parseAccountRatio, parseFundingHistory, parseInstrumentsInfo, parseTickerOpenInterest, parseTickers } from "./parse.js";
-import { memoize } from "../../lib/memo.js";
 
 /** Venue key of Bybit in status, metrics and errors. */
 export const BYBIT = "bybit";
@@ -12,66 +10,24 @@ export const BYBIT = "bybit";
 /** Default request budget: well under Bybit's 600 requests / 5 s per IP. */
 export const BYBIT_CALLS_PER_MIN = 1200;
 
-/** Options of {@link BybitPerpClient}. */
-export interface BybitClientOptions {
-  /** Per-attempt timeout in ms. */
-  timeoutMs: number;
-  metrics?: Metrics;
-  health?: VenueHealth;
-  /** Request budget per minute (default {@link BYBIT_CALLS_PER_MIN}). */
-  callsPerMin?: number;
-  /** How long the instrument list is cached (default 1 h). */
-  instrumentsTtlMs?: number;
-  retries?: number;
-  maxWaitMs?: number;
-}
-
-interface Catalog {
-  list: PerpInstrument[];
-  bySymbol: Map<string, PerpInstrument>;
-  byBase: Map<string, PerpInstrument>;
-}
+/** Options of {@link BybitPerpClient} (`callsPerMin` defaults to {@link BYBIT_CALLS_PER_MIN}). */
+export type BybitClientOptions = PerpClientOptions;
 
 /** At most this many instruments-info pages (1000 rows each) are followed. */
 const MAX_PAGES = 10;
 
 /**
- * Bybit v5 client, `category=linear` USDT perpetuals (public REST, sources.md §3).
+ * Bybit v5 client, `category=linear` USDT perpetuals in status Trading, with `fundingIntervalHours`
+ * (public REST, sources.md §3).
  * Endpoints: `/v5/market/instruments-info` (cursor-paginated, cached), `/v5/market/tickers`,
  * `/v5/market/funding/history`, `/v5/market/account-ratio`. Records are per ONE coin.
  * Errors: see {@link VenueHttpClient}; an unlisted base or retCode 10001 on a symbol request →
  * `NOT_FOUND`; HTTP 403 (rate-limit ban or geo-block) → `UPSTREAM_UNAVAILABLE`; other failures →
  * `UPSTREAM_ERROR`.
  */
-export class BybitPerpClient implements PerpVenueClient {
-  readonly venue = BYBIT;
-  private readonly http: VenueHttpClient;
-  /** Instruments (and funding intervals), kept for `instrumentsTtlMs`. */
-  private readonly catalog: () => Promise<Catalog>;
-
+export class BybitPerpClient extends PerpClientBase implements PerpVenueClient {
   constructor(baseUrl: string, opts: BybitClientOptions) {
-    this.http = new VenueHttpClient({
-      venue: BYBIT,
-      baseUrl: baseUrl.replace(/\/+$/, ""),
-      callsPerMin: opts.callsPerMin ?? BYBIT_CALLS_PER_MIN,
-      windowSec: 5,
-      timeoutMs: opts.timeoutMs,
-      metrics: opts.metrics,
-      health: opts.health,
-      retries: opts.retries,
-      maxWaitMs: opts.maxWaitMs,
-    });
-    this.catalog = memoize(opts.instrumentsTtlMs ?? 3_600_000, () => this.loadCatalog());
-  }
-
-  /** USDT linear perpetuals in status Trading, with `fundingIntervalHours` (cached; loads are shared). */
-  async instruments(): Promise<PerpInstrument[]> {
-    return (await this.catalog()).list;
-  }
-
-  /** The perpetual of canonical `base` (`PEPE` finds `1000PEPEUSDT`), or undefined. */
-  async instrument(base: string): Promise<PerpInstrument | undefined> {
-    return (await this.catalog()).byBase.get(base.trim().toUpperCase());
+    super(BYBIT, baseUrl, opts, { callsPerMin: BYBIT_CALLS_PER_MIN, windowSec: 5, listing: "USDT perpetual" });
   }
 
   /** Funding of every listed perpetual: one `tickers?category=linear` call. */
@@ -114,14 +70,7 @@ export class BybitPerpClient implements PerpVenueClient {
     return parseAccountRatio(raw, inst, "5m");
   }
 
-  private async require(base: string): Promise<{ cat: Catalog; inst: PerpInstrument }> {
-    const cat = await this.catalog();
-    const inst = cat.byBase.get(base.trim().toUpperCase());
-    if (!inst) throw new AppError("NOT_FOUND", `bybit lists no USDT perpetual for ${base}`);
-    return { cat, inst };
-  }
-
-  private async loadCatalog(): Promise<Catalog> {
+  protected async loadCatalog(): Promise<Catalog> {
     const list: PerpInstrument[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < MAX_PAGES; page++) {
@@ -131,12 +80,7 @@ export class BybitPerpClient implements PerpVenueClient {
       if (!nextPageCursor || nextPageCursor === cursor) break;
       cursor = nextPageCursor;
     }
-    const byBase = new Map<string, PerpInstrument>();
-    for (const i of list) {
-      const prev = byBase.get(i.base);
-      if (!prev || i.multiplier < prev.multiplier) byBase.set(i.base, i);
-    }
-    return { list, bySymbol: new Map(list.map((i) => [i.venueSymbol, i])), byBase };
+    return indexCatalog(list);
   }
 }
 

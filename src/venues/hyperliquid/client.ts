@@ -1,10 +1,9 @@
 import { AppError } from "../../errors.js";
-import type { Metrics } from "../../core/metrics.js";
-import type { VenueHealth } from "../../core/venue-health.js";
-import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
-import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument, PerpVenueClient, PredictedFunding } from "../perp/types.js";
-import { parseFunding, parseFundingHistory, parseInstruments, parseOpenInterest, parsePredictedFundings } from "./parse.js";
 import { memoize } from "../../lib/memo.js";
+import { VenueHttpError } from "../../lib/venue-http.js";
+import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
+import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpVenueClient, PredictedFunding } from "../perp/types.js";
+import { parseFunding, parseFundingHistory, parseInstruments, parseOpenInterest, parsePredictedFundings } from "./parse.js";
 
 /** How long one `metaAndAssetCtxs` snapshot (all coins) is reused. */
 const SNAPSHOT_TTL_MS = 2_000;
@@ -21,60 +20,19 @@ const PAGE_ROWS = 500;
 export const HYPERLIQUID_MAX_HISTORY = 1000;
 const HOUR_MS = 3_600_000;
 
-/** Options of {@link HyperliquidPerpClient}. */
-export interface HyperliquidClientOptions {
-  /** Per-attempt timeout in ms. */
-  timeoutMs: number;
-  metrics?: Metrics;
-  health?: VenueHealth;
-  /** Request budget per minute (default {@link HYPERLIQUID_CALLS_PER_MIN}). */
-  callsPerMin?: number;
-  /** How long the instrument list is cached (default 1 h). */
-  instrumentsTtlMs?: number;
-  retries?: number;
-  maxWaitMs?: number;
-}
-
-interface Catalog {
-  list: PerpInstrument[];
-  byBase: Map<string, PerpInstrument>;
-}
+/** Options of {@link HyperliquidPerpClient} (`callsPerMin` defaults to {@link HYPERLIQUID_CALLS_PER_MIN}). */
+export type HyperliquidClientOptions = PerpClientOptions;
 
 /**
- * Hyperliquid client, main-dex perpetuals (`POST /info`, sources.md §5). Requests:
+ * Hyperliquid client, listed (not delisted) main-dex perpetuals (`POST /info`, sources.md §5). Requests:
  * `metaAndAssetCtxs` (instruments, funding, open interest), `fundingHistory`, `predictedFundings`.
  * Funding is hourly; `kPEPE`-style coins are converted to one coin. Hyperliquid publishes no
  * long/short ratio ({@link longShort} resolves to null).
  * Errors: see {@link VenueHttpClient}; an unlisted base → `NOT_FOUND`; other failures → `UPSTREAM_ERROR`.
  */
-export class HyperliquidPerpClient implements PerpVenueClient {
-  readonly venue = HYPERLIQUID;
-  private readonly http: VenueHttpClient;
-  /** Instruments, kept for `instrumentsTtlMs`. */
-  private readonly catalog: () => Promise<Catalog>;
-
+export class HyperliquidPerpClient extends PerpClientBase implements PerpVenueClient {
   constructor(baseUrl: string, opts: HyperliquidClientOptions) {
-    this.http = new VenueHttpClient({
-      venue: HYPERLIQUID,
-      baseUrl: baseUrl.replace(/\/+$/, ""),
-      callsPerMin: opts.callsPerMin ?? HYPERLIQUID_CALLS_PER_MIN,
-      timeoutMs: opts.timeoutMs,
-      metrics: opts.metrics,
-      health: opts.health,
-      retries: opts.retries,
-      maxWaitMs: opts.maxWaitMs,
-    });
-    this.catalog = memoize(opts.instrumentsTtlMs ?? 3_600_000, () => this.loadCatalog());
-  }
-
-  /** Listed (not delisted) perpetuals, `fundingIntervalHours` 1 (cached; loads are shared). */
-  async instruments(): Promise<PerpInstrument[]> {
-    return (await this.catalog()).list;
-  }
-
-  /** The perpetual of canonical `base` (`PEPE` finds `kPEPE`), or undefined. */
-  async instrument(base: string): Promise<PerpInstrument | undefined> {
-    return (await this.catalog()).byBase.get(base.trim().toUpperCase());
+    super(HYPERLIQUID, baseUrl, opts, { callsPerMin: HYPERLIQUID_CALLS_PER_MIN, listing: "perpetual" });
   }
 
   /** Hourly funding of every perpetual: one `metaAndAssetCtxs` call. */
@@ -84,7 +42,7 @@ export class HyperliquidPerpClient implements PerpVenueClient {
 
   /** Hourly funding of one perpetual. @throws AppError NOT_FOUND when not listed. */
   async funding(base: string): Promise<FundingSnapshot> {
-    const inst = await this.require(base);
+    const { inst } = await this.require(base);
     const snap = parseFunding(await this.metaAndAssetCtxs()).find((s) => s.venueSymbol === inst.venueSymbol);
     if (!snap) throw new AppError("NOT_FOUND", `hyperliquid sent no funding for ${inst.venueSymbol}`);
     return snap;
@@ -95,7 +53,7 @@ export class HyperliquidPerpClient implements PerpVenueClient {
    * points: `fundingHistory` from `now − (limit + 1) h`, paged forward 500 rows at a time.
    */
   async fundingHistory(base: string, limit: number): Promise<FundingPoint[]> {
-    const inst = await this.require(base);
+    const { inst } = await this.require(base);
     if (!(limit >= 1)) return [];
     const n = Math.min(HYPERLIQUID_MAX_HISTORY, Math.floor(limit));
     let startTime = Date.now() - (n + 1) * HOUR_MS;
@@ -117,7 +75,7 @@ export class HyperliquidPerpClient implements PerpVenueClient {
 
   /** Open interest in coins and USD (`openInterest` × `markPx`) from `metaAndAssetCtxs`. */
   async openInterest(base: string): Promise<OpenInterest> {
-    const inst = await this.require(base);
+    const { inst } = await this.require(base);
     const oi = parseOpenInterest(await this.metaAndAssetCtxs()).find((o) => o.base === inst.base);
     if (!oi) throw new AppError("UPSTREAM_ERROR", `hyperliquid sent no open interest for ${inst.venueSymbol}`);
     return oi;
@@ -140,22 +98,9 @@ export class HyperliquidPerpClient implements PerpVenueClient {
   /** One `metaAndAssetCtxs` snapshot serves every coin: kept 2 s, so per-symbol tools share it under the request budget. */
   private readonly metaAndAssetCtxs = memoize(SNAPSHOT_TTL_MS, async () => (await this.http.postJson("/info", { type: "metaAndAssetCtxs" }).catch(mapError)) as object);
 
-  private async require(base: string): Promise<PerpInstrument> {
-    const inst = (await this.catalog()).byBase.get(base.trim().toUpperCase());
-    if (!inst) throw new AppError("NOT_FOUND", `hyperliquid lists no perpetual for ${base}`);
-    return inst;
+  protected async loadCatalog(): Promise<Catalog> {
+    return indexCatalog(parseInstruments(await this.metaAndAssetCtxs()));
   }
-
-  private async loadCatalog(): Promise<Catalog> {
-    const list = parseInstruments(await this.metaAndAssetCtxs());
-    const byBase = new Map<string, PerpInstrument>();
-    for (const i of list) {
-      const prev = byBase.get(i.base);
-      if (!prev || i.multiplier < prev.multiplier) byBase.set(i.base, i);
-    }
-    return { list, byBase };
-  }
-
 }
 
 /** Maps a refused `/info` request (HTTP 4xx, e.g. 422 on a malformed body) to an {@link AppError}. */

@@ -1,9 +1,8 @@
 import { memoize } from "../../lib/memo.js";
 import { AppError } from "../../errors.js";
-import type { Metrics } from "../../core/metrics.js";
-import type { VenueHealth } from "../../core/venue-health.js";
-import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
-import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
+import { VenueHttpError } from "../../lib/venue-http.js";
+import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
+import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpVenueClient } from "../perp/types.js";
 import {
   OKX_NO_SUCH_INSTRUMENT,
   parseFundingRate,
@@ -25,69 +24,25 @@ const SNAPSHOT_TTL_MS = 2_000;
 /** Default request budget: 15 requests per 2 s window, under OKX's 20 / 2 s per public endpoint (rubik allows 5 / 2 s and is rarely hit). */
 export const OKX_CALLS_PER_MIN = 450;
 
-/** Options of {@link OkxPerpClient}. */
-export interface OkxClientOptions {
-  /** Per-attempt timeout in ms. */
-  timeoutMs: number;
-  metrics?: Metrics;
-  health?: VenueHealth;
-  /** Request budget per minute (default {@link OKX_CALLS_PER_MIN}). */
-  callsPerMin?: number;
-  /** How long the instrument list is cached (default 1 h). */
-  instrumentsTtlMs?: number;
-  retries?: number;
-  maxWaitMs?: number;
-}
-
-interface Catalog {
-  list: PerpInstrument[];
-  bySymbol: Map<string, PerpInstrument>;
-  byBase: Map<string, PerpInstrument>;
-}
+/** Options of {@link OkxPerpClient} (`callsPerMin` defaults to {@link OKX_CALLS_PER_MIN}). */
+export type OkxClientOptions = PerpClientOptions;
 
 const RATIO_PERIOD = "5m";
 const empty = () => new Map<string, number>();
 
 /**
- * OKX v5 client, USDT-margined SWAP only (public REST, sources.md §4).
+ * OKX v5 client, live USDT-margined SWAP only, `contractSize` = ctVal × ctMult (public REST, sources.md §4).
  * Endpoints: `/api/v5/public/instruments` (cached), `/public/funding-rate` (`instId=ANY` for all),
  * `/public/mark-price`, `/market/index-tickers`, `/public/funding-rate-history`, `/public/open-interest`,
  * `/rubik/stat/contracts/long-short-position-ratio-contract-top-trader`. Sizes are coins (contracts × ctVal).
  * Mark and index prices in funding snapshots are best effort (null when those calls fail).
  * Errors: see {@link VenueHttpClient}; an unlisted base or code 51001 → `NOT_FOUND`; other failures → `UPSTREAM_ERROR`.
  */
-export class OkxPerpClient implements PerpVenueClient {
-  readonly venue = OKX;
-  private readonly http: VenueHttpClient;
-  /** Instruments (and funding intervals), kept for `instrumentsTtlMs`. */
-  private readonly catalog: () => Promise<Catalog>;
-
+export class OkxPerpClient extends PerpClientBase implements PerpVenueClient {
   constructor(baseUrl: string, opts: OkxClientOptions) {
-    this.http = new VenueHttpClient({
-      venue: OKX,
-      baseUrl: baseUrl.replace(/\/+$/, ""),
-      callsPerMin: opts.callsPerMin ?? OKX_CALLS_PER_MIN,
-      windowSec: 2,
-      timeoutMs: opts.timeoutMs,
-      metrics: opts.metrics,
-      health: opts.health,
-      retries: opts.retries,
-      maxWaitMs: opts.maxWaitMs,
-    });
-    this.catalog = memoize(opts.instrumentsTtlMs ?? 3_600_000, () => this.loadCatalog());
+    super(OKX, baseUrl, opts, { callsPerMin: OKX_CALLS_PER_MIN, windowSec: 2, listing: "USDT swap" });
   }
 
-  /** Live USDT-margined swaps with `contractSize` = ctVal × ctMult (cached; loads are shared). */
-  async instruments(): Promise<PerpInstrument[]> {
-    return (await this.catalog()).list;
-  }
-
-  /** The swap of canonical `base` (`BTC` → `BTC-USDT-SWAP`), or undefined. */
-  async instrument(base: string): Promise<PerpInstrument | undefined> {
-    return (await this.catalog()).byBase.get(base.trim().toUpperCase());
-  }
-
-  /** Funding of every listed swap: `funding-rate?instId=ANY`, plus all SWAP mark prices and USDT indexes. */
   /** Funding of every swap (`funding-rate?instId=ANY`, all mark prices, all USDT index prices): one snapshot, reused for 2 s. */
   fundingAll(): Promise<FundingSnapshot[]> {
     return this.fundingSnapshot();
@@ -151,17 +106,9 @@ export class OkxPerpClient implements PerpVenueClient {
     return parseTopTraderPositionRatio(raw, inst, RATIO_PERIOD);
   }
 
-  private async require(base: string): Promise<{ cat: Catalog; inst: PerpInstrument }> {
-    const cat = await this.catalog();
-    const inst = cat.byBase.get(base.trim().toUpperCase());
-    if (!inst) throw new AppError("NOT_FOUND", `okx lists no USDT swap for ${base}`);
-    return { cat, inst };
-  }
-
-  private async loadCatalog(): Promise<Catalog> {
+  protected async loadCatalog(): Promise<Catalog> {
     const raw = await this.http.getJson("/api/v5/public/instruments", { instType: "SWAP" }).catch(mapError());
-    const list = parseInstruments(raw);
-    return { list, bySymbol: new Map(list.map((i) => [i.venueSymbol, i])), byBase: new Map(list.map((i) => [i.base, i])) };
+    return indexCatalog(parseInstruments(raw));
   }
 }
 

@@ -1,0 +1,108 @@
+import { memoize } from "../../lib/memo.js";
+import { AppError } from "../../errors.js";
+import type { Metrics } from "../../core/metrics.js";
+import type { VenueHealth } from "../../core/venue-health.js";
+import { VenueHttpClient } from "../../lib/venue-http.js";
+import type { PerpInstrument, PerpVenue } from "./types.js";
+
+/** Options of every perp venue client ({@link PerpClientBase}). */
+export interface PerpClientOptions {
+  /** Per-attempt timeout in ms. */
+  timeoutMs: number;
+  metrics?: Metrics;
+  health?: VenueHealth;
+  /** Request budget per minute (default: the venue's `*_CALLS_PER_MIN`). */
+  callsPerMin?: number;
+  /** How long the instrument list (and what is loaded with it) is cached (default 1 h). */
+  instrumentsTtlMs?: number;
+  retries?: number;
+  maxWaitMs?: number;
+}
+
+/** Per-venue settings of a {@link PerpClientBase}. */
+export interface PerpVenueDefaults {
+  /** Request budget per minute when the options set none. */
+  callsPerMin: number;
+  /** Budget window in seconds for venues limiting per short window (default 60, see {@link VenueHttpClient}). */
+  windowSec?: number;
+  /** What the venue lists, for the not-found message: `<venue> lists no <listing> for <base>` (`USDT perpetual`). */
+  listing: string;
+}
+
+/** The cached instrument list, indexed by venue symbol and by canonical base. Venues may extend it. */
+export interface Catalog {
+  list: PerpInstrument[];
+  bySymbol: Map<string, PerpInstrument>;
+  /** Canonical base → instrument; when a base is listed twice, the smallest multiplier (`PEPEUSDT` over `1000PEPEUSDT`). */
+  byBase: Map<string, PerpInstrument>;
+}
+
+/** Indexes a parsed instrument list into a {@link Catalog}. */
+export function indexCatalog(list: PerpInstrument[]): Catalog {
+  const byBase = new Map<string, PerpInstrument>();
+  for (const i of list) {
+    const prev = byBase.get(i.base);
+    if (!prev || i.multiplier < prev.multiplier) byBase.set(i.base, i);
+  }
+  return { list, bySymbol: new Map(list.map((i) => [i.venueSymbol, i])), byBase };
+}
+
+/** A {@link VenueHttpClient} for `baseUrl` (trailing slashes dropped) with `opts`, budget defaulting to `callsPerMin`. */
+export function perpHttpClient(venue: PerpVenue, baseUrl: string, opts: PerpClientOptions, defaults: { callsPerMin: number; windowSec?: number }): VenueHttpClient {
+  return new VenueHttpClient({
+    venue,
+    baseUrl: baseUrl.replace(/\/+$/, ""),
+    callsPerMin: opts.callsPerMin ?? defaults.callsPerMin,
+    windowSec: defaults.windowSec,
+    timeoutMs: opts.timeoutMs,
+    metrics: opts.metrics,
+    health: opts.health,
+    retries: opts.retries,
+    maxWaitMs: opts.maxWaitMs,
+  });
+}
+
+/**
+ * What the perp venue clients share: the venue's {@link VenueHttpClient} and the instrument catalog,
+ * loaded by {@link loadCatalog} on first use and kept for `instrumentsTtlMs` (concurrent callers share
+ * one load; a failed load is retried on the next call). Subclasses implement the data methods of
+ * `PerpVenueClient`. Lookups by base are trimmed and uppercased (`pepe` finds `1000PEPEUSDT`).
+ */
+export abstract class PerpClientBase<C extends Catalog = Catalog> {
+  protected readonly http: VenueHttpClient;
+  /** Instruments (and whatever the venue loads with them), kept for `instrumentsTtlMs`. */
+  protected readonly catalog: () => Promise<C>;
+  private readonly listing: string;
+
+  constructor(
+    readonly venue: PerpVenue,
+    baseUrl: string,
+    opts: PerpClientOptions,
+    defaults: PerpVenueDefaults,
+  ) {
+    this.http = perpHttpClient(venue, baseUrl, opts, defaults);
+    this.listing = defaults.listing;
+    this.catalog = memoize(opts.instrumentsTtlMs ?? 3_600_000, () => this.loadCatalog());
+  }
+
+  /** Listed perpetuals (cached; concurrent callers share one load). */
+  async instruments(): Promise<PerpInstrument[]> {
+    return (await this.catalog()).list;
+  }
+
+  /** The perpetual of canonical `base` (`PEPE` finds `1000PEPEUSDT` / `kPEPE`), or undefined. */
+  async instrument(base: string): Promise<PerpInstrument | undefined> {
+    return (await this.catalog()).byBase.get(base.trim().toUpperCase());
+  }
+
+  /** The catalog and the instrument of `base`. @throws AppError NOT_FOUND when the venue does not list it. */
+  protected async require(base: string): Promise<{ cat: C; inst: PerpInstrument }> {
+    const cat = await this.catalog();
+    const inst = cat.byBase.get(base.trim().toUpperCase());
+    if (!inst) throw new AppError("NOT_FOUND", `${this.venue} lists no ${this.listing} for ${base}`);
+    return { cat, inst };
+  }
+
+  /** Loads the instrument list from the venue (called through the {@link catalog} memo only). */
+  protected abstract loadCatalog(): Promise<C>;
+}
