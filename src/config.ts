@@ -36,6 +36,8 @@ const EnvSchema = z.object({
   BYBIT_BASE_URL: z.url().default("https://api.bybit.com"),
   OKX_BASE_URL: z.url().default("https://www.okx.com"),
   HYPERLIQUID_BASE_URL: z.url().default("https://api.hyperliquid.xyz"),
+  DEXSCREENER_BASE_URL: z.url().default("https://api.dexscreener.com"),
+  GECKOTERMINAL_BASE_URL: z.url().default("https://api.geckoterminal.com/api/v2"),
   COINGECKO_API_KEY: z.string().optional(),
   COINGECKO_PLAN: z.enum(["public", "demo", "pro"]).optional(),
   COINGECKO_CALLS_PER_MIN: z.coerce.number().int().min(1).optional(),
@@ -96,7 +98,7 @@ export interface Config {
   upstreamTimeoutMs: number;
   coingecko: CoinGeckoConfig;
   /** REST base URLs of the perp venues (the simulator's in sim mode). No trailing slash. */
-  venues: { binanceFapi: string; binanceSpot: string; bybit: string; okx: string; hyperliquid: string };
+  venues: { binanceFapi: string; binanceSpot: string; bybit: string; okx: string; hyperliquid: string; dexscreener: string; geckoterminal: string };
   /** MPP beside x402 (undefined when off). `secretKeyGenerated`: no MPP_SECRET_KEY was set. */
   mpp?: {
     secretKey: string;
@@ -209,6 +211,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       bybit: trimSlash(e.BYBIT_BASE_URL),
       okx: trimSlash(e.OKX_BASE_URL),
       hyperliquid: trimSlash(e.HYPERLIQUID_BASE_URL),
+      dexscreener: trimSlash(e.DEXSCREENER_BASE_URL),
+      geckoterminal: trimSlash(e.GECKOTERMINAL_BASE_URL),
     },
     mcpStdioPayments: e.MCP_PAYMENTS ?? false,
     mpp: e.MPP === "off" ? undefined : parseMpp(e),

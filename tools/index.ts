@@ -3,6 +3,11 @@ import { validateRegistry } from "../src/registry/validate.js";
 import { cexMarket } from "./cex/market.js";
 import { cexMarketHistory } from "./cex/market-history.js";
 import { cexPrices } from "./cex/prices.js";
+import { dexPriceHistory } from "./dex/history.js";
+import { dexPrice } from "./dex/price.js";
+import { dexSpread } from "./dex/spread.js";
+import { volatilityIndex } from "./dex/volatility.js";
+import { dexVolume } from "./dex/volume.js";
 import { arbitrageOpportunity } from "./perp/arbitrage.js";
 import { basis } from "./perp/basis.js";
 import { fundingCompare } from "./perp/funding-compare.js";
@@ -19,6 +24,12 @@ export const TOOLS: readonly AnyTool[] = [
   cexPrices,
   cexMarket,
   cexMarketHistory,
+  // /price/history/:symbol before /price/:symbol (express matches in order).
+  dexPriceHistory,
+  dexPrice,
+  dexVolume,
+  dexSpread,
+  volatilityIndex,
   // Literal funding paths before /funding-rate/:symbol so that express matches them first.
   fundingExtreme,
   fundingHistory,

@@ -1,6 +1,8 @@
 import type { Config, DataMode } from "../config.js";
 import type { Logger } from "../lib/log.js";
 import { CoinGeckoClient } from "../venues/coingecko/client.js";
+import { DexScreenerClient } from "../venues/dexscreener/client.js";
+import { GeckoTerminalClient } from "../venues/geckoterminal/client.js";
 import { BinancePerpClient } from "../venues/binance/client.js";
 import { BybitPerpClient } from "../venues/bybit/client.js";
 import { HyperliquidPerpClient } from "../venues/hyperliquid/client.js";
@@ -18,6 +20,10 @@ export interface Venues {
   spot: { spotPrice(base: string): Promise<number> };
   /** Hyperliquid `predictedFundings` (predictions for Binance, Bybit and Hyperliquid). */
   predictions: { predictedFundings(): Promise<PredictedFunding[]> };
+  /** DEX pools (DexScreener). */
+  dexscreener: DexScreenerClient;
+  /** DEX pool lists and OHLCV (GeckoTerminal). */
+  geckoterminal: GeckoTerminalClient;
 }
 
 /** What a tool handler may use. Handlers never see HTTP or MCP details. */
@@ -36,7 +42,7 @@ export interface ToolContext {
 
 /** Builds the venue clients and the handler context from the configuration. */
 export function createToolContext(config: Config, deps: { metrics: Metrics; log: Logger; version: string; now?: () => number }): ToolContext {
-  const health = new VenueHealth(["coingecko", ...PERP_VENUES]);
+  const health = new VenueHealth(["coingecko", ...PERP_VENUES, "dexscreener", "geckoterminal"]);
   const common = { timeoutMs: config.upstreamTimeoutMs, metrics: deps.metrics, health };
   const v = config.venues;
   const binance = new BinancePerpClient(v.binanceFapi, { ...common, spotBaseUrl: v.binanceSpot });
@@ -47,6 +53,8 @@ export function createToolContext(config: Config, deps: { metrics: Metrics; log:
       perps: { binance, bybit: new BybitPerpClient(v.bybit, common), okx: new OkxPerpClient(v.okx, common), hyperliquid },
       spot: binance,
       predictions: hyperliquid,
+      dexscreener: new DexScreenerClient(v.dexscreener, common),
+      geckoterminal: new GeckoTerminalClient(v.geckoterminal, common),
     },
     health,
     dataMode: config.dataMode,

@@ -11,5 +11,7 @@ export function simEnv(sim: RunningSimulator): Record<string, string> {
     BYBIT_BASE_URL: sim.urls.bybit,
     OKX_BASE_URL: sim.urls.okx,
     HYPERLIQUID_BASE_URL: sim.urls.hyperliquid,
+    DEXSCREENER_BASE_URL: sim.urls.dexscreener,
+    GECKOTERMINAL_BASE_URL: sim.urls.geckoterminal,
   };
 }

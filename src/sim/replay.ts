@@ -11,13 +11,23 @@
  * - okx: `GET /api/v5/public/instruments?instType=SWAP` (166 swaps of 2022-05-13; `instId`/`instFamily`/`uly` filters).
  * - hyperliquid: `POST /info` types `meta` (28 perps, 2023-07-17), `allMids` (2023-07-17) and `fundingHistory` for
  *   coin `BTC` (2023-05-12 → 2023-07-17, 8-hourly then hourly; ≤ 500 rows from `startTime`).
+ * - dexscreener: `GET /latest/dex/search?q=LUNA` (15 Avalanche pairs, 2022-08, older schema) and `?q=babyDOJO`
+ *   (2 Injective pairs, 2024-03), matched case-insensitively; `GET /latest/dex/pairs/{avalanche|injective}/{pair}`
+ *   for any pair of those two recordings.
+ * - geckoterminal: `GET /networks/eth/tokens/0xc02aaa39b223fe8d0a0e5c4f27ead9083c756cc2/pools` page 1 (20 WETH
+ *   pools, ≈2024-05, served verbatim: no `included` even when `include` is asked, as recorded; page > 1 → no data),
+ *   `GET /networks/eth/pools` page 1 (top pools with `included` tokens, ≈2024-05), and the CBRL/SOL PumpSwap pool
+ *   `solana/7bqJG2ZdMKbEkgSmfuqNVBvqEvWavgL8UEo33ZqdL3NP` OHLCV `minute?aggregate=15` (35 bars, 2025-08-20/21) and
+ *   `hour` (235 bars, 2025-08-20 → 30); `before_timestamp`/`limit` filter the recorded rows when given. The pool
+ *   address comes from the recording repository's own watchlist (the file itself does not name it). The 15-minute
+ *   stablecoin-pool recording names no pool and is not served.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** Venues with replayable recordings. */
-export type ReplayVenue = "binance" | "bybit" | "okx" | "hyperliquid";
-export const REPLAY_VENUES: readonly ReplayVenue[] = ["binance", "bybit", "okx", "hyperliquid"];
+export type ReplayVenue = "binance" | "bybit" | "okx" | "hyperliquid" | "dexscreener" | "geckoterminal";
+export const REPLAY_VENUES: readonly ReplayVenue[] = ["binance", "bybit", "okx", "hyperliquid", "dexscreener", "geckoterminal"];
 
 /** Default recordings directory: `$MARKETGATE_SIM_REPLAY_DIR`, else the shared real-data folder. */
 export const DEFAULT_REPLAY_DIR = process.env.MARKETGATE_SIM_REPLAY_DIR ?? "/work/shared/data/real";
@@ -34,6 +44,16 @@ export const REPLAY_FILES = {
     meta: "hyperliquid/sdk_cassette_meta_2023-07-17.json",
     allMids: "hyperliquid/sdk_cassette_allMids_2023-07-17.json",
     fundingHistoryBTC: "hyperliquid/sdk_cassette_fundingHistory_BTC_2023-05-12_to_2023-07-17.json",
+  },
+  dexscreener: {
+    searchLuna: "dexscreener/search_pairs_LUNA_avalanche_2022-08.json",
+    searchBabyDojo: "dexscreener/search_pairs_babyDOJO_injective_2024-03.json",
+  },
+  geckoterminal: {
+    tokenPoolsEthWeth: "geckoterminal/token_pools_eth_WETH_2024-05.json",
+    topPoolsEth: "geckoterminal/top_pools_eth_2024-05.json",
+    ohlcvCbrlMinute15: "geckoterminal/ohlcv_15m_solana_CBRL_SOL_pool_2025-08-20_to_2025-08-21.json",
+    ohlcvCbrlHour1: "geckoterminal/ohlcv_1h_solana_CBRL_SOL_pool_2025-08-20_to_2025-08-30.json",
   },
 } as const satisfies Record<ReplayVenue, Record<string, string>>;
 

@@ -5,11 +5,14 @@
  *
  * Mount paths stand in for the real hosts: `urls.binance` ↔ `https://fapi.binance.com`, `urls.binance_spot` ↔
  * `https://api.binance.com`, `urls.bybit` ↔ `https://api.bybit.com`, `urls.okx` ↔ `https://www.okx.com`,
- * `urls.hyperliquid` ↔ `https://api.hyperliquid.xyz`, `urls.coingecko` ↔ `https://api.coingecko.com/api/v3`.
+ * `urls.hyperliquid` ↔ `https://api.hyperliquid.xyz`, `urls.coingecko` ↔ `https://api.coingecko.com/api/v3`,
+ * `urls.dexscreener` ↔ `https://api.dexscreener.com`, `urls.geckoterminal` ↔ `https://api.geckoterminal.com/api/v2`.
  */
 import { binanceSpotVenue, binanceVenue } from "./binance.js";
 import { bybitVenue } from "./bybit.js";
 import { coingeckoVenue } from "./coingecko.js";
+import { dexscreenerVenue } from "./dexscreener.js";
+import { geckoterminalVenue } from "./geckoterminal.js";
 import { hyperliquidVenue } from "./hyperliquid.js";
 import { okxVenue } from "./okx.js";
 import type { SimVenue } from "./types.js";
@@ -22,6 +25,8 @@ export const SIM_VENUES = [
   bybitVenue,
   okxVenue,
   hyperliquidVenue,
+  dexscreenerVenue,
+  geckoterminalVenue,
 ] as const satisfies readonly SimVenue[];
 
 /** Names of the simulated venues (`"coingecko"`, `"binance"`, ...): keys of fault injection and of `urls`. */
