@@ -38,6 +38,8 @@ const EnvSchema = z.object({
   HYPERLIQUID_BASE_URL: z.url().default("https://api.hyperliquid.xyz"),
   DEXSCREENER_BASE_URL: z.url().default("https://api.dexscreener.com"),
   GECKOTERMINAL_BASE_URL: z.url().default("https://api.geckoterminal.com/api/v2"),
+  GECKOTERMINAL_CALLS_PER_MIN: z.coerce.number().int().min(1).default(20),
+  DEXSCREENER_CALLS_PER_MIN: z.coerce.number().int().min(1).default(250),
   COINGECKO_API_KEY: z.string().optional(),
   COINGECKO_PLAN: z.enum(["public", "demo", "pro"]).optional(),
   COINGECKO_CALLS_PER_MIN: z.coerce.number().int().min(1).optional(),
@@ -99,6 +101,10 @@ export interface Config {
   coingecko: CoinGeckoConfig;
   /** REST base URLs of the perp venues (the simulator's in sim mode). No trailing slash. */
   venues: { binanceFapi: string; binanceSpot: string; bybit: string; okx: string; hyperliquid: string; dexscreener: string; geckoterminal: string };
+  /** GeckoTerminal request budget per minute (its public limit is 30; default 20). */
+  geckoterminalCallsPerMin: number;
+  /** DexScreener request budget per minute (its limit is 300; default 250). */
+  dexscreenerCallsPerMin: number;
   /** MPP beside x402 (undefined when off). `secretKeyGenerated`: no MPP_SECRET_KEY was set. */
   mpp?: {
     secretKey: string;
@@ -214,6 +220,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       dexscreener: trimSlash(e.DEXSCREENER_BASE_URL),
       geckoterminal: trimSlash(e.GECKOTERMINAL_BASE_URL),
     },
+    geckoterminalCallsPerMin: e.GECKOTERMINAL_CALLS_PER_MIN,
+    dexscreenerCallsPerMin: e.DEXSCREENER_CALLS_PER_MIN,
     mcpStdioPayments: e.MCP_PAYMENTS ?? false,
     mpp: e.MPP === "off" ? undefined : parseMpp(e),
   };

@@ -12,3 +12,16 @@ export function memoize<T extends object>(ttlMs: number, load: () => Promise<T>)
     return v;
   };
 }
+
+/**
+ * Like {@link memoize}, per key: `(key, arg)` loads `load(arg)` once per key and TTL; concurrent callers of a
+ * key share one load; failed loads are not kept. At most `max` keys are remembered (least recently used go).
+ */
+export function memoizeKeyed<A extends object, T extends object>(ttlMs: number, max: number, load: (arg: A) => Promise<T>): (key: string, arg: A) => Promise<T> {
+  const cache = new LRUCache<string, T, { arg: A }>({ max, ttl: ttlMs, fetchMethod: (_key, _stale, { context }) => load(context.arg) });
+  return async (key, arg) => {
+    const v = await cache.fetch(key, { context: { arg } });
+    if (v === undefined) throw new Error("memoized load returned nothing");
+    return v;
+  };
+}

@@ -1,6 +1,6 @@
 import type { RunningSimulator } from "../sim/server.js";
 
-/** Environment that points every venue adapter at a running simulator (sim data mode). */
+/** Environment that points every venue adapter at a running simulator (sim data mode), with budgets sized for it. */
 export function simEnv(sim: RunningSimulator): Record<string, string> {
   return {
     DATA_MODE: "sim",
@@ -13,5 +13,8 @@ export function simEnv(sim: RunningSimulator): Record<string, string> {
     HYPERLIQUID_BASE_URL: sim.urls.hyperliquid,
     DEXSCREENER_BASE_URL: sim.urls.dexscreener,
     GECKOTERMINAL_BASE_URL: sim.urls.geckoterminal,
+    // The simulator has no rate limit (live: GeckoTerminal about 30 calls/min, DexScreener 300/min).
+    GECKOTERMINAL_CALLS_PER_MIN: "600",
+    DEXSCREENER_CALLS_PER_MIN: "6000",
   };
 }

@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { ammQuote, poolFeeBps } from "../../src/analytics/dex.js";
 import { clean } from "../../src/analytics/funding.js";
-import { quoteAsset } from "../../src/assets/tokens.js";
+import { canonicalTokens, quoteAsset } from "../../src/assets/tokens.js";
 import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, Timestamp, UNKNOWN_SYMBOL_ISSUE } from "../common.js";
-import { acceptedPools, MissingSources } from "./common.js";
-import { canonicalTokens } from "../../src/assets/tokens.js";
+import type { ToolContext } from "../../src/core/context.js";
+import type { DexChain } from "../../src/venues/dex/types.js";
+import { acceptedPools, MissingSources, type AcceptedPool } from "./common.js";
 
 /** Price-impact band of the depth figures: ±2% around each pool's price. */
 const BAND = 0.02;
@@ -30,6 +31,25 @@ const Pair = z
     return { base, quote };
   });
 
+/** GeckoTerminal pool lists looked up for stated fees (its budget is about 20 calls/min; lists are cached 10 min). */
+const FEE_LOOKUPS = 3;
+
+/**
+ * Stated swap fees of the most liquid pools, from GeckoTerminal pool names ("WETH / USDC 0.05%"), keyed by
+ * `chain:pairAddress`. DexScreener does not state fees. Lookups that fail simply leave the default fee.
+ */
+async function statedFees(pools: readonly AcceptedPool[], ctx: ToolContext): Promise<Map<string, number>> {
+  const tokens = new Map<string, { chain: DexChain; address: string }>();
+  for (const { pool, side } of pools) {
+    const t = side === "base" ? pool.baseToken : pool.quoteToken;
+    tokens.set(`${pool.chain}:${t.address.toLowerCase()}`, { chain: pool.chain, address: t.address });
+  }
+  const fees = new Map<string, number>();
+  const lists = await Promise.all([...tokens.values()].map((t) => ctx.venues.geckoterminal.tokenPools(t.chain, t.address).catch(() => [])));
+  for (const p of lists.flat()) if (p.feeBps !== null) fees.set(`${p.chain}:${p.pairAddress.toLowerCase()}`, p.feeBps);
+  return fees;
+}
+
 /** Spread interpretation bands of spec 2.2 (pct). */
 function interpret(spreadPct: number): string {
   if (spreadPct < 0) return "crossed (one DEX bids above another's ask: an arbitrage)";
@@ -50,7 +70,7 @@ export const dexSpread = defineTool({
   tags: ["dex"],
   summary: "Best bid/ask of a pair across DEX pools, spread, and per-pool bid/ask and depth (AMM model)",
   description:
-    "AMMs have no order book: each pool is quoted at bid = price x (1 - fee), ask = price x (1 + fee), with the pool's stated fee (else the DEX's usual fee, else 0.30%). Depth is what moves a constant-product pool's price by 2% (half the liquidity on each side): ask depth Q(sqrt(1.02) - 1), bid depth Q(1 - sqrt(0.98)), Q = liquidity / 2; concentrated-liquidity pools are deeper, so these are lower bounds. Prices are in QUOTE units; spread_usd converts with the quote's USD price. Pair formats: BASE%2FQUOTE, BASE-QUOTE, BASE_QUOTE.",
+    "AMMs have no order book: each pool is quoted at bid = price x (1 - fee), ask = price x (1 + fee), with the pool's stated fee (GeckoTerminal pool names, looked up for the most liquid pools), else the DEX's usual fee, else 0.30%. Depth is what moves a constant-product pool's price by 2% (half the liquidity on each side): ask depth Q(sqrt(1.02) - 1), bid depth Q(1 - sqrt(0.98)), Q = liquidity / 2; concentrated-liquidity pools are deeper, so these are lower bounds. Prices are in QUOTE units; spread_usd converts with the quote's USD price. Pair formats: BASE%2FQUOTE, BASE-QUOTE, BASE_QUOTE.",
   example: { pair: "ETH-USDC" },
   input: z.object({ pair: Pair }),
   output: z.object({
@@ -83,6 +103,7 @@ export const dexSpread = defineTool({
   async handler({ pair }, ctx) {
     const { base, quote } = pair;
     const { pools, missing_sources } = await acceptedPools(base, ctx);
+    const fees = await statedFees(pools.slice(0, FEE_LOOKUPS), ctx);
     const rows = pools.flatMap(({ pool, side, priceUsd }) => {
       const other = side === "base" ? pool.quoteToken : pool.baseToken;
       const q = quoteAsset(pool.chain, other.address);
@@ -90,7 +111,7 @@ export const dexSpread = defineTool({
       const native = pool.priceNative;
       if (!native || native <= 0) return [];
       const priceInQuote = side === "base" ? native : 1 / native;
-      const fee = poolFeeBps(pool.dex, pool.feeBps);
+      const fee = poolFeeBps(pool.dex, pool.feeBps ?? fees.get(`${pool.chain}:${pool.pairAddress.toLowerCase()}`) ?? null);
       const quoteUsd = priceUsd / priceInQuote;
       return [{ pool, fee, quoteUsd, q: ammQuote(priceInQuote, fee, pool.liquidityUsd ?? 0, BAND) }];
     });

@@ -1,3 +1,4 @@
+import { memoizeKeyed } from "../../lib/memo.js";
 import type { Metrics } from "../../core/metrics.js";
 import type { VenueHealth } from "../../core/venue-health.js";
 import { AppError } from "../../errors.js";
@@ -34,6 +35,9 @@ export interface DexScreenerClientOptions {
  * Nothing is cached here (DexScreener's edge caches about 60 s); identical concurrent calls share one request.
  * Errors: see {@link VenueHttpClient}; HTTP 404 → `NOT_FOUND`; other refusals → `UPSTREAM_ERROR`.
  */
+/** How long a token's pool list is reused. */
+const PAIRS_TTL_MS = 20_000;
+
 export class DexScreenerClient {
   private readonly http: VenueHttpClient;
 
@@ -50,12 +54,20 @@ export class DexScreenerClient {
     });
   }
 
-  /** Every pool of one token on one chain (`token-pairs/v1`); [] when DexScreener knows none. */
-  async tokenPairs(chain: DexChain, address: string): Promise<DexPool[]> {
+  /**
+   * Every pool of one token on one chain (`token-pairs/v1`); [] when DexScreener knows none. Kept 20 s per
+   * token: every DEX tool of a symbol reads the same lists (ETH has nine canonical contracts), so this keeps
+   * bursts of different tools under the 300 requests/min limit. Returned arrays are shared: do not mutate.
+   */
+  tokenPairs(chain: DexChain, address: string): Promise<DexPool[]> {
+    return this.pairs(`${chain}:${chain === "solana" ? address : address.toLowerCase()}`, { chain, address });
+  }
+
+  private readonly pairs = memoizeKeyed(PAIRS_TTL_MS, 2000, async ({ chain, address }: { chain: DexChain; address: string }) => {
     const path = `/token-pairs/v1/${DEX_CHAINS[chain].dexscreener}/${encodeURIComponent(address)}`;
     const raw = await this.http.getJson(path).catch(mapError(`token ${address} on ${chain}`));
     return parsePairList(raw, "/token-pairs/v1");
-  }
+  });
 
   /**
    * Pools of several tokens on one chain (`tokens/v1`), 30 addresses per request; a pool listed for two

@@ -1,12 +1,13 @@
 /**
- * Perp tools on the simulator (payments off, loopback):
+ * Perp and DEX tools on the simulator (payments off, loopback):
  * 1. upstream calls made for 1,000 concurrent identical requests per tool (target: one per venue the
  *    tool reads), instrument lists already cached;
  * 2. tool latency on cache misses (sequential, distinct inputs), p50/p99.
- * Writes bench/results/perp.json and the `perp` section of bench/README.md.
+ * Writes bench/results/tools.json and the `tools` section of bench/README.md.
  */
 import { cpus } from "node:os";
 import { listAssets } from "../src/assets/catalogue.js";
+import { canonicalTokens } from "../src/assets/tokens.js";
 import { loadConfig } from "../src/config.js";
 import { requestPath, type AnyTool } from "../src/registry/tool.js";
 import { simEnv } from "../src/sandbox/sim-env.js";
@@ -18,13 +19,16 @@ import { percentile, writeResults, writeSection } from "./report.js";
 process.env.LOG_LEVEL ??= "silent";
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 1000);
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 23);
-const VENUES = ["binance", "binance_spot", "bybit", "okx", "hyperliquid"] as const;
+const VENUES = ["binance", "binance_spot", "bybit", "okx", "hyperliquid", "dexscreener", "geckoterminal"] as const;
 
 /** Distinct raw inputs for one tool (distinct cache keys), to time cache misses. */
 function inputs(tool: AnyTool, n: number): Array<Record<string, string | number | boolean>> {
-  const syms = listAssets().map((a) => a.symbol);
+  const syms = listAssets()
+    .map((a) => a.symbol)
+    .filter((s) => !tool.tags.includes("dex") || canonicalTokens(s).length > 0);
   const others = syms.filter((s) => s !== tool.example.symbol);
   if ("symbol" in tool.input.shape) return others.slice(0, n).map((symbol) => ({ ...tool.example, symbol }));
+  if ("pair" in tool.input.shape) return others.slice(0, n).map((s) => ({ pair: `${s}-USDC` }));
   if (tool.name === "funding_extreme") return Array.from({ length: n }, (_, i) => ({ threshold: 0.011 + i * 0.001 }));
   return Array.from({ length: n }, (_, i) => ({ ...tool.example, limit: i + 11 }));
 }
@@ -33,7 +37,7 @@ async function main(): Promise<void> {
   const sim = await startSimulator();
   const service = await createService({ config: loadConfig({ HOST: "127.0.0.1", PORT: "0", ...simEnv(sim), RATE_LIMIT_PER_MIN: "100000000" }) });
   const { url, close } = await service.listen();
-  const perpTools = TOOLS.filter((t) => t.tags.includes("funding") || t.tags.includes("futures"));
+  const perpTools = TOOLS.filter((t) => t.tags.includes("funding") || t.tags.includes("futures") || t.tags.includes("dex"));
   // Load every venue's instrument list once (the clients cache them for an hour).
   // The warm-up inputs differ from the measured ones, so the measured requests start as cache misses.
   await Promise.all(perpTools.map((t) => fetch(`${url}${requestPath(t, inputs(t, LATENCY_SAMPLES + 1).at(-1))}`).then((r) => r.arrayBuffer())));
@@ -73,7 +77,7 @@ async function main(): Promise<void> {
   }
   await close();
   await sim.close();
-  writeResults("perp", { date: new Date().toISOString(), node: process.version, cpus: cpus().length, concurrent: CONCURRENT, rows });
+  writeResults("tools", { date: new Date().toISOString(), node: process.version, cpus: cpus().length, concurrent: CONCURRENT, rows });
   const table = [
     `Run ${new Date().toISOString()} on ${cpus().length} cores, Node ${process.version}: ${CONCURRENT} concurrent identical requests per tool (instrument lists already cached), then ${LATENCY_SAMPLES} sequential cache misses with distinct inputs for latency. Simulator and service in one process, loopback.`,
     "",
@@ -84,7 +88,7 @@ async function main(): Promise<void> {
       return `| \`${r.tool}\` | ${Object.entries(r.statuses).map(([s, n]) => `${n}x${s}`).join(", ")} | ${Object.entries(r.upstream).map(([v, n]) => `${v} ${n}`).join(", ") || "none"} | ${venues ? (r.upstream_total / venues).toFixed(2) : "0"} | ${r.p50_ms} / ${r.p99_ms} ms |`;
     }),
   ].join("\n");
-  writeSection("perp", table);
+  writeSection("tools", table);
   process.stdout.write(`\n${table}\n`);
 }
 
