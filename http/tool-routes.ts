@@ -29,6 +29,7 @@ function send(res: Response, status: number, headers: Record<string, string | st
  * One express route per registry tool. Request path:
  * validate (400/404) -> cache hit: 200 free, `X-Cache: HIT`, not rate-limited -> rate limit on misses (429)
  * -> tool precheck (e.g. symbol listed on some venue: 404, before any payment)
+ * -> tool preflight (e.g. CVD warm-up: 202 + Retry-After, free, uncached)
  * -> payment check (402; an idempotent retry or a confirmed pending settlement is answered from the ledger)
  * -> handler (single-flight) -> error: not charged -> settle -> refused: 402, no data; unknown: 502, data
  * withheld for a retry -> commit to cache -> 200 `X-Cache: MISS` + `PAYMENT-RESPONSE`.
@@ -50,6 +51,12 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
         }
         await deps.limiter.consume(req.ip ?? "unknown");
         await deps.runner.precheck(tool, input);
+        const interim = await deps.runner.preflight(tool, input);
+        if (interim) {
+          const headers: Record<string, string> = { "Cache-Control": "no-store" };
+          if (interim.retryAfterSec !== undefined) headers["Retry-After"] = String(interim.retryAfterSec);
+          return send(res, interim.status, headers, interim.body);
+        }
       } catch (err) {
         return sendError(res, err);
       }

@@ -100,6 +100,8 @@ export class McpCatalog {
       if (hit) return this.ok(hit.value, { "marketgate/cache": "HIT" });
       if (cc.rateLimitKey !== undefined) await this.deps.limiter?.consume(cc.rateLimitKey);
       await runner.precheck(tool, input);
+      const interim = await runner.preflight(tool, input);
+      if (interim) return this.ok(interim.body, { "marketgate/interim": { status: interim.status, retryAfterSec: interim.retryAfterSec ?? null } });
       if (isFree(tool) || !this.deps.payments) {
         const value = await runner.execute(tool, input);
         runner.commit(tool, input, value);

@@ -13,5 +13,6 @@ export async function runStdio(env: Record<string, string | undefined> = process
   const service = await createService({ config, paymentsOff: !config.mcpStdioPayments });
   const server = createMcpServer(service.mcp, { name: service.info.name, version: service.info.version }, (meta) => ({ meta }));
   await server.connect(new StdioServerTransport());
+  await service.startStreams();
   logger.info({ dataMode: config.dataMode, payments: config.mcpStdioPayments }, "marketgate MCP server on stdio");
 }

@@ -44,6 +44,15 @@ const EnvSchema = z.object({
   COINGECKO_PLAN: z.enum(["public", "demo", "pro"]).optional(),
   COINGECKO_CALLS_PER_MIN: z.coerce.number().int().min(1).optional(),
   MCP_PAYMENTS: Bool.optional(),
+  STREAMS: z.enum(["on", "off"]).default("on"),
+  DATA_DIR: z.string().default(".data"),
+  STREAM_MAX_ON_DEMAND: z.coerce.number().int().min(0).max(500).default(20),
+  STREAM_IDLE_MIN: z.coerce.number().min(1).default(30),
+  STREAM_WARMUP_SEC: z.coerce.number().min(0).default(10),
+  BINANCE_WS_URL: z.string().default("wss://fstream.binance.com"),
+  BYBIT_WS_URL: z.string().default("wss://stream.bybit.com"),
+  OKX_WS_URL: z.string().default("wss://ws.okx.com:8443"),
+  HYPERLIQUID_WS_URL: z.string().default("wss://api.hyperliquid.xyz"),
   MPP: z.enum(["on", "off"]).default("on"),
   MPP_SECRET_KEY: z.string().min(32, "MPP_SECRET_KEY must be at least 32 characters").optional(),
   MPP_REALM: z.string().min(1).optional(),
@@ -112,6 +121,16 @@ export interface Config {
     realm: string;
     methods: Array<"evm" | "tempo">;
     tempo: { currency: `0x${string}`; recipient?: `0x${string}`; chainId: number };
+  };
+  /** Live trade and liquidation streams (CVD, recent liquidations); undefined when `STREAMS=off`. */
+  streams?: {
+    /** Folder of the SQLite file that keeps 7 days of CVD buckets and 24 h of liquidations (`:memory:` for none). */
+    dataDir: string;
+    maxOnDemand: number;
+    idleMs: number;
+    warmupMs: number;
+    /** Websocket bases; the feeds append the venues' real paths. */
+    wsUrls: { binance: string; bybit: string; okx: string; hyperliquid: string };
   };
   /** Whether MCP over stdio charges for paid tools (off by default: it is the operator's own agent). */
   mcpStdioPayments: boolean;
@@ -224,5 +243,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dexscreenerCallsPerMin: e.DEXSCREENER_CALLS_PER_MIN,
     mcpStdioPayments: e.MCP_PAYMENTS ?? false,
     mpp: e.MPP === "off" ? undefined : parseMpp(e),
+    streams:
+      e.STREAMS === "off"
+        ? undefined
+        : {
+            dataDir: e.DATA_DIR,
+            maxOnDemand: e.STREAM_MAX_ON_DEMAND,
+            idleMs: e.STREAM_IDLE_MIN * 60_000,
+            warmupMs: e.STREAM_WARMUP_SEC * 1000,
+            wsUrls: { binance: trimSlash(e.BINANCE_WS_URL), bybit: trimSlash(e.BYBIT_WS_URL), okx: trimSlash(e.OKX_WS_URL), hyperliquid: trimSlash(e.HYPERLIQUID_WS_URL) },
+          },
   };
 }

@@ -44,8 +44,12 @@ export interface Service {
   info: ServiceInfo;
   /** Undefined when payments are off. */
   payments?: PaymentProcessor;
-  /** Starts listening; resolves with the bound URL. */
+  /** Starts the live streams (when configured) and listening; resolves with the bound URL. `close()` stops both. */
   listen(port?: number, host?: string): Promise<{ url: string; server: Server; close(): Promise<void> }>;
+  /** Starts the live streams without HTTP (stdio MCP). */
+  startStreams(): Promise<void>;
+  /** Stops the streams and flushes their stores. */
+  stopStreams(): Promise<void>;
 }
 
 /** Service identity for documents and MCP `initialize`. */
@@ -131,8 +135,11 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     mcp,
     info,
     payments,
+    startStreams: () => ctx.streams?.start() ?? Promise.resolve(),
+    stopStreams: () => ctx.streams?.stop() ?? Promise.resolve(),
     listen: (port = config.port, host = config.host) =>
       new Promise((resolve, reject) => {
+        void ctx.streams?.start().catch((err: unknown) => logger.error({ err }, "streams failed to start"));
         const server = app.listen(port, host, (err?: Error) => {
           if (err) return reject(err);
           const addr = server.address() as AddressInfo;
@@ -140,7 +147,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
           resolve({
             url: `http://${shownHost}:${addr.port}`,
             server,
-            close: () => new Promise<void>((r) => server.close(() => r())),
+            close: async () => {
+              await new Promise<void>((r) => server.close(() => r()));
+              await ctx.streams?.stop();
+            },
           });
         });
       }),

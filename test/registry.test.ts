@@ -41,6 +41,9 @@ describe("registry", () => {
       long_short: ["/futures/long-short/:symbol", "0.02", 30],
       basis: ["/futures/basis/:symbol", "0.02", 30],
       arbitrage_opportunity: ["/arbitrage-opportunity", "0.05", 30],
+      cvd: ["/cvd/:symbol", "0.02", 5],
+      cvd_history: ["/cvd/history/:symbol", "0.03", 30],
+      liquidation_recent: ["/liquidation/recent", "0.03", 15],
       service_status: ["/api/v1/status", "free", 0],
     };
     for (const t of TOOLS) expect([t.path, t.priceUsd, t.cacheTtlSec]).toEqual(spec[t.name]);

@@ -18,6 +18,9 @@ import { longShort } from "./perp/long-short.js";
 import { openInterest } from "./perp/open-interest.js";
 import { predictedFunding } from "./perp/predicted-funding.js";
 import { serviceStatus } from "./service/status.js";
+import { cvdHistory } from "./streams/cvd-history.js";
+import { cvd } from "./streams/cvd.js";
+import { liquidationRecent } from "./streams/liquidations.js";
 
 /** The catalogue: every tool the service offers, read by the HTTP and MCP mounts and the manifest generator. */
 export const TOOLS: readonly AnyTool[] = [
@@ -40,6 +43,10 @@ export const TOOLS: readonly AnyTool[] = [
   longShort,
   basis,
   arbitrageOpportunity,
+  // /cvd/history/:symbol before /cvd/:symbol.
+  cvdHistory,
+  cvd,
+  liquidationRecent,
   serviceStatus,
 ];
 

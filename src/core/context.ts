@@ -7,6 +7,8 @@ import { BinancePerpClient } from "../venues/binance/client.js";
 import { BybitPerpClient } from "../venues/bybit/client.js";
 import { HyperliquidPerpClient } from "../venues/hyperliquid/client.js";
 import { OkxPerpClient } from "../venues/okx/client.js";
+import { createStreamManager } from "../streams/create.js";
+import type { StreamManager } from "../streams/manager.js";
 import { PERP_VENUES, type PerpVenue, type PerpVenueClient, type PredictedFunding } from "../venues/perp/types.js";
 import type { Metrics } from "./metrics.js";
 import { VenueHealth } from "./venue-health.js";
@@ -38,6 +40,8 @@ export interface ToolContext {
   /** Current time in epoch ms (injectable for tests). */
   now(): number;
   log: Logger;
+  /** Live streams (CVD, liquidations); undefined when `STREAMS=off`. */
+  streams?: StreamManager;
 }
 
 /** Builds the venue clients and the handler context from the configuration. */
@@ -47,10 +51,11 @@ export function createToolContext(config: Config, deps: { metrics: Metrics; log:
   const v = config.venues;
   const binance = new BinancePerpClient(v.binanceFapi, { ...common, spotBaseUrl: v.binanceSpot });
   const hyperliquid = new HyperliquidPerpClient(v.hyperliquid, common);
+  const perps = { binance, bybit: new BybitPerpClient(v.bybit, common), okx: new OkxPerpClient(v.okx, common), hyperliquid };
   return {
     venues: {
       coingecko: new CoinGeckoClient(config.coingecko, common),
-      perps: { binance, bybit: new BybitPerpClient(v.bybit, common), okx: new OkxPerpClient(v.okx, common), hyperliquid },
+      perps,
       spot: binance,
       predictions: hyperliquid,
       dexscreener: new DexScreenerClient(v.dexscreener, { ...common, callsPerMin: config.dexscreenerCallsPerMin }),
@@ -62,5 +67,6 @@ export function createToolContext(config: Config, deps: { metrics: Metrics; log:
     startedAt: Date.now(),
     now: deps.now ?? Date.now,
     log: deps.log,
+    streams: config.streams ? createStreamManager({ ...config, streams: config.streams }, perps, deps.metrics) : undefined,
   };
 }

@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import type { AnyTool } from "../registry/tool.js";
+import type { AnyTool, InterimAnswer } from "../registry/tool.js";
 import { SingleFlight } from "../lib/single-flight.js";
 import type { ToolContext } from "./context.js";
 import type { Metrics } from "./metrics.js";
@@ -81,6 +81,11 @@ export class ToolRunner {
   /** Runs the tool's precheck, if any (before payment). Throws its `AppError`. */
   async precheck(tool: AnyTool, input: unknown): Promise<void> {
     if (tool.precheck) await tool.precheck(input, this.ctx);
+  }
+
+  /** Runs the tool's preflight, if any: an interim answer to send free instead of the paid one. */
+  preflight(tool: AnyTool, input: unknown): Promise<InterimAnswer<unknown> | undefined> {
+    return tool.preflight ? tool.preflight(input, this.ctx) : Promise.resolve(undefined);
   }
 
   /** Runs the handler, sharing one execution among concurrent identical calls. Throws what the handler throws. */

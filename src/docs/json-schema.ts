@@ -17,7 +17,10 @@ export function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchem
  * with a draft-07 validator, which rejects 2020-12 tuples (`prefixItems`).
  */
 export function mcpJsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-  return z.toJSONSchema(schema, { target: "draft-07", io }) as JsonSchema;
+  const s = z.toJSONSchema(schema, { target: "draft-07", io }) as JsonSchema;
+  // MCP requires `type: "object"` at the top; a union of object shapes (answer | warm-up body) qualifies.
+  if (s.type === undefined && Array.isArray(s.anyOf)) return { type: "object", ...s };
+  return s;
 }
 
 /** A tool's input split into path parameters and the rest (query for GET/DELETE, body for POST). */

@@ -42,7 +42,20 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
    * listed on any venue?"). Throws an `AppError` (404 / 400 / 503); never charged.
    */
   precheck?(input: z.output<I>, ctx: ToolContext): Promise<void>;
+  /**
+   * Optional interim answer decided before any payment (e.g. CVD warm-up: the stream for a new symbol is
+   * being established). When it returns a value, the mounts send it free of charge and uncached: HTTP with
+   * `status` and `Retry-After`, MCP as a normal result with `_meta["marketgate/interim"]`.
+   */
+  preflight?(input: z.output<I>, ctx: ToolContext): Promise<InterimAnswer<z.output<O>> | undefined>;
   handler(input: z.output<I>, ctx: ToolContext): Promise<z.output<O>>;
+}
+
+/** An answer sent instead of the paid one, free of charge (see {@link ToolDef.preflight}). */
+export interface InterimAnswer<T> {
+  status: number;
+  retryAfterSec?: number;
+  body: T;
 }
 
 /** A tool of any input/output type, as stored in the registry. */

@@ -16,5 +16,11 @@ export function simEnv(sim: RunningSimulator): Record<string, string> {
     // The simulator has no rate limit (live: GeckoTerminal about 30 calls/min, DexScreener 300/min).
     GECKOTERMINAL_CALLS_PER_MIN: "600",
     DEXSCREENER_CALLS_PER_MIN: "6000",
+    BINANCE_WS_URL: sim.wsUrls.binance,
+    BYBIT_WS_URL: sim.wsUrls.bybit,
+    OKX_WS_URL: sim.wsUrls.okx,
+    HYPERLIQUID_WS_URL: sim.wsUrls.hyperliquid,
+    // Sandbox and tests keep stream history in memory unless told otherwise.
+    DATA_DIR: ":memory:",
   };
 }

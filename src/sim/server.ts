@@ -7,6 +7,14 @@
  * `https://fapi.binance.com` becomes `urls.binance` (`http://127.0.0.1:<port>/binance`); see `venues/index.ts`.
  * Every response carries `X-Simulated: true` (replayed recordings too); unknown paths answer 404 JSON.
  * `replay` switches selected endpoints to real recorded payloads (see `replay.ts`).
+ *
+ * The same server carries the perp venues' websockets (`ws/hub.ts`): `wsUrls.<venue>` replaces the real websocket
+ * host and clients append the real path — `${wsUrls.binance}/market/stream?streams=btcusdt@aggTrade/!forceOrder@arr`
+ * (`wss://fstream.binance.com`; the retired `/stream` and `/ws` paths handshake and stay silent),
+ * `${wsUrls.bybit}/v5/public/linear` (`wss://stream.bybit.com`), `${wsUrls.okx}/ws/v5/public`
+ * (`wss://ws.okx.com:8443`), `${wsUrls.hyperliquid}/ws` (`wss://api.hyperliquid.xyz`). Trades and liquidations come
+ * from the deterministic tape (`tape.ts`, `sim.tape`), which the REST trade endpoints serve too; websocket faults
+ * are injected through `sim.wsFaults` (`ws/faults.ts`).
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -16,7 +24,10 @@ import { FaultController, faultMiddleware } from "./faults.js";
 import { createMarketModel, type MarketModel } from "./market.js";
 import { perpModelFor, type PerpModel } from "./perp-model.js";
 import { resolveReplay, type ReplayOption } from "./replay.js";
+import { tapeFor, type SimTape } from "./tape.js";
 import { SIM_VENUES, type SimVenueName } from "./venues/index.js";
+import { WsFaultController, type WsVenue } from "./ws/faults.js";
+import { SimWsHub, WS_MOUNTS, type SimWsOptions } from "./ws/hub.js";
 
 /** Default market seed. */
 export const DEFAULT_SIM_SEED = 42;
@@ -37,14 +48,25 @@ export interface SimulatorAppOptions {
 /** Base URL of each venue on a running simulator (no trailing slash). */
 export type SimulatorUrls = Record<SimVenueName, string>;
 
+/**
+ * Websocket base of each perp venue on a running simulator (no trailing slash): `ws://<host>:<port>/<venue>-ws`.
+ * Clients append the real paths (`/market/stream?streams=…`, `/v5/public/linear`, `/ws/v5/public`, `/ws`).
+ */
+export type SimulatorWsUrls = Record<WsVenue, string>;
+
 /** Options of {@link startSimulator}: `port` 0 (default) picks a free port; `host` defaults to 127.0.0.1. */
 export interface StartSimulatorOptions {
   port?: number;
   host?: string;
   seed?: number;
   clock?: Clock;
-  /** See {@link SimulatorAppOptions.replay}. Throws at start when a needed recording is missing. */
+  /**
+   * See {@link SimulatorAppOptions.replay}; for binance/bybit/okx/hyperliquid it also makes the websockets push real
+   * recorded frames on the recorded topics (`ws/replay.ts`). Throws at start when a needed recording is missing.
+   */
   replay?: ReplayOption;
+  /** Websocket timing knobs (push cadence, keepalive rules); defaults are the real venues' rules. */
+  ws?: SimWsOptions;
 }
 
 /** A listening simulator. `close()` drops open connections (including held "timeout" requests) and stops listening. */
@@ -56,6 +78,12 @@ export interface RunningSimulator {
   market: MarketModel;
   /** The perp layer the derivatives venues serve from (same seed and clock as `market`). */
   perp: PerpModel;
+  /** Websocket bases of the perp venues (see {@link SimulatorWsUrls}). */
+  wsUrls: SimulatorWsUrls;
+  /** Websocket fault injection (drop, silence, late_pong, malformed, refuse). */
+  wsFaults: WsFaultController;
+  /** The deterministic trade/liquidation tape behind the websockets and the REST trade endpoints. */
+  tape: SimTape;
   close(): Promise<void>;
 }
 
@@ -96,16 +124,29 @@ export async function startSimulator(opts: StartSimulatorOptions = {}): Promise<
   const clock = opts.clock ?? systemClock;
   const market = createMarketModel({ seed: opts.seed ?? DEFAULT_SIM_SEED, clock });
   const faults = new FaultController();
+  const wsFaults = new WsFaultController();
   const app = createSimulatorApp({ market, faults, replay: opts.replay });
+  const hub = new SimWsHub({ market, clock, faults: wsFaults, replay: resolveReplay(opts.replay), options: opts.ws });
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(opts.port ?? 0, host, (err?: Error) => (err ? reject(err) : resolve(s)));
     s.once("error", reject);
+  }).catch(async (err: unknown) => {
+    await hub.close();
+    throw err;
   });
+  server.on("upgrade", (req, socket, head: Buffer) => hub.handleUpgrade(req, socket, head));
   const { port } = server.address() as AddressInfo;
   const urlHost = host.includes(":") ? `[${host}]` : host;
   const baseUrl = `http://${urlHost}:${port}`;
   const urls = Object.fromEntries(SIM_VENUES.map((v) => [v.name, baseUrl + v.mountPath])) as SimulatorUrls;
+  const wsBase = `ws://${urlHost}:${port}`;
+  const wsUrls: SimulatorWsUrls = {
+    binance: wsBase + WS_MOUNTS.binance,
+    bybit: wsBase + WS_MOUNTS.bybit,
+    okx: wsBase + WS_MOUNTS.okx,
+    hyperliquid: wsBase + WS_MOUNTS.hyperliquid,
+  };
 
   let closing: Promise<void> | undefined;
   return {
@@ -114,11 +155,17 @@ export async function startSimulator(opts: StartSimulatorOptions = {}): Promise<
     faults,
     market,
     perp: perpModelFor(market),
+    wsUrls,
+    wsFaults,
+    tape: tapeFor(market),
     close() {
-      closing ??= new Promise<void>((resolve, reject) => {
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      });
+      closing ??= hub.close().then(
+        () =>
+          new Promise<void>((resolve, reject) => {
+            server.close((err) => (err ? reject(err) : resolve()));
+            server.closeAllConnections();
+          }),
+      );
       return closing;
     },
   };

@@ -33,6 +33,19 @@ export const serviceStatus = defineTool({
     data_mode: z.enum(["live", "sim"]),
     simulated: z.boolean(),
     venues: z.array(VenueState),
+    streams: z
+      .array(
+        z.object({
+          venue: z.string(),
+          connected: z.boolean(),
+          connected_since: z.string().nullable(),
+          last_message_at: z.string().nullable(),
+          reconnects: z.number().int(),
+          subscribed_symbols: z.number().int(),
+          lag_ms: z.number().nullable().describe("now - venue time of the latest trade"),
+        }),
+      )
+      .describe("websocket feeds (empty when STREAMS=off)"),
     timestamp: Timestamp,
   }),
   annotations: { openWorldHint: false },
@@ -44,6 +57,15 @@ export const serviceStatus = defineTool({
       data_mode: ctx.dataMode,
       simulated: ctx.dataMode === "sim",
       venues: ctx.health.snapshot(),
+      streams: (ctx.streams?.states() ?? []).map((f) => ({
+        venue: f.venue,
+        connected: f.connected,
+        connected_since: f.connectedSince === null ? null : new Date(f.connectedSince).toISOString(),
+        last_message_at: f.lastMessageAt === null ? null : new Date(f.lastMessageAt).toISOString(),
+        reconnects: f.reconnects,
+        subscribed_symbols: f.subscribedSymbols,
+        lag_ms: f.lagMs,
+      })),
       timestamp: isoNow(ctx),
     };
   },

@@ -3,7 +3,8 @@
  * (`api.binance.com`, mounted at `/binance-spot`), wire shapes of sources.md §1–2.
  *
  * fapi: `GET /fapi/v1/exchangeInfo`, `/fapi/v1/fundingInfo`, `/fapi/v1/premiumIndex`, `/fapi/v1/fundingRate`,
- * `/fapi/v1/openInterest`, `/futures/data/topLongShortPositionRatio`. Spot: `GET /api/v3/ticker/price`.
+ * `/fapi/v1/openInterest`, `/futures/data/topLongShortPositionRatio`, `/fapi/v1/aggTrades` (the websocket's
+ * `aggTrade` tape, see `tape.ts`). Spot: `GET /api/v3/ticker/price`.
  * Decimals are strings, times are numbers (ms). Unknown symbols → HTTP 400 `{"code":-1121,"msg":"Invalid symbol."}`.
  * `1000PEPEUSDT` / `1000SHIBUSDT` quote prices per 1000 coins and sizes in units of 1000 coins. Besides the
  * USDT perpetuals, exchangeInfo and premiumIndex list BTC/ETH quarterlies (`BTCUSDT_YYMMDD`) like the real venue.
@@ -13,6 +14,7 @@ import { Router, type Request, type Response } from "express";
 import type { FaultResponses } from "../faults.js";
 import { perpModelFor, SIM_PERP_BASES, type PerpInstrumentSpec, type PerpModel } from "../perp-model.js";
 import { venueRecordings } from "../replay.js";
+import { binanceAggFields, tapeFor, type TapeTrade } from "../tape.js";
 import type { SimVenue, VenueContext } from "./types.js";
 import { DAY, HOUR, MINUTE, fixed, intParam, msParam, qp, roundTo, tickOf } from "./wire.js";
 
@@ -120,6 +122,7 @@ export function createBinanceFapiRouter(ctx: VenueContext): Router {
   const { market, clock } = ctx;
   const perp = perpModelFor(market);
   const replay: BinanceReplay | undefined = venueRecordings(ctx.replay, "binance");
+  const tape = tapeFor(market);
   const router = Router();
 
   const lookup = (symbol: string, now: number) => perp.instrument("binance", symbol, now);
@@ -225,6 +228,43 @@ export function createBinanceFapiRouter(ctx: VenueContext): Router {
         markPrice: fixed(perp.markPrice(inst, s) * inst.multiplier, 8),
       })),
     );
+  });
+
+  /**
+   * Aggregate trades, oldest first, `T` <= now: `fromId` (a >= fromId), or `startTime`/`endTime` (inclusive, at most
+   * 1 h apart; one alone spans 1 h from/to it), or neither (the most recent). `limit` default 500, capped at 1000.
+   */
+  router.get("/fapi/v1/aggTrades", (req, res) => {
+    const symbol = qp(req, "symbol");
+    if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
+    const limitRaw = intParam(qp(req, "limit"), 500, 1, Number.MAX_SAFE_INTEGER);
+    if (limitRaw === null) return invalidParam(res, "limit");
+    const limit = Math.min(limitRaw, 1000);
+    const startTime = msParam(qp(req, "startTime"));
+    const endTime = msParam(qp(req, "endTime"));
+    const fromIdRaw = qp(req, "fromId");
+    if (startTime === null) return invalidParam(res, "startTime");
+    if (endTime === null) return invalidParam(res, "endTime");
+    const fromId = fromIdRaw === undefined || fromIdRaw === "" ? undefined : msParam(fromIdRaw);
+    if (fromId === null) return invalidParam(res, "fromId");
+    const now = clock.now();
+    const inst = lookup(symbol, now);
+    if (!inst) return invalidSymbol(res);
+    if (startTime !== undefined && endTime !== undefined && endTime - startTime > HOUR) {
+      return binanceError(res, 400, -1127, "More than 1 hours between startTime and endTime.");
+    }
+    let rows: TapeTrade[];
+    if (fromId !== undefined) {
+      const from = Math.floor(fromId / 16) * 1000;
+      rows = tape.tradesFrom(inst, from, limit, now + 1, (t) => t.seq >= fromId);
+    } else if (startTime !== undefined || endTime !== undefined) {
+      const from = startTime ?? (endTime as number) - HOUR;
+      const to = Math.min(now, endTime ?? from + HOUR);
+      rows = tape.tradesFrom(inst, from, limit, to + 1);
+    } else {
+      rows = tape.tradesBefore(inst, now + 1, limit).reverse();
+    }
+    res.json(rows.map(binanceAggFields));
   });
 
   router.get("/fapi/v1/openInterest", (req, res) => {

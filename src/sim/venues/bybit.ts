@@ -2,7 +2,8 @@
  * Simulated Bybit v5 public market API (`api.bybit.com`, mounted at `/bybit`), wire shapes of sources.md §3.
  *
  * `GET /v5/market/time`, `/v5/market/instruments-info`, `/v5/market/tickers`, `/v5/market/funding/history`,
- * `/v5/market/account-ratio`; only `category=linear` has instruments (USDT perps plus the USDC perps `BTCPERP`,
+ * `/v5/market/account-ratio`, `/v5/market/recent-trade` (the websocket's `publicTrade` tape, newest first, the most
+ * recent `limit` ≤ 1000 only, no time filter, like the real API); only `category=linear` has instruments (USDT perps plus the USDC perps `BTCPERP`,
  * `ETHPERP`, as on the real venue). Envelope `{retCode, retMsg, result, retExtInfo:{}, time}`; every value inside
  * `result.list` is a string except `fundingInterval` (number, minutes). Errors are HTTP 200 with a non-zero
  * `retCode` (10001 for invalid parameters / symbols), as Bybit does. `1000PEPEUSDT` / `1000SHIBUSDT` quote per
@@ -12,6 +13,7 @@ import { Router, type Response } from "express";
 import type { FaultResponses } from "../faults.js";
 import { perpModelFor, type PerpInstrumentSpec, type PerpModel } from "../perp-model.js";
 import { venueRecordings } from "../replay.js";
+import { bybitExecId, tapeFor } from "../tape.js";
 import type { SimVenue, VenueContext } from "./types.js";
 import { DAY, HOUR, MINUTE, fixed, intParam, msParam, qp, roundTo, tickOf, trimmed } from "./wire.js";
 
@@ -133,6 +135,7 @@ export function createBybitRouter(ctx: VenueContext): Router {
   const { market, clock } = ctx;
   const perp = perpModelFor(market);
   const replay = venueRecordings(ctx.replay, "bybit");
+  const tape = tapeFor(market);
   const router = Router();
 
   const ok = (res: Response, result: unknown): void => {
@@ -230,6 +233,32 @@ export function createBybitRouter(ctx: VenueContext): Router {
         symbol: inst.symbol,
         fundingRate: fundingRateStr(perp.settledFundingRate(inst, s)),
         fundingRateTimestamp: String(s),
+      })),
+    });
+  });
+
+  router.get("/v5/market/recent-trade", (req, res) => {
+    const cat = category(res, qp(req, "category"));
+    if (cat === null) return;
+    const symbol = qp(req, "symbol");
+    if ((symbol === undefined || symbol === "") && cat === "linear") return fail(res, 10001, "params error: symbol is required");
+    const limit = intParam(qp(req, "limit"), 500, 1, 1000);
+    if (limit === null) return fail(res, 10001, "params error: limit invalid");
+    if (cat !== "linear") return ok(res, { category: qp(req, "category"), list: [] });
+    const inst = lookup(symbol as string);
+    if (!inst) return fail(res, 10001, "params error: symbol invalid");
+    const now = clock.now();
+    ok(res, {
+      category: "linear",
+      list: tape.tradesBefore(inst, now + 1, limit).map((t) => ({
+        execId: bybitExecId(t),
+        symbol: inst.symbol,
+        price: t.px,
+        size: t.sz,
+        side: t.side === "buy" ? "Buy" : "Sell",
+        time: String(t.time),
+        isBlockTrade: false,
+        isRPITrade: false,
       })),
     });
   });

@@ -3,7 +3,8 @@
  *
  * `POST /info` with a JSON body selected by `type`: `meta`, `metaAndAssetCtxs`, `allMids`, `fundingHistory`
  * (`coin`, `startTime`, optional `endTime`; ≤ 500 rows, oldest first), `predictedFundings` (Binance, Hyperliquid and
- * Bybit predicted rates per coin, each in its venue's own interval). Values are strings, times numbers (ms).
+ * Bybit predicted rates per coin, each in its venue's own interval), `recentTrades` (`coin`; the 10 most recent trades
+ * of the websocket's `trades` tape, newest first, like the real API's short window). Values are strings, times numbers (ms).
  * `funding` is HOURLY: the Binance-style 8h formula divided by 8. `kPEPE` / `kSHIB` quote per 1000 coins. `MATIC`
  * stays in the universe flagged `isDelisted` (zero OI, null premium/midPx/impactPxs), like delisted coins on the real
  * venue. Unknown `type` → HTTP 422 plain text, as the real API does. All values are simulated (`perp-model.ts`),
@@ -13,12 +14,15 @@ import express, { Router, type Request, type Response } from "express";
 import type { FaultResponses } from "../faults.js";
 import { perpModelFor, type PerpInstrumentSpec, type PerpModel } from "../perp-model.js";
 import { venueRecordings } from "../replay.js";
+import { hlHash, hlTid, hlUsers, tapeFor } from "../tape.js";
 import type { SimVenue, VenueContext } from "./types.js";
-import { DAY, roundTo, trimmed } from "./wire.js";
+import { DAY, hlNum, hlPx } from "./wire.js";
 
 const INFO_TYPES = [
-  "meta", "metaAndAssetCtxs", "allMids", "fundingHistory", "predictedFundings",
+  "meta", "metaAndAssetCtxs", "allMids", "fundingHistory", "predictedFundings", "recentTrades",
 ] as const;
+/** Trades `recentTrades` returns. */
+export const HL_RECENT_TRADES = 10;
 const MAX_FUNDING_ROWS = 500;
 
 /** Hyperliquid-shaped bodies for injected 429s and 5xx. */
@@ -26,18 +30,6 @@ export const hyperliquidFaultResponses: FaultResponses = {
   rateLimitBody: () => ({ error: "Too many requests (simulated)" }),
   serverErrorBody: (status) => ({ error: "Internal server error (simulated)", status }),
 };
-
-/** A Hyperliquid decimal string: trimmed, but always with a fractional part (`77562.0`, `0.0`). */
-function hlNum(x: number, decimals: number): string {
-  const s = trimmed(x, decimals);
-  return s.includes(".") ? s : `${s}.0`;
-}
-
-/** Hyperliquid price: 5 significant figures and at most 6 − szDecimals decimals. */
-function hlPx(x: number, szDecimals: number): string {
-  const maxDec = Math.max(0, 6 - szDecimals);
-  return hlNum(roundTo(Number(x.toPrecision(5)), maxDec), maxDec);
-}
 
 const rateStr = (x: number): string => hlNum(x, 10);
 
@@ -111,6 +103,7 @@ export function createHyperliquidRouter(ctx: VenueContext): Router {
   const { market, clock } = ctx;
   const perp = perpModelFor(market);
   const replay = venueRecordings(ctx.replay, "hyperliquid");
+  const tape = tapeFor(market);
   const router = Router();
   const insts = () => perp.instruments("hyperliquid", clock.now());
 
@@ -197,6 +190,18 @@ export function createHyperliquidRouter(ctx: VenueContext): Router {
         }
         out.sort((a, c) => (a[0] < c[0] ? -1 : a[0] > c[0] ? 1 : 0));
         return void res.json(out);
+      }
+      case "recentTrades": {
+        const coin = b.coin;
+        if (typeof coin !== "string") return deserializeError(res, "missing field `coin`");
+        const inst = insts().find((i) => i.symbol === coin);
+        if (!inst || inst.delisted) return void res.json([]);
+        return void res.json(
+          tape.tradesBefore(inst, now + 1, HL_RECENT_TRADES).map((t) => ({
+            coin: inst.symbol, side: t.side === "buy" ? "B" : "A", px: t.px, sz: t.sz, time: t.time, hash: hlHash(t), tid: hlTid(t),
+            users: hlUsers(t),
+          })),
+        );
       }
       default:
         return deserializeError(

@@ -3,7 +3,10 @@
  *
  * `GET /api/v5/public/time`, `/api/v5/public/instruments`, `/api/v5/public/funding-rate` (`instId=…|ANY`),
  * `/api/v5/public/funding-rate-history`, `/api/v5/public/open-interest`, `/api/v5/public/mark-price`,
- * `/api/v5/market/index-tickers`, `/api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader`.
+ * `/api/v5/market/index-tickers`, `/api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader`,
+ * `/api/v5/market/trades` (≤ 500 most recent) and `/api/v5/market/history-trades` (`type=1` paginates by `tradeId`,
+ * `type=2` by `ts`; `after` = older than, `before` = newer than; ≤ 100; last 3 months), both newest first with `sz` in
+ * contracts — the websocket's `trades` tape (`tape.ts`).
  * Envelope `{code:"0", msg:"", data:[…]}`; every value is a string. Unknown instruments answer HTTP 200 with
  * `{code:"51001", msg:"Instrument ID does not exist", data:[]}`. Sizes are in contracts: `oi` × `ctVal` = `oiCcy`
  * (coins) for the USDT swaps; the coin-margined `BTC-USD-SWAP` / `ETH-USD-SWAP` (ctVal in USD) are listed too, as
@@ -14,6 +17,7 @@ import { Router, type Response } from "express";
 import type { FaultResponses } from "../faults.js";
 import { perpModelFor, type PerpInstrumentSpec, type PerpModel } from "../perp-model.js";
 import { venueRecordings } from "../replay.js";
+import { okxTradeId, tapeFor, type TapeTrade } from "../tape.js";
 import type { SimVenue, VenueContext } from "./types.js";
 import { DAY, HOUR, MINUTE, fixed, intParam, msParam, qp, roundTo, tickOf, trimmed } from "./wire.js";
 
@@ -137,6 +141,7 @@ export function createOkxRouter(ctx: VenueContext): Router {
   const { market, clock } = ctx;
   const perp = perpModelFor(market);
   const replay = venueRecordings(ctx.replay, "okx");
+  const tape = tapeFor(market);
   const router = Router();
 
   const ok = (res: Response, data: unknown[]): void => {
@@ -307,6 +312,52 @@ export function createOkxRouter(ctx: VenueContext): Router {
         };
       }),
     );
+  });
+
+  const tradeRow = (t: TapeTrade) => ({ instId: t.inst.symbol, side: t.side, sz: t.sz, px: t.px, tradeId: okxTradeId(t), ts: String(t.time) });
+
+  router.get("/api/v5/market/trades", (req, res) => {
+    const instId = qp(req, "instId");
+    if (instId === undefined || instId === "") return empty(res, "instId");
+    const limitRaw = intParam(qp(req, "limit"), 100, 1, Number.MAX_SAFE_INTEGER);
+    if (limitRaw === null) return fail(res, "51000", "Parameter limit error");
+    const inst = lookup(instId);
+    if (!inst) return noInstrument(res);
+    ok(res, tape.tradesBefore(inst, clock.now() + 1, Math.min(limitRaw, 500)).map(tradeRow));
+  });
+
+  router.get("/api/v5/market/history-trades", (req, res) => {
+    const instId = qp(req, "instId");
+    if (instId === undefined || instId === "") return empty(res, "instId");
+    const typeRaw = qp(req, "type") ?? "1";
+    if (typeRaw !== "1" && typeRaw !== "2") return fail(res, "51000", "Parameter type error");
+    const limitRaw = intParam(qp(req, "limit"), 100, 1, Number.MAX_SAFE_INTEGER);
+    if (limitRaw === null) return fail(res, "51000", "Parameter limit error");
+    const limit = Math.min(limitRaw, 100);
+    const after = msParam(qp(req, "after"));
+    const before = msParam(qp(req, "before"));
+    if (after === null) return fail(res, "51000", "Parameter after error");
+    if (before === null) return fail(res, "51000", "Parameter before error");
+    const inst = lookup(instId);
+    if (!inst) return noInstrument(res);
+    const now = clock.now();
+    const oldest = now - 92 * DAY;
+    // type 2: cursors are timestamps; type 1: trade ids (slot × 16 + index, so their slot is known).
+    const byTs = typeRaw === "2";
+    const slotStart = (id: number): number => Math.floor(id / 16) * 1000;
+    const newerThan = (t: TapeTrade): boolean => before === undefined || (byTs ? t.time > before : t.seq > before);
+    const olderThan = (t: TapeTrade): boolean => after === undefined || (byTs ? t.time < after : t.seq < after);
+    let rows: TapeTrade[];
+    if (after === undefined && before !== undefined) {
+      // Only `before`: the page right after the cursor (oldest `limit` newer trades), newest first.
+      const from = Math.max(oldest, byTs ? before + 1 : slotStart(before));
+      rows = tape.tradesFrom(inst, from, limit, now + 1, newerThan).reverse();
+    } else {
+      const upper = after === undefined ? now + 1 : Math.min(now + 1, byTs ? after : slotStart(after) + 1000);
+      const lower = before === undefined ? oldest : Math.max(oldest, byTs ? before + 1 : slotStart(before));
+      rows = tape.tradesBefore(inst, upper, limit, lower, (t) => olderThan(t) && newerThan(t));
+    }
+    ok(res, rows.map(tradeRow));
   });
 
   router.get("/api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader", (req, res) => {

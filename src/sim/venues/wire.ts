@@ -55,3 +55,15 @@ export function msParam(raw: string | undefined): number | undefined | null {
 export const MINUTE = 60_000;
 export const HOUR = 3_600_000;
 export const DAY = 86_400_000;
+
+/** A Hyperliquid decimal string: trimmed, but always with a fractional part (`77562.0`, `0.0`). */
+export function hlNum(x: number, decimals: number): string {
+  const s = trimmed(x, decimals);
+  return s.includes(".") ? s : `${s}.0`;
+}
+
+/** Hyperliquid price: 5 significant figures and at most 6 − szDecimals decimals. */
+export function hlPx(x: number, szDecimals: number): string {
+  const maxDec = Math.max(0, 6 - szDecimals);
+  return hlNum(roundTo(Number(x.toPrecision(5)), maxDec), maxDec);
+}

@@ -1,0 +1,450 @@
+/**
+ * Deterministic trade and liquidation tape of the simulated derivatives venues.
+ *
+ * ALL TRADES AND LIQUIDATIONS PRODUCED HERE ARE SIMULATED.
+ *
+ * For every (venue, instrument) the tape is a pure function of (seed, time): time is cut into 1-second slots and each
+ * slot's events are derived by hashing (seed, instrument, slot), so the websocket pushes and the REST backfill
+ * endpoints serve exactly the same trades for any interval, whenever they are asked.
+ * - Trades: a Poisson count per slot (≈ 0.3–3 trades/s depending on the base's volume and the venue, up to 3× more
+ *   when the price moved fast in the last 30 s), uniform times inside the slot, a taker side biased by the last 15 s price
+ *   move, a price around the model's last price (a few bp of short-scale noise, buyers pay the offer), a log-normal
+ *   notional, all rounded like the venue's wire (tick, lot, OKX contracts, Hyperliquid 5 significant figures).
+ * - Liquidations (target perps only; Hyperliquid has no public liquidation stream): rarer (≈ 0.001–0.004 per second
+ *   and symbol at rest), far more frequent when price moved fast in the last minute; mostly longs after a fall and shorts after a
+ *   rise; at most one per symbol per second on Binance (forceOrder snapshot semantics), up to three elsewhere;
+ *   priced at a bankruptcy price 0.3–0.5 % beyond the market.
+ * Ids are derived from the slot (`slot × 16 + index`, monotone per instrument): Binance aggregate ids `a` (fills
+ * `f..l` = `a×4 ..`), OKX `tradeId`, Bybit `seq`; Bybit `execId` is a UUID-shaped hash, Hyperliquid `tid` a 50-bit hash.
+ * Normalised records follow `src/streams/types.ts` (USD per coin, base coins, taker side, liquidated position side).
+ */
+import type { Liquidation, StreamVenue, Trade } from "../streams/types.js";
+import { fnv1a, hash4, mix32, normalFromHash, type MarketModel } from "./market.js";
+import { perpModelFor, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "./perp-model.js";
+import { fixed, hlNum, hlPx, roundTo, trimmed } from "./venues/wire.js";
+
+/** Slot length of the tape (ms). */
+export const TAPE_SLOT_MS = 1000;
+/** Id space per slot (trade index < 16). */
+const IDS_PER_SLOT = 16;
+const MAX_TRADES_PER_SLOT = 15;
+/** Longest interval one tape query may span. */
+const MAX_QUERY_MS = 7 * 86_400_000;
+/** Slots scanned at most when looking for the previous/next trades. */
+const MAX_SCAN_SLOTS = 6 * 3600;
+const CACHE_LIMIT = 100_000;
+
+const VENUE_RATE: Readonly<Record<PerpSimVenue, number>> = { binance: 1, bybit: 0.8, okx: 0.6, hyperliquid: 0.6 };
+const LIQ_BASE_RATE = 0.004;
+
+const SALT = {
+  count: 0x7a9e0001,
+  time: 0x7a9e0002,
+  trade: 0x7a9e0003,
+  liqCount: 0x7a9e0004,
+  liqTime: 0x7a9e0005,
+  liq: 0x7a9e0006,
+  micro: 0x7a9e0007,
+} as const;
+
+/** One trade of the tape, in the venue's own units (see {@link normaliseTrade}). */
+export interface TapeTrade {
+  readonly inst: PerpInstrumentSpec;
+  /** Trade time, epoch ms. */
+  readonly time: number;
+  /** `slot × 16 + index`: monotone per instrument; Binance `a`, OKX `tradeId`, Bybit `seq`. */
+  readonly seq: number;
+  /** Taker side. */
+  readonly side: "buy" | "sell";
+  /** Venue price string (per venue unit: 1000 coins for 1000PEPEUSDT / kPEPE). */
+  readonly px: string;
+  /** Venue size string (venue units; OKX contracts). */
+  readonly sz: string;
+  /** Binance fills merged into this aggregate trade (1..3). */
+  readonly fills: number;
+  /** 32-bit hash the string ids derive from. */
+  readonly h: number;
+}
+
+/** One forced liquidation of the tape, in the venue's own units. */
+export interface TapeLiquidation {
+  readonly inst: PerpInstrumentSpec;
+  readonly time: number;
+  readonly seq: number;
+  /** The liquidated position (`long` = a long was closed, the liquidation order SELLs). */
+  readonly side: "long" | "short";
+  /** Bankruptcy price string (per venue unit). */
+  readonly px: string;
+  /** Size string (venue units; OKX contracts). */
+  readonly sz: string;
+}
+
+/** The tape as tests see it (`sim.tape`): normalised records per `src/streams/types.ts`. */
+export interface SimTape {
+  /**
+   * Trades of the venue's main perp of `base` with `fromMs <= time < toMs`, oldest first (ties by id). Pure: the same
+   * for any call at any time, including intervals not yet pushed. Throws RangeError for an unlisted base or a span
+   * over 7 days.
+   */
+  trades(venue: StreamVenue, base: string, fromMs: number, toMs: number): Trade[];
+  /** Liquidations of `base` (or of every listed base when `base` is `"*"`) in [fromMs, toMs), oldest first. */
+  liquidations(venue: StreamVenue, base: string, fromMs: number, toMs: number): Liquidation[];
+}
+
+/** Full tape API used by the venue routers and the websocket hub. */
+export interface Tape extends SimTape {
+  readonly perp: PerpModel;
+  /** Raw trades of `inst` with `fromMs <= time < toMs`, ascending. */
+  tradesOf(inst: PerpInstrumentSpec, fromMs: number, toMs: number): TapeTrade[];
+  /** Raw liquidations of `inst` with `fromMs <= time < toMs`, ascending (empty for non-target instruments). */
+  liquidationsOf(inst: PerpInstrumentSpec, fromMs: number, toMs: number): TapeLiquidation[];
+  /** Up to `limit` trades matching `keep` with `time < beforeMs` and `time >= minMs`, NEWEST first. */
+  tradesBefore(inst: PerpInstrumentSpec, beforeMs: number, limit: number, minMs?: number, keep?: (t: TapeTrade) => boolean): TapeTrade[];
+  /** Up to `limit` trades matching `keep` with `fromMs <= time < toMs`, OLDEST first. */
+  tradesFrom(inst: PerpInstrumentSpec, fromMs: number, limit: number, toMs: number, keep?: (t: TapeTrade) => boolean): TapeTrade[];
+  /**
+   * Bybit tick directions (`PlusTick`, `ZeroPlusTick`, `MinusTick`, `ZeroMinusTick`) of `trades`, a contiguous run
+   * of the tape: each compares the trade with the previous ones (up to 8 back), so it is pure too.
+   */
+  tickDirections(trades: readonly TapeTrade[]): string[];
+}
+
+const clamp = (x: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, x));
+const unit = (h: number): number => h / 4294967296;
+const hex8 = (x: number): string => (x >>> 0).toString(16).padStart(8, "0");
+const sub = (h: number, k: number): number => mix32(h ^ Math.imul(k, 0x9e3779b9));
+
+/** Poisson(λ) draw by inverse CDF from a uniform `u`, capped at `max`. */
+function poisson(lambda: number, u: number, max: number): number {
+  let p = Math.exp(-lambda);
+  let cdf = p;
+  let k = 0;
+  while (u > cdf && k < max) {
+    k += 1;
+    p *= lambda / k;
+    cdf += p;
+  }
+  return k;
+}
+
+// ---------------------------------------------------------------- ids and normalisation
+
+/** Binance aggregate-trade fields (`a`, `p`, `q`, `f`, `l`, `T`, `m`). `m` = buyer is maker = the taker sold. */
+export function binanceAggFields(t: TapeTrade): { a: number; p: string; q: string; f: number; l: number; T: number; m: boolean } {
+  const f = t.seq * 4;
+  return { a: t.seq, p: t.px, q: t.sz, f, l: f + t.fills - 1, T: t.time, m: t.side === "sell" };
+}
+
+/** Bybit `execId` / WS `i`: a version-5-UUID-shaped hash. */
+export function bybitExecId(t: TapeTrade): string {
+  const a = hex8(sub(t.h, 1));
+  const b = hex8(sub(t.h, 2));
+  const c = hex8(sub(t.h, 3));
+  const d = hex8(sub(t.h, 4));
+  const y = "89ab"[sub(t.h, 5) & 3] as string;
+  return `${a}-${b.slice(0, 4)}-5${b.slice(5, 8)}-${y}${c.slice(1, 4)}-${c.slice(4, 8)}${d}`;
+}
+
+/** OKX `tradeId`. */
+export const okxTradeId = (t: TapeTrade): string => String(t.seq);
+
+/** Hyperliquid `tid`: a 50-bit hash. */
+export function hlTid(t: TapeTrade): number {
+  return (sub(t.h, 6) & 0x3ffff) * 4294967296 + sub(t.h, 7);
+}
+
+/** Hyperliquid transaction `hash` (0x + 64 hex). */
+export function hlHash(t: TapeTrade): string {
+  let s = "0x";
+  for (let k = 10; k < 18; k++) s += hex8(sub(t.h, k));
+  return s;
+}
+
+/** Hyperliquid `users`: [buyer, seller] pseudo addresses. */
+export function hlUsers(t: TapeTrade): [string, string] {
+  const addr = (k0: number): string => {
+    let s = "0x";
+    for (let k = k0; k < k0 + 5; k++) s += hex8(sub(t.h, k));
+    return s;
+  };
+  return [addr(20), addr(30)];
+}
+
+/** The venue trade id the normalised record carries (`Trade.id`). */
+export function tradeIdOf(t: TapeTrade): string {
+  switch (t.inst.venue) {
+    case "binance":
+    case "okx":
+      return String(t.seq);
+    case "bybit":
+      return bybitExecId(t);
+    case "hyperliquid":
+      return String(hlTid(t));
+  }
+}
+
+/** USD per coin and base coins of a venue price/size pair. */
+function unitsToCoins(inst: PerpInstrumentSpec, px: string, sz: string): { price: number; size: number } {
+  const p = Number(px);
+  const s = Number(sz);
+  if (inst.venue === "okx") return { price: p, size: inst.inverse ? (s * inst.ctVal) / p : s * inst.ctVal };
+  return { price: p / inst.multiplier, size: s * inst.multiplier };
+}
+
+/**
+ * A tape trade as a consumer normalises the wire: price `Number(px) / multiplier` (OKX: `Number(px)`), size
+ * `Number(sz) × multiplier` (OKX: contracts × ctVal), taker side, id per {@link tradeIdOf}.
+ */
+export function normaliseTrade(t: TapeTrade): Trade {
+  const { price, size } = unitsToCoins(t.inst, t.px, t.sz);
+  return { venue: t.inst.venue, base: t.inst.base, time: t.time, price, size, side: t.side, id: tradeIdOf(t) };
+}
+
+/** A tape liquidation normalised (`valueUsd` = price × size). */
+export function normaliseLiquidation(l: TapeLiquidation): Liquidation {
+  const { price, size } = unitsToCoins(l.inst, l.px, l.sz);
+  return {
+    venue: l.inst.venue, base: l.inst.base, venueSymbol: l.inst.symbol, time: l.time, side: l.side, price, size,
+    valueUsd: price * size,
+  };
+}
+
+// ---------------------------------------------------------------- the tape
+
+/** Builds the tape of `market` (same seed ⇒ same tape). */
+export function createTape(market: MarketModel): Tape {
+  const perp = perpModelFor(market);
+  const seedH = fnv1a(`marketgate-sim-tape:${String(market.seed)}`);
+  const tradeCache = new Map<string, readonly TapeTrade[]>();
+  const liqCache = new Map<string, readonly TapeLiquidation[]>();
+
+  const rateOf = (inst: PerpInstrumentSpec): number =>
+    clamp(0.6 + Math.log10(market.params(inst.base).volume24hUsd / 1e8), 0.5, 4.5) * VENUE_RATE[inst.venue];
+  const baseNotional = (inst: PerpInstrumentSpec): number =>
+    400 * 10 ** (0.25 * Math.log10(Math.max(1, market.params(inst.base).volume24hUsd / 1e8)));
+
+  /** Typical (1 sd) 1-minute log move of the instrument's base. */
+  const sigmaMin = (inst: PerpInstrumentSpec): number => market.params(inst.base).annualVol / Math.sqrt(525_960);
+
+  /** Short-scale (5 s) value noise, for a livelier intra-minute price. */
+  function micro(inst: PerpInstrumentSpec, t: number): number {
+    const period = 5000;
+    const k = Math.floor(t / period);
+    const f = t / period - k;
+    const z0 = normalFromHash(hash4(seedH ^ SALT.micro, inst.stream, k | 0, 0));
+    const z1 = normalFromHash(hash4(seedH ^ SALT.micro, inst.stream, (k + 1) | 0, 0));
+    return z0 * (1 - f) + z1 * f;
+  }
+
+  /** Traded mid, USD per coin. */
+  function mid(inst: PerpInstrumentSpec, t: number): number {
+    const amp = 0.0003 * market.params(inst.base).annualVol;
+    return perp.lastPrice(inst, t) * (1 + amp * micro(inst, t));
+  }
+
+  /** Venue strings of a price (USD per coin) and a notional (USD). */
+  function format(inst: PerpInstrumentSpec, pxCoin: number, notional: number): { px: string; sz: string } {
+    const coins = notional / pxCoin;
+    switch (inst.venue) {
+      case "binance":
+      case "bybit": {
+        const pd = inst.priceDecimals;
+        const qd = inst.qtyDecimals;
+        const units = Math.max(10 ** -qd, roundTo(coins / inst.multiplier, qd));
+        return { px: fixed(roundTo(pxCoin * inst.multiplier, pd), pd), sz: fixed(units, qd) };
+      }
+      case "okx": {
+        const pd = inst.priceDecimals;
+        const qd = inst.qtyDecimals;
+        const contracts = Math.max(10 ** -qd, roundTo(inst.inverse ? notional / inst.ctVal : coins / inst.ctVal, qd));
+        return { px: trimmed(roundTo(pxCoin, pd), pd), sz: trimmed(contracts, qd) };
+      }
+      case "hyperliquid": {
+        const sd = inst.szDecimals;
+        const units = Math.max(10 ** -sd, roundTo(coins / inst.multiplier, sd));
+        return { px: hlPx(pxCoin * inst.multiplier, sd), sz: hlNum(units, sd) };
+      }
+    }
+  }
+
+  function cached<T>(cache: Map<string, T>, key: string, make: () => T): T {
+    const hit = cache.get(key);
+    if (hit !== undefined) return hit;
+    const v = make();
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(key, v);
+    return v;
+  }
+
+  /** Sorted in-slot offsets (ms) of `n` events. */
+  function offsets(salt: number, inst: PerpInstrumentSpec, slot: number, n: number): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < n; i++) out.push(hash4(seedH ^ salt, inst.stream, slot, i) % TAPE_SLOT_MS);
+    return out.sort((a, b) => a - b);
+  }
+
+  function slotTrades(inst: PerpInstrumentSpec, slot: number): readonly TapeTrade[] {
+    return cached(tradeCache, `${inst.venue}:${inst.symbol}:${slot}`, () => {
+      const t0 = slot * TAPE_SLOT_MS;
+      if (t0 + TAPE_SLOT_MS <= inst.listTime || (inst.deliveryTime > 0 && t0 >= inst.deliveryTime) || inst.delisted) return [];
+      // Activity: up to 3× the base rate when the last 30 s moved several "typical" 30 s moves.
+      const r30 = Math.log(mid(inst, t0) / mid(inst, t0 - 30_000));
+      const lambda = rateOf(inst) * (1 + Math.min(2, (0.5 * Math.abs(r30)) / (sigmaMin(inst) * Math.SQRT1_2)));
+      const n = poisson(lambda, unit(hash4(seedH ^ SALT.count, inst.stream, slot, 0)), MAX_TRADES_PER_SLOT);
+      if (n === 0) return [];
+      const offs = offsets(SALT.time, inst, slot, n);
+      const out: TapeTrade[] = [];
+      for (let i = 0; i < n; i++) {
+        const time = t0 + (offs[i] as number);
+        const h = hash4(seedH ^ SALT.trade, inst.stream, slot, i);
+        const m = mid(inst, time);
+        const r = Math.log(m / mid(inst, time - 15_000));
+        const side = unit(sub(h, 1)) < 0.5 + 0.3 * Math.tanh(r / 0.0003) ? "buy" : "sell";
+        const pxCoin = m * (1 + (side === "buy" ? 1 : -1) * 0.00004 + 0.00002 * normalFromHash(sub(h, 2)));
+        const notional = baseNotional(inst) * clamp(Math.exp(1.2 * normalFromHash(sub(h, 3))), 0.02, 60);
+        const { px, sz } = format(inst, pxCoin, notional);
+        out.push({ inst, time, seq: slot * IDS_PER_SLOT + i, side, px, sz, fills: 1 + (sub(h, 4) % 3), h });
+      }
+      return out;
+    });
+  }
+
+  function slotLiquidations(inst: PerpInstrumentSpec, slot: number): readonly TapeLiquidation[] {
+    if (!inst.target || inst.venue === "hyperliquid") return [];
+    return cached(liqCache, `${inst.venue}:${inst.symbol}:${slot}`, () => {
+      const t0 = slot * TAPE_SLOT_MS;
+      if (t0 + TAPE_SLOT_MS <= inst.listTime) return [];
+      // Far more frequent when the last minute moved several typical 1-minute moves.
+      const r60 = Math.log(mid(inst, t0) / mid(inst, t0 - 60_000));
+      const move = Math.abs(r60) / sigmaMin(inst);
+      const lambda = Math.min(1.5, ((LIQ_BASE_RATE * rateOf(inst)) / 3) * (1 + 0.5 * move * move));
+      const u = unit(hash4(seedH ^ SALT.liqCount, inst.stream, slot, 0));
+      const n = inst.venue === "binance" ? (u < 1 - Math.exp(-lambda) ? 1 : 0) : poisson(lambda, u, 3);
+      if (n === 0) return [];
+      const offs = offsets(SALT.liqTime, inst, slot, n);
+      const out: TapeLiquidation[] = [];
+      for (let i = 0; i < n; i++) {
+        const time = t0 + (offs[i] as number);
+        const h = hash4(seedH ^ SALT.liq, inst.stream, slot, i);
+        const side = unit(sub(h, 1)) < 0.5 - 0.45 * Math.tanh(r60 / sigmaMin(inst)) ? "long" : "short";
+        const beyond = 0.003 + 0.002 * unit(sub(h, 2));
+        const pxCoin = mid(inst, time) * (1 + (side === "long" ? -beyond : beyond));
+        const notional = 8000 * clamp(Math.exp(1.3 * normalFromHash(sub(h, 3))), 0.01, 80);
+        const { px, sz } = format(inst, pxCoin, notional);
+        out.push({ inst, time, seq: slot * IDS_PER_SLOT + i, side, px, sz });
+      }
+      return out;
+    });
+  }
+
+  function checkSpan(fromMs: number, toMs: number): void {
+    if (!(Number.isFinite(fromMs) && Number.isFinite(toMs))) throw new RangeError(`tape interval must be finite, got ${fromMs}..${toMs}`);
+    if (toMs - fromMs > MAX_QUERY_MS) throw new RangeError(`tape interval longer than 7 days: ${fromMs}..${toMs}`);
+  }
+
+  function range<T extends { time: number }>(
+    slotFn: (inst: PerpInstrumentSpec, slot: number) => readonly T[],
+    inst: PerpInstrumentSpec,
+    fromMs: number,
+    toMs: number,
+  ): T[] {
+    checkSpan(fromMs, toMs);
+    const out: T[] = [];
+    if (!(toMs > fromMs)) return out;
+    const last = Math.floor((toMs - 1) / TAPE_SLOT_MS);
+    for (let s = Math.floor(fromMs / TAPE_SLOT_MS); s <= last; s++) {
+      for (const e of slotFn(inst, s)) if (e.time >= fromMs && e.time < toMs) out.push(e);
+    }
+    return out;
+  }
+
+  const tradesOf = (inst: PerpInstrumentSpec, fromMs: number, toMs: number): TapeTrade[] => range(slotTrades, inst, fromMs, toMs);
+  const liquidationsOf = (inst: PerpInstrumentSpec, fromMs: number, toMs: number): TapeLiquidation[] =>
+    range(slotLiquidations, inst, fromMs, toMs);
+
+  function tradesBefore(
+    inst: PerpInstrumentSpec, beforeMs: number, limit: number, minMs = -Infinity, keep?: (t: TapeTrade) => boolean,
+  ): TapeTrade[] {
+    const out: TapeTrade[] = [];
+    if (limit <= 0 || !Number.isFinite(beforeMs)) return out;
+    const stop = Math.max(Math.floor(beforeMs / TAPE_SLOT_MS) - MAX_SCAN_SLOTS, Number.isFinite(minMs) ? Math.floor(minMs / TAPE_SLOT_MS) : -Infinity);
+    for (let s = Math.floor((beforeMs - 1) / TAPE_SLOT_MS); s >= stop && out.length < limit; s--) {
+      const ev = slotTrades(inst, s);
+      for (let i = ev.length - 1; i >= 0 && out.length < limit; i--) {
+        const t = ev[i] as TapeTrade;
+        if (t.time < beforeMs && t.time >= minMs && (!keep || keep(t))) out.push(t);
+      }
+    }
+    return out;
+  }
+
+  function tradesFrom(
+    inst: PerpInstrumentSpec, fromMs: number, limit: number, toMs: number, keep?: (t: TapeTrade) => boolean,
+  ): TapeTrade[] {
+    const out: TapeTrade[] = [];
+    if (limit <= 0 || !Number.isFinite(fromMs)) return out;
+    const last = Math.min(Math.floor((toMs - 1) / TAPE_SLOT_MS), Math.floor(fromMs / TAPE_SLOT_MS) + MAX_SCAN_SLOTS);
+    for (let s = Math.floor(fromMs / TAPE_SLOT_MS); s <= last && out.length < limit; s++) {
+      for (const t of slotTrades(inst, s)) {
+        if (out.length >= limit) break;
+        if (t.time >= fromMs && t.time < toMs && (!keep || keep(t))) out.push(t);
+      }
+    }
+    return out;
+  }
+
+  function tickDirections(trades: readonly TapeTrade[]): string[] {
+    const first = trades[0];
+    if (!first) return [];
+    const ctx = tradesBefore(first.inst, first.time, 8, first.time - 120_000).reverse();
+    const px = [...ctx, ...trades].map((t) => Number(t.px));
+    const out: string[] = [];
+    for (let j = ctx.length; j < px.length; j++) {
+      let dir = "ZeroPlusTick";
+      for (let k = j; k > Math.max(0, j - 8); k--) {
+        const d = (px[k] as number) - (px[k - 1] as number);
+        if (d !== 0) {
+          dir = k === j ? (d > 0 ? "PlusTick" : "MinusTick") : d > 0 ? "ZeroPlusTick" : "ZeroMinusTick";
+          break;
+        }
+      }
+      out.push(dir);
+    }
+    return out;
+  }
+
+  function target(venue: StreamVenue, base: string): PerpInstrumentSpec {
+    const inst = perp.perpOf(venue, base);
+    if (!inst) throw new RangeError(`${venue} lists no perpetual for base ${base}`);
+    return inst;
+  }
+
+  return {
+    perp,
+    tradesOf,
+    liquidationsOf,
+    tradesBefore,
+    tradesFrom,
+    tickDirections,
+    trades: (venue, base, fromMs, toMs) => tradesOf(target(venue, base), fromMs, toMs).map(normaliseTrade),
+    liquidations: (venue, base, fromMs, toMs) => {
+      checkSpan(fromMs, toMs);
+      if (base !== "*") return liquidationsOf(target(venue, base), fromMs, toMs).map(normaliseLiquidation);
+      const all = perp.instruments(venue, toMs).filter((i) => i.target).flatMap((i) => liquidationsOf(i, fromMs, toMs));
+      all.sort((a, b) => a.time - b.time || (a.inst.symbol < b.inst.symbol ? -1 : a.inst.symbol > b.inst.symbol ? 1 : a.seq - b.seq));
+      return all.map(normaliseLiquidation);
+    },
+  };
+}
+
+const tapeCache = new WeakMap<MarketModel, Tape>();
+
+/** The tape of `market`, built once per market model and shared by the routers and the websocket hub. */
+export function tapeFor(market: MarketModel): Tape {
+  let t = tapeCache.get(market);
+  if (!t) {
+    t = createTape(market);
+    tapeCache.set(market, t);
+  }
+  return t;
+}

@@ -1,0 +1,35 @@
+import { z } from "zod";
+import type { ToolContext } from "../../src/core/context.js";
+import { AppError } from "../../src/errors.js";
+import type { InterimAnswer } from "../../src/registry/tool.js";
+import type { StreamManager } from "../../src/streams/manager.js";
+
+/** The stream manager, or 503 when this instance runs without live streams (`STREAMS=off`). */
+export function streams(ctx: ToolContext): StreamManager {
+  if (!ctx.streams) throw new AppError("UPSTREAM_UNAVAILABLE", "live trade streams are disabled on this instance (STREAMS=off)");
+  return ctx.streams;
+}
+
+/** The spec's warm-up body (2.6). */
+export const WarmupBody = z.object({
+  symbol: z.string(),
+  status: z.literal("warming_up"),
+  message: z.string(),
+});
+
+/**
+ * Preflight of the CVD tools: pre-subscribed symbols are ready; another symbol is subscribed on its first
+ * request and answered with the warm-up body (HTTP 202, Retry-After 10), free of charge, until its
+ * streams have run for the warm-up time.
+ */
+export async function warmup(symbol: string, ctx: ToolContext): Promise<InterimAnswer<z.infer<typeof WarmupBody>> | undefined> {
+  if ((await streams(ctx).ensure(symbol)) === "ready") return undefined;
+  return {
+    status: 202,
+    retryAfterSec: 10,
+    body: { symbol, status: "warming_up", message: `Subscribing to ${symbol} trade streams on Binance, Bybit, OKX and Hyperliquid; retry in 10 seconds (not charged).` },
+  };
+}
+
+/** CVD periods and their lengths (spec 2.6). */
+export const CvdPeriod = z.enum(["1h", "4h", "24h", "7d"]);

@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { clean } from "../../src/analytics/funding.js";
+import { defineTool } from "../../src/registry/tool.js";
+import { cvdSignal, periodMs } from "../../src/streams/store/cvd-math.js";
+import { STREAM_VENUES } from "../../src/streams/types.js";
+import { isoNow, Timestamp } from "../common.js";
+import { PerpSymbol, requireListed } from "../perp/common.js";
+import { CvdPeriod, streams, warmup, WarmupBody } from "./common.js";
+
+const Flow = z.object({ cvd: z.number().describe("buy - sell taker volume in the period, USD"), buy_volume: z.number(), sell_volume: z.number() });
+
+const CvdBody = z.object({
+  symbol: z.string(),
+  cvd: z.number().describe("cumulative volume delta since tracking started (at most 7 days), USD"),
+  period_cvd: z.number().describe("buy - sell taker volume in the period, USD"),
+  buy_volume: z.number().describe("taker buy volume in the period, USD"),
+  sell_volume: z.number().describe("taker sell volume in the period, USD"),
+  period_cvd_base: z.number().describe("the same delta in base coins"),
+  signal: z.enum(["strong_bullish_pressure", "bullish_pressure", "neutral", "bearish_pressure", "strong_bearish_pressure", "insufficient_data"]),
+  period: z.string(),
+  active_ws_connections: z.number().int(),
+  exchanges: z.record(z.string(), Flow),
+  data_complete: z.boolean().describe("false when part of the period fell in a stream gap that REST could not backfill"),
+  tracking_since: z.string().nullable(),
+  timestamp: Timestamp,
+  cached: z.boolean(),
+});
+
+/** `GET /cvd/:symbol`: Cumulative Volume Delta from the venues' trade streams (spec 2.6), or the warm-up body. */
+export const cvd = defineTool({
+  name: "cvd",
+  title: "Cumulative volume delta",
+  method: "GET",
+  path: "/cvd/:symbol",
+  priceUsd: "0.02",
+  cacheTtlSec: 5,
+  tags: ["streams"],
+  summary: "Taker buy minus sell volume of a perpetual across Binance, Bybit, OKX and Hyperliquid, live",
+  description:
+    "From the venues' websocket trade streams (taker side as each venue flags it; OKX contracts x ctVal), in 5-minute buckets: the period (1h, 4h, 24h, 7d) covers the buckets that started within it, the current one included. signal from period CVD / total volume: > 15% strong_bullish_pressure, 5-15% bullish_pressure, within ±5% neutral, -5 to -15% bearish_pressure, < -15% strong_bearish_pressure, no trades insufficient_data. BTC ETH SOL XRP BNB DOGE LINK ARB are always streamed; another symbol answers 202 with the warm-up body on its first request (free) and is ready about 10 s later.",
+  example: { symbol: "BTC", period: "1h" },
+  input: z.object({ symbol: PerpSymbol, period: CvdPeriod.default("1h").describe("1h, 4h, 24h or 7d (default 1h)") }),
+  output: z.union([CvdBody, WarmupBody]),
+  precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
+  preflight: ({ symbol }, ctx) => warmup(symbol, ctx),
+  async handler({ symbol, period }, ctx) {
+    const m = streams(ctx);
+    const now = ctx.now();
+    const sum = m.cvd.cvd(symbol, now - periodMs(period), now + 1);
+    const all = m.cvd.cumulative(symbol);
+    const exchanges: Record<string, z.infer<typeof Flow>> = {};
+    for (const v of STREAM_VENUES) {
+      const f = sum.venues[v];
+      if (f) exchanges[v] = { cvd: clean(f.buyUsd - f.sellUsd), buy_volume: clean(f.buyUsd), sell_volume: clean(f.sellUsd) };
+    }
+    const t = sum.total;
+    return {
+      symbol,
+      cvd: clean(all.total.buyUsd - all.total.sellUsd),
+      period_cvd: clean(t.buyUsd - t.sellUsd),
+      buy_volume: clean(t.buyUsd),
+      sell_volume: clean(t.sellUsd),
+      period_cvd_base: clean(t.buyBase - t.sellBase),
+      signal: cvdSignal(t.buyUsd - t.sellUsd, t.buyUsd + t.sellUsd, t.trades),
+      period,
+      active_ws_connections: m.activeConnections(),
+      exchanges,
+      data_complete: !sum.unfilled,
+      tracking_since: sum.trackedSince === null ? null : new Date(sum.trackedSince).toISOString(),
+      timestamp: isoNow(ctx),
+      cached: false,
+    };
+  },
+});

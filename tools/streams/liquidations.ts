@@ -1,0 +1,68 @@
+import { z } from "zod";
+import { defineTool } from "../../src/registry/tool.js";
+import { formatLiquidation } from "../../src/streams/store/liquidation-store.js";
+import { isoNow, Timestamp } from "../common.js";
+import { streams } from "./common.js";
+
+/** How complete each venue's public liquidation feed is (sources.md §0, §12). */
+const COVERAGE = {
+  binance: "!forceOrder@arr: a snapshot of at most one liquidation per symbol per second, so bursts are undercounted",
+  bybit: "allLiquidation.{symbol}: every liquidation, in 500 ms batches, for the streamed symbols only",
+  okx: "liquidation-orders: every SWAP liquidation",
+  hyperliquid: "no public liquidation feed",
+} as const;
+
+/** `GET /liquidation/recent`: liquidations from the venues' public feeds, newest first, with 1h/24h stats (spec 2.5). */
+export const liquidationRecent = defineTool({
+  name: "liquidation_recent",
+  title: "Recent liquidations",
+  method: "GET",
+  path: "/liquidation/recent",
+  priceUsd: "0.03",
+  cacheTtlSec: 15,
+  tags: ["streams"],
+  summary: "Recent forced liquidations on Binance, Bybit and OKX, newest first, with 1h and 24h statistics",
+  description:
+    "From Binance !forceOrder@arr, Bybit allLiquidation.{symbol} and OKX liquidation-orders. side long = a long position was liquidated as price fell; short = a short was liquidated as price rose. The buffer holds 24 hours and at most 1,000 events (persisted across restarts); stats cover the buffer, and capped says when the 1,000-event cap dropped events from the last 24h. coverage states how complete each venue's feed is.",
+  example: { limit: 20 },
+  input: z.object({
+    limit: z.number().int().min(1).max(1000).default(50).describe("events (default 50, max 1000)"),
+    symbol: z.string().max(30).optional().describe("filter, e.g. BTCUSDT or BTC"),
+  }),
+  output: z.object({
+    count: z.number().int(),
+    symbol_filter: z.string().nullable(),
+    events: z.array(
+      z.object({
+        id: z.string().describe("liq_<unix_seconds>_<sequence>"),
+        symbol: z.string(),
+        side: z.enum(["long", "short"]),
+        size: z.number().describe("base coins"),
+        price: z.number(),
+        value_usd: z.number(),
+        timestamp: z.string(),
+        exchange: z.string().describe("BINANCE, BYBIT or OKX"),
+      }),
+    ),
+    stats: z.object({
+      last_1h: z.object({ total_events: z.number().int(), long_liquidations: z.number().int(), short_liquidations: z.number().int(), total_value_usd: z.number() }),
+      last_24h: z.object({ total_events: z.number().int(), total_value_usd: z.number() }),
+      capped: z.boolean(),
+    }),
+    coverage: z.record(z.string(), z.object({ feed: z.string(), connected: z.boolean() })),
+    timestamp: Timestamp,
+  }),
+  async handler({ limit, symbol }, ctx) {
+    const m = streams(ctx);
+    const events = m.liquidations.recent({ limit, symbol }).map(formatLiquidation);
+    const states = new Map(m.states().map((s) => [s.venue, s.connected]));
+    return {
+      count: events.length,
+      symbol_filter: symbol ?? null,
+      events,
+      stats: m.liquidations.stats(ctx.now()),
+      coverage: Object.fromEntries(Object.entries(COVERAGE).map(([v, feed]) => [v, { feed, connected: states.get(v as keyof typeof COVERAGE) ?? false }])),
+      timestamp: isoNow(ctx),
+    };
+  },
+});
