@@ -1,8 +1,12 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { resolve } from "node:path";
+
+/** The bench folder of the checkout (benchmarks run compiled from `.bench-dist/`, so not relative to this file). */
+const BENCH_DIR = resolve(process.cwd(), "bench");
 
 /** Replaces the text between `<!-- NAME:start -->` and `<!-- NAME:end -->` in bench/README.md. */
 export function writeSection(name: string, text: string): void {
-  const readme = new URL("./README.md", import.meta.url);
+  const readme = resolve(BENCH_DIR, "README.md");
   const doc = readFileSync(readme, "utf8");
   const start = `<!-- ${name}:start -->`;
   const end = `<!-- ${name}:end -->`;
@@ -12,8 +16,8 @@ export function writeSection(name: string, text: string): void {
 
 /** Writes `bench/results/<name>.json`. */
 export function writeResults(name: string, results: unknown): void {
-  mkdirSync(new URL("./results/", import.meta.url), { recursive: true });
-  writeFileSync(new URL(`./results/${name}.json`, import.meta.url), `${JSON.stringify(results, null, 2)}\n`);
+  mkdirSync(resolve(BENCH_DIR, "results"), { recursive: true });
+  writeFileSync(resolve(BENCH_DIR, "results", `${name}.json`), `${JSON.stringify(results, null, 2)}\n`);
 }
 
 /** The p-th percentile of ascending-sorted values. */

@@ -53,7 +53,8 @@ function distinctPricePaths(n: number): string[] {
 
 async function main(): Promise<void> {
   const results: Record<string, unknown> = { date: new Date().toISOString(), node: process.version, cpus: cpus().length, duration_sec: DURATION_SEC, connections: CONNECTIONS };
-  const stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000000" } });
+  // Streams off: these measure the HTTP and payment paths, not ingestion (bench/streams.ts does).
+  const stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000000", STREAMS: "off" } });
   const payer = stack.payers[0]!;
   const payFetch = wrapFetchWithPayment(fetch, new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(payer.privateKey))));
 
@@ -97,7 +98,7 @@ async function main(): Promise<void> {
   const mppMs = await timePaid((u) => mppClient.fetch(u), allPaths.slice(PAID_REQUESTS));
   const sim = await startSimulator();
   const free = await createService({
-    config: loadConfig({ HOST: "127.0.0.1", PORT: "0", ...simEnv(sim), RATE_LIMIT_PER_MIN: "100000000" }),
+    config: loadConfig({ HOST: "127.0.0.1", PORT: "0", ...simEnv(sim), RATE_LIMIT_PER_MIN: "100000000", STREAMS: "off" }),
   });
   const freeListening = await free.listen();
   const freeMs: number[] = [];

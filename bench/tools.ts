@@ -35,8 +35,9 @@ function inputs(tool: AnyTool, n: number): Array<Record<string, string | number 
 
 async function main(): Promise<void> {
   const sim = await startSimulator();
-  const service = await createService({ config: loadConfig({ HOST: "127.0.0.1", PORT: "0", ...simEnv(sim), RATE_LIMIT_PER_MIN: "100000000" }) });
+  const service = await createService({ config: loadConfig({ HOST: "127.0.0.1", PORT: "0", ...simEnv(sim), RATE_LIMIT_PER_MIN: "100000000", STREAMS: "off" }) });
   const { url, close } = await service.listen();
+  // Stream tools are measured by bench/streams.ts.
   const perpTools = TOOLS.filter((t) => t.tags.includes("funding") || t.tags.includes("futures") || t.tags.includes("dex"));
   // Load every venue's instrument list once (the clients cache them for an hour).
   // The warm-up inputs differ from the measured ones, so the measured requests start as cache misses.

@@ -111,6 +111,13 @@ interface SeenSet {
   venue: StreamVenue;
   base: string;
   ids: Map<string, number>;
+  /**
+   * Ids in insertion order, evicted from `head`. A separate queue because iterating a Map from its start
+   * after many deletions walks every deleted slot (V8 keeps them until it rehashes), which made eviction
+   * O(n) per call.
+   */
+  order: string[];
+  head: number;
   newest: number;
 }
 
@@ -230,7 +237,7 @@ export class CvdStore {
   /**
    * Counts taker trades into their 5-min buckets. Idempotent for backfill: a trade whose id is among
    * the remembered ids of its (venue, base) — those within `dedupeWindowMs` of the newest trade, at most
-   * `dedupeMaxIds`, persisted across restarts — is skipped. A backfill must therefore not resend trades
+   * `dedupeMaxIds`, saved on a graceful close() — is skipped. A backfill must therefore not resend trades
    * older than that window which were already counted (it covers gaps, which were not).
    * Invalid trades (unknown venue, non-positive size/price, non-finite time) and trades outside the
    * retained slots are ignored. The first trade of a base starts tracking it. Returns the number counted.
@@ -240,16 +247,19 @@ export class CvdStore {
     this.maybePurge();
     const [lo, hi] = this.window();
     let counted = 0;
+    let last: SeenSet | undefined;
+    const touched = new Set<SeenSet>();
     for (const t of trades) {
       if (!validTrade(t)) continue;
       const slot = alignBucket(t.time, CVD_BUCKET_MS);
       if (slot < lo || slot > hi) continue;
-      const seen = this.seenFor(t.venue, t.base);
+      // Frames carry one symbol of one venue: reuse the previous trade's set.
+      const seen = last && last.venue === t.venue && last.base === t.base ? last : (last = this.seenFor(t.venue, t.base));
       if (seen.ids.has(t.id)) continue;
       seen.ids.set(t.id, t.time);
+      seen.order.push(t.id);
       if (t.time > seen.newest) seen.newest = t.time;
-      this.touchedSeen.add(seen);
-      this.pendingSeen.push({ venue: t.venue, base: t.base, id: t.id, time: t.time });
+      touched.add(seen);
       const b = this.bucket(t.base, t.venue, slot);
       const usd = t.size * t.price;
       if (t.side === "buy") {
@@ -263,8 +273,11 @@ export class CvdStore {
       this.dirty.add(b);
       counted++;
     }
-    for (const s of this.touchedSeen) this.evictSeen(s);
-    if (counted > 0 || this.touchedSeen.size > 0) this.flusher.schedule();
+    for (const s of touched) {
+      this.evictSeen(s);
+      this.touchedSeen.add(s);
+    }
+    if (counted > 0) this.flusher.schedule();
     return counted;
   }
 
@@ -496,12 +509,19 @@ export class CvdStore {
     this.flusher.flushNow();
   }
 
-  /** Stops the timers and flushes. Later writes are ignored; reads keep working on memory. Idempotent. */
+  /**
+   * Stops the timers and flushes, saving the remembered trade ids. Later writes are ignored; reads keep
+   * working on memory. Idempotent.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     if (this.purgeTimer) clearInterval(this.purgeTimer);
     this.flusher.stop();
+    // Ids are saved here, not on every flush: writing one row per trade would cap ingestion far below the
+    // venues' rates. Only a graceful restart needs them (a backfill may overlap the trades counted just
+    // before it); after a crash no gap is backfilled across the restart, so nothing can be counted twice.
+    for (const s of this.seen.values()) for (const [id, time] of s.ids) this.pendingSeen.push({ venue: s.venue, base: s.base, id, time });
     this.flusher.flushNow();
   }
 
@@ -544,16 +564,24 @@ export class CvdStore {
   private seenFor(venue: StreamVenue, base: string): SeenSet {
     const key = `${venue}|${base}`;
     let s = this.seen.get(key);
-    if (!s) this.seen.set(key, (s = { venue, base, ids: new Map(), newest: -Infinity }));
+    if (!s) this.seen.set(key, (s = { venue, base, ids: new Map(), order: [], head: 0, newest: -Infinity }));
     return s;
   }
 
   /** Evicts from the oldest-inserted end: ids behind the window, and any excess over the cap. */
   private evictSeen(s: SeenSet): void {
     const horizon = s.newest - this.dedupeWindowMs;
-    for (const [id, time] of s.ids) {
-      if (s.ids.size <= this.dedupeMaxIds && time >= horizon) break;
+    while (s.head < s.order.length) {
+      const id = s.order[s.head]!;
+      const time = s.ids.get(id);
+      if (time !== undefined && s.ids.size <= this.dedupeMaxIds && time >= horizon) break;
       s.ids.delete(id);
+      s.head++;
+    }
+    // Compact the queue once its evicted prefix dominates.
+    if (s.head > 1024 && s.head * 2 > s.order.length) {
+      s.order = s.order.slice(s.head);
+      s.head = 0;
     }
   }
 
@@ -621,7 +649,10 @@ export class CvdStore {
       const s = this.seenFor(p.venue as StreamVenue, p.base);
       s.newest = p.newest;
       const ids = idsOf.all(p.venue, p.base, p.newest - this.dedupeWindowMs, this.dedupeMaxIds) as Array<{ id: string; time: number }>;
-      for (let i = ids.length - 1; i >= 0; i--) s.ids.set(ids[i]!.id, ids[i]!.time);
+      for (let i = ids.length - 1; i >= 0; i--) {
+        s.ids.set(ids[i]!.id, ids[i]!.time);
+        s.order.push(ids[i]!.id);
+      }
       this.touchedSeen.add(s);
     }
     this.purge();
