@@ -1,3 +1,4 @@
+import type { PoolCandle } from "../venues/dex/types.js";
 import { clean } from "./funding.js";
 
 /*
@@ -22,14 +23,7 @@ export function priceSpreadPct(prices: readonly number[]): number {
 }
 
 /** A candle of one pool (USD prices, start time in ms). */
-export interface CandleIn {
-  time: number;
-  open: number;
-  high: number;
-  low: number;
-  close: number;
-  volumeUsd: number;
-}
+export type CandleIn = PoolCandle;
 
 /** An aggregated candle: OHLC weighted by each pool's volume in that interval; volume summed. */
 export interface CandleOut extends CandleIn {

@@ -1,15 +1,11 @@
-import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ammQuote } from "../../src/analytics/dex.js";
 import { canonicalTokens, isCanonical } from "../../src/assets/tokens.js";
-import { requestPath } from "../../src/registry/tool.js";
-import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { SIM_DEX_LOOKALIKE_TOKENS } from "../../src/sim/dex-tokens.js";
 import { TOOLS } from "../../tools/index.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 import { json } from "../helpers/json.js";
+import { describePaidTools } from "../helpers/paid-tools.js";
 
 const DEX_TOOLS = TOOLS.filter((t) => t.tags.includes("dex"));
 
@@ -131,22 +127,4 @@ describe("DEX tools on the simulator (payments off)", () => {
   });
 });
 
-describe("DEX tools paid on anvil", () => {
-  let stack: OfflineStack;
-  beforeAll(async () => {
-    stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000" } });
-  });
-  afterAll(() => stack?.close());
-
-  it("charges each DEX tool exactly its price and returns a valid answer", async () => {
-    const payer = stack.payers[5]!;
-    const pay = wrapFetchWithPayment(fetch, new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(payer.privateKey))));
-    for (const tool of DEX_TOOLS) {
-      const before = await stack.balanceOf(payer.address);
-      const res = await pay(`${stack.url}${requestPath(tool)}`);
-      expect(res.status, tool.name).toBe(200);
-      expect(tool.output.safeParse(await json(res)).success, tool.name).toBe(true);
-      expect(await stack.balanceOf(payer.address), tool.name).toBe(before - BigInt(Math.round(Number(tool.priceUsd) * 1e6)));
-    }
-  });
-});
+describePaidTools("DEX tools paid on anvil", DEX_TOOLS, 5);

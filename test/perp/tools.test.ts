@@ -1,13 +1,9 @@
-import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
-import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { annualizedPct } from "../../src/analytics/funding.js";
-import { requestPath } from "../../src/registry/tool.js";
-import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { TOOLS } from "../../tools/index.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 import { json } from "../helpers/json.js";
+import { describePaidTools } from "../helpers/paid-tools.js";
 
 const PERP_TOOLS = TOOLS.filter((t) => t.tags.includes("funding") || t.tags.includes("futures"));
 
@@ -162,22 +158,4 @@ describe("perp tools when every venue fails", () => {
   });
 });
 
-describe("perp tools paid on anvil", () => {
-  let stack: OfflineStack;
-  beforeAll(async () => {
-    stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000" } });
-  });
-  afterAll(() => stack?.close());
-
-  it("charges each perp tool exactly its price", async () => {
-    const payer = stack.payers[3]!;
-    const pay = wrapFetchWithPayment(fetch, new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(payer.privateKey))));
-    for (const tool of PERP_TOOLS) {
-      const before = await stack.balanceOf(payer.address);
-      const res = await pay(`${stack.url}${requestPath(tool)}`);
-      expect(res.status, tool.name).toBe(200);
-      expect(tool.output.safeParse(await json(res)).success, tool.name).toBe(true);
-      expect(await stack.balanceOf(payer.address), tool.name).toBe(before - BigInt(Math.round(Number(tool.priceUsd) * 1e6)));
-    }
-  });
-});
+describePaidTools("perp tools paid on anvil", PERP_TOOLS, 3);
