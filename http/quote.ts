@@ -35,7 +35,15 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
       const { tool } = found;
       const input = found.read({ params: found.params, query: Object.fromEntries(url.searchParams), body: {} });
       await deps.runner.precheck(tool, input);
-      const base = { tool: tool.name, method, path: url.pathname + url.search, price_usd: isFree(tool) ? "0" : tool.priceUsd, cache_ttl_sec: tool.cacheTtlSec };
+      const base = {
+        tool: tool.name,
+        method,
+        path: url.pathname + url.search,
+        price_usd: isFree(tool) ? "0" : tool.priceUsd,
+        cache_ttl_sec: tool.cacheTtlSec,
+        // Quoting has no side effects, so it cannot tell whether a preflight (e.g. CVD warm-up) would answer first.
+        ...(tool.preflight ? { interim_possible: "the first request for a symbol that is not streamed yet is answered free with a warm-up body (202)" } : {}),
+      };
       if (isFree(tool) || !deps.gate) return res.json({ ...base, charged: false, reason: isFree(tool) ? "free_tool" : "payments_off" });
       if (deps.runner.has(tool, input)) return res.json({ ...base, charged: false, reason: "cache_hit" });
       const resource = { url: `${deps.publicUrl ?? `${req.protocol}://${req.get("host")}`}${base.path}`, description: tool.summary, mimeType: "application/json" };

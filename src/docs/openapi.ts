@@ -91,6 +91,7 @@ const QUOTE_OPERATION = {
               cache_ttl_sec: { type: "integer" },
               charged: { type: "boolean" },
               reason: { type: "string", enum: ["free_tool", "cache_hit", "payments_off"] },
+              interim_possible: { type: "string", description: "present when the request may first be answered free with an interim body (CVD warm-up)" },
               x402: { type: "object", properties: { payment_required: { type: "object" }, header: { type: "string" } } },
               mpp: { type: "object", properties: { challenges: { type: "array", items: { type: "string" } } } },
             },

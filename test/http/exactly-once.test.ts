@@ -187,6 +187,9 @@ describe("exactly-once payments", () => {
     expect(quote.x402.payment_required.accepts).toEqual(live.accepts);
     expect(quote.mpp.challenges.length).toBeGreaterThan(0);
     expect(stack.sim.faults.requestCount("coingecko")).toBe(runsBefore);
+    expect(quote).not.toHaveProperty("interim_possible");
+    const cvdQuote = await json(await fetch(`${stack.url}/api/v1/quote?path=/cvd/BTC`));
+    expect(cvdQuote).toMatchObject({ tool: "cvd", charged: true, interim_possible: expect.stringContaining("202") });
     expect((await fetch(`${stack.url}/api/v1/quote?path=${encodeURIComponent("/api/v1/market/aptos/history?days=5")}`)).status).toBe(400);
     expect((await fetch(`${stack.url}/api/v1/quote?path=${encodeURIComponent("/api/v1/market/nope")}`)).status).toBe(404);
     expect((await fetch(`${stack.url}/api/v1/quote?path=/nowhere`)).status).toBe(404);

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppError } from "../../src/errors.js";
 import { BinancePerpClient } from "../../src/venues/binance/client.js";
 import {
   fromBinanceSymbol,
@@ -16,6 +15,7 @@ import {
 import type { PerpInstrument } from "../../src/venues/perp/types.js";
 import { fixture } from "../helpers/fixtures.js";
 import { startStub, type RunningStub } from "./perp-server.js";
+import { expectUpstreamError } from "../helpers/errors.js";
 
 /** An instrument as `parseExchangeInfo` would build it for `symbol` (current listings absent from the 2021 exchangeInfo). */
 function inst(symbol: string): PerpInstrument {
@@ -24,16 +24,6 @@ function inst(symbol: string): PerpInstrument {
 }
 const index = (...symbols: string[]) => new Map(symbols.map((s) => [s, inst(s)]));
 
-function expectUpstreamError(fn: () => unknown): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    expect((e as AppError).code).toBe("UPSTREAM_ERROR");
-    return;
-  }
-  throw new Error("expected an AppError UPSTREAM_ERROR");
-}
 
 describe("binance symbol normalisation", () => {
   it("maps venue symbols to canonical bases and multipliers", () => {

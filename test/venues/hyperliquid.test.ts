@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppError } from "../../src/errors.js";
 import { HyperliquidPerpClient } from "../../src/venues/hyperliquid/client.js";
 import {
   fromHyperliquidCoin,
@@ -14,20 +13,11 @@ import {
 import type { PerpInstrument } from "../../src/venues/perp/types.js";
 import { fixture } from "../helpers/fixtures.js";
 import { startStub, type RunningStub } from "./perp-server.js";
+import { expectUpstreamError } from "../helpers/errors.js";
 
 const NOW = 1780137000000; // 2026-05-30 10:30 UTC
 const btc: PerpInstrument = { venue: "hyperliquid", base: "BTC", venueSymbol: "BTC", multiplier: 1, contractSize: 1, fundingIntervalHours: 1 };
 
-function expectUpstreamError(fn: () => unknown): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    expect((e as AppError).code).toBe("UPSTREAM_ERROR");
-    return;
-  }
-  throw new Error("expected an AppError UPSTREAM_ERROR");
-}
 
 describe("hyperliquid coin normalisation", () => {
   it("maps coins both ways, including kPEPE", () => {
