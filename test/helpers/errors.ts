@@ -1,14 +1,18 @@
 import { expect } from "vitest";
 import { AppError } from "../../src/errors.js";
 
-/** Asserts that `fn` throws an `AppError` with code UPSTREAM_ERROR (a venue payload of unexpected shape). */
-export function expectUpstreamError(fn: () => unknown): void {
+/**
+ * Asserts that `fn` throws an `AppError` with `code` (default UPSTREAM_ERROR, a venue payload of
+ * unexpected shape) and, when given, a message matching `message`.
+ */
+export function expectAppError(fn: () => unknown, code = "UPSTREAM_ERROR", message?: RegExp): void {
+  let thrown: unknown;
   try {
     fn();
   } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    expect((e as AppError).code).toBe("UPSTREAM_ERROR");
-    return;
+    thrown = e;
   }
-  throw new Error("expected an AppError UPSTREAM_ERROR");
+  expect(thrown).toBeInstanceOf(AppError);
+  expect((thrown as AppError).code).toBe(code);
+  if (message) expect((thrown as AppError).message).toMatch(message);
 }

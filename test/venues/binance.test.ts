@@ -15,7 +15,7 @@ import {
 import type { PerpInstrument } from "../../src/venues/perp/types.js";
 import { fixture } from "../helpers/fixtures.js";
 import { startStub, type RunningStub } from "./perp-server.js";
-import { expectUpstreamError } from "../helpers/errors.js";
+import { expectAppError } from "../helpers/errors.js";
 
 /** An instrument as `parseExchangeInfo` would build it for `symbol` (current listings absent from the 2021 exchangeInfo). */
 function inst(symbol: string): PerpInstrument {
@@ -142,12 +142,12 @@ describe("binance parsers on recorded payloads", () => {
   });
 
   it("rejects unexpected shapes with UPSTREAM_ERROR", () => {
-    expectUpstreamError(() => parseExchangeInfo({ symbols: "nope" }));
-    expectUpstreamError(() => parsePremiumIndex([{ symbol: "BTCUSDT", markPrice: "abc", time: 1 }], index("BTCUSDT"), new Map()));
-    expectUpstreamError(() => parseOpenInterest({ openInterest: "1" }, inst("BTCUSDT"), 1));
-    expectUpstreamError(() => parseFundingRateHistory({ code: -1121, msg: "Invalid symbol." }, inst("BTCUSDT")));
-    expectUpstreamError(() => parseSpotTickerPrice({ symbol: "BTCUSDT", price: "" }));
-    expectUpstreamError(() => parseTopLongShortPositionRatio([{ longAccount: "0.5" }], inst("BTCUSDT"), "5m"));
+    expectAppError(() => parseExchangeInfo({ symbols: "nope" }));
+    expectAppError(() => parsePremiumIndex([{ symbol: "BTCUSDT", markPrice: "abc", time: 1 }], index("BTCUSDT"), new Map()));
+    expectAppError(() => parseOpenInterest({ openInterest: "1" }, inst("BTCUSDT"), 1));
+    expectAppError(() => parseFundingRateHistory({ code: -1121, msg: "Invalid symbol." }, inst("BTCUSDT")));
+    expectAppError(() => parseSpotTickerPrice({ symbol: "BTCUSDT", price: "" }));
+    expectAppError(() => parseTopLongShortPositionRatio([{ longAccount: "0.5" }], inst("BTCUSDT"), "5m"));
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppError } from "../../src/errors.js";
+import { expectAppError } from "../helpers/errors.js";
 import { BybitPerpClient } from "../../src/venues/bybit/client.js";
 import {
   fromBybitSymbol,
@@ -17,17 +17,6 @@ import { startStub, type RunningStub } from "./perp-server.js";
 const instruments = () => parseInstrumentsInfo(fixture("bybit/instruments_info_linear_2026-08-09_trimmed.json")).instruments;
 const indexOf = (list: PerpInstrument[]) => new Map(list.map((i) => [i.venueSymbol, i]));
 const pepe: PerpInstrument = { venue: "bybit", base: "PEPE", venueSymbol: "1000PEPEUSDT", multiplier: 1000, contractSize: 1, fundingIntervalHours: 8 };
-
-function expectAppError(fn: () => unknown, code: string): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    expect((e as AppError).code).toBe(code);
-    return;
-  }
-  throw new Error(`expected an AppError ${code}`);
-}
 
 describe("bybit symbol normalisation", () => {
   it("maps venue symbols both ways, including 1000PEPE and SHIB1000", () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { VenueHealth } from "../../src/core/venue-health.js";
-import { AppError } from "../../src/errors.js";
+import { expectAppError } from "../helpers/errors.js";
 import { DexScreenerClient } from "../../src/venues/dexscreener/client.js";
 import { chainFromDexScreener, parsePairList, parseSearch } from "../../src/venues/dexscreener/parse.js";
 import { fixture } from "../helpers/fixtures.js";
@@ -9,17 +9,8 @@ import { startStub, type RunningStub } from "./perp-server.js";
 const BTCB = "0x7130d2A12B9BCbFAe4f2634d864A1Ee1Ce3Ead9c";
 const btcbPairs = () => fixture("dexscreener/token_pairs_bsc_BTCB_2026-09.json") as Array<Record<string, unknown>>;
 
-function expectUpstreamError(fn: () => unknown): void {
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (e) {
-    thrown = e;
-  }
-  expect(thrown).toBeInstanceOf(AppError);
-  expect(thrown).toMatchObject({ code: "UPSTREAM_ERROR" });
-  expect((thrown as AppError).message).toMatch(/^dexscreener .* unexpected shape$/);
-}
+/** Message of a dexscreener payload that fails its schema. */
+const SHAPE_ERROR = /^dexscreener .* unexpected shape$/;
 
 describe("dexscreener parsers on recorded payloads", () => {
   it("normalises the verbatim token-pairs BTCB pair (strings → numbers, exponent float, ms timestamp)", () => {
@@ -92,11 +83,11 @@ describe("dexscreener parsers on recorded payloads", () => {
   });
 
   it("rejects unexpected shapes with UPSTREAM_ERROR", () => {
-    expectUpstreamError(() => parsePairList({ pairs: [] }));
-    expectUpstreamError(() => parsePairList([{ ...btcbPairs()[0]!, priceUsd: "n/a" }]));
-    expectUpstreamError(() => parsePairList([{ ...btcbPairs()[0]!, baseToken: { address: BTCB } }]));
-    expectUpstreamError(() => parseSearch({ schemaVersion: "1.0.0", pairs: "none" }));
-    expectUpstreamError(() => parseSearch([]));
+    expectAppError(() => parsePairList({ pairs: [] }), "UPSTREAM_ERROR", SHAPE_ERROR);
+    expectAppError(() => parsePairList([{ ...btcbPairs()[0]!, priceUsd: "n/a" }]), "UPSTREAM_ERROR", SHAPE_ERROR);
+    expectAppError(() => parsePairList([{ ...btcbPairs()[0]!, baseToken: { address: BTCB } }]), "UPSTREAM_ERROR", SHAPE_ERROR);
+    expectAppError(() => parseSearch({ schemaVersion: "1.0.0", pairs: "none" }), "UPSTREAM_ERROR", SHAPE_ERROR);
+    expectAppError(() => parseSearch([]), "UPSTREAM_ERROR", SHAPE_ERROR);
   });
 });
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { expectAppError } from "../helpers/errors.js";
 import { AppError } from "../../src/errors.js";
 import { GeckoTerminalClient } from "../../src/venues/geckoterminal/client.js";
 import { chainFromNetwork, feeBpsFromName, parseOhlcv, parsePools, splitGeckoId, symbolsFromName } from "../../src/venues/geckoterminal/parse.js";
@@ -13,17 +14,8 @@ const CBRL_POOL = "7LLLPK5TnjdRVaCw6r3FMKmpUTbxgWSvE1m6dxvx6ERA";
 const tokenPools = () => fixture("geckoterminal/token_pools_eth_WETH_2024-05.json") as { data: Array<Record<string, unknown>> };
 const ohlcv15m = () => fixture("geckoterminal/ohlcv_15m_solana_CBRL_SOL_pool_2025-08-20_to_2025-08-21.json");
 
-function expectUpstreamError(fn: () => unknown): void {
-  let thrown: unknown;
-  try {
-    fn();
-  } catch (e) {
-    thrown = e;
-  }
-  expect(thrown).toBeInstanceOf(AppError);
-  expect(thrown).toMatchObject({ code: "UPSTREAM_ERROR" });
-  expect((thrown as AppError).message).toMatch(/^geckoterminal .* unexpected shape$/);
-}
+/** Message of a geckoterminal payload that fails its schema. */
+const SHAPE_ERROR = /^geckoterminal .* unexpected shape$/;
 
 describe("geckoterminal parsers on recorded payloads", () => {
   it("normalises a real token-pools page (strings → numbers, fee from the name, ISO → ms, addresses from relationship ids)", () => {
@@ -124,13 +116,13 @@ describe("geckoterminal parsers on recorded payloads", () => {
   });
 
   it("rejects unexpected shapes with UPSTREAM_ERROR", () => {
-    expectUpstreamError(() => parseOhlcv({ data: { type: "ohlcv_request_response", attributes: { ohlcv_list: [[1, 2, 3]] } } }));
-    expectUpstreamError(() => parseOhlcv({ data: { type: "pool", attributes: { ohlcv_list: [] } } }));
-    expectUpstreamError(() => parsePools({ data: [{ id: "eth_0x1", type: "pool" }] }));
-    expectUpstreamError(() => parsePools({ errors: [{ status: "404" }] }));
+    expectAppError(() => parseOhlcv({ data: { type: "ohlcv_request_response", attributes: { ohlcv_list: [[1, 2, 3]] } } }), "UPSTREAM_ERROR", SHAPE_ERROR);
+    expectAppError(() => parseOhlcv({ data: { type: "pool", attributes: { ohlcv_list: [] } } }), "UPSTREAM_ERROR", SHAPE_ERROR);
+    expectAppError(() => parsePools({ data: [{ id: "eth_0x1", type: "pool" }] }), "UPSTREAM_ERROR", SHAPE_ERROR);
+    expectAppError(() => parsePools({ errors: [{ status: "404" }] }), "UPSTREAM_ERROR", SHAPE_ERROR);
     const bad = tokenPools();
     (bad.data[0] as { attributes: Record<string, unknown> }).attributes.reserve_in_usd = "lots";
-    expectUpstreamError(() => parsePools(bad));
+    expectAppError(() => parsePools(bad), "UPSTREAM_ERROR", SHAPE_ERROR);
   });
 });
 

@@ -13,7 +13,7 @@ import {
 import type { PerpInstrument } from "../../src/venues/perp/types.js";
 import { fixture } from "../helpers/fixtures.js";
 import { startStub, type RunningStub } from "./perp-server.js";
-import { expectUpstreamError } from "../helpers/errors.js";
+import { expectAppError } from "../helpers/errors.js";
 
 const NOW = 1780137000000; // 2026-05-30 10:30 UTC
 const btc: PerpInstrument = { venue: "hyperliquid", base: "BTC", venueSymbol: "BTC", multiplier: 1, contractSize: 1, fundingIntervalHours: 1 };
@@ -105,11 +105,11 @@ describe("hyperliquid parsers on recorded payloads", () => {
   });
 
   it("rejects unexpected shapes with UPSTREAM_ERROR", () => {
-    expectUpstreamError(() => parseFunding({ universe: [] }));
-    expectUpstreamError(() => parseFunding([{ universe: [{ name: "BTC" }] }, []])); // ctxs do not line up with the universe
-    expectUpstreamError(() => parseFunding([{ universe: [{ name: "BTC" }] }, [{ funding: "abc" }]]));
-    expectUpstreamError(() => parseFundingHistory([{ coin: "BTC", fundingRate: "0.1" }], btc));
-    expectUpstreamError(() => parsePredictedFundings({ AVAX: [] }));
+    expectAppError(() => parseFunding({ universe: [] }));
+    expectAppError(() => parseFunding([{ universe: [{ name: "BTC" }] }, []])); // ctxs do not line up with the universe
+    expectAppError(() => parseFunding([{ universe: [{ name: "BTC" }] }, [{ funding: "abc" }]]));
+    expectAppError(() => parseFundingHistory([{ coin: "BTC", fundingRate: "0.1" }], btc));
+    expectAppError(() => parsePredictedFundings({ AVAX: [] }));
   });
 });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AppError } from "../../src/errors.js";
+import { expectAppError } from "../helpers/errors.js";
 import { OkxPerpClient } from "../../src/venues/okx/client.js";
 import {
   fromOkxSymbol,
@@ -20,17 +20,6 @@ import { startStub, type RunningStub } from "./perp-server.js";
 const instruments = () => parseInstruments(fixture("okx/instruments_swap_2022-05-13_trimmed.json"));
 const indexOf = (list: PerpInstrument[]) => new Map(list.map((i) => [i.venueSymbol, i]));
 const get = (base: string) => instruments().find((i) => i.base === base)!;
-
-function expectAppError(fn: () => unknown, code: string): void {
-  try {
-    fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    expect((e as AppError).code).toBe(code);
-    return;
-  }
-  throw new Error(`expected an AppError ${code}`);
-}
 
 describe("okx symbol normalisation", () => {
   it("maps instIds both ways", () => {
