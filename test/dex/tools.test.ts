@@ -4,17 +4,13 @@ import { canonicalTokens, isCanonical } from "../../src/assets/tokens.js";
 import { SIM_DEX_LOOKALIKE_TOKENS } from "../../src/sim/dex-tokens.js";
 import { TOOLS } from "../../tools/index.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
-import { json } from "../helpers/json.js";
 import { describePaidTools } from "../helpers/paid-tools.js";
 
 const DEX_TOOLS = TOOLS.filter((t) => t.tags.includes("dex"));
 
 describe("DEX tools on the simulator (payments off)", () => {
   let s: FreeStack;
-  const get = async (path: string) => {
-    const res = await fetch(`${s.url}${path}`);
-    return { status: res.status, body: await json(res) };
-  };
+  const get = (path: string) => s.get(path);
   beforeAll(async () => {
     s = await startFreeStack();
   });

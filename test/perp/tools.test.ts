@@ -9,10 +9,7 @@ const PERP_TOOLS = TOOLS.filter((t) => t.tags.includes("funding") || t.tags.incl
 
 describe("perp tools on the simulator (payments off)", () => {
   let s: FreeStack;
-  const get = async (path: string) => {
-    const res = await fetch(`${s.url}${path}`);
-    return { status: res.status, body: await json(res) };
-  };
+  const get = (path: string) => s.get(path);
   beforeAll(async () => {
     s = await startFreeStack();
   });

@@ -24,10 +24,7 @@ async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Prom
 
 describe("CVD and liquidations from the simulator's streams (payments off)", () => {
   let s: FreeStack;
-  const get = async (path: string) => {
-    const res = await fetch(`${s.url}${path}`);
-    return { status: res.status, headers: res.headers, body: await json(res) };
-  };
+  const get = (path: string) => s.get(path);
   beforeAll(async () => {
     s = await startFreeStack({ STREAM_WARMUP_SEC: "1", STREAM_MAX_ON_DEMAND: "2" });
     await until(() => (s.service.ctx.streams?.activeConnections() ?? 0) === 4);
