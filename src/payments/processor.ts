@@ -56,6 +56,19 @@ interface Authorization {
   validBefore: string;
 }
 
+/** One settlement of one authorization: what settling, reconciling and releasing it need. */
+interface SettleAttempt {
+  tool: AnyTool;
+  resource: ResourceInfo;
+  /** Ledger key of the authorization (network, asset, payer, nonce). */
+  key: string;
+  /** Ledger key of the request's payment identifier, when it sent one. */
+  idKey?: string;
+  payload: PaymentPayload;
+  match: PaymentRequirements;
+  auth: Authorization;
+}
+
 function authorizationOf(payload: PaymentPayload): Authorization | undefined {
   const a = (payload.payload as { authorization?: Partial<Authorization> }).authorization;
   if (!a?.from || !a.nonce || !a.validBefore) return undefined;
@@ -138,10 +151,8 @@ export class PaymentProcessor {
     if (blocked) return required(blocked.state === "settled" ? "invalid_exact_evm_nonce_already_used" : "authorization_in_use");
     if (idKey) this.ledger.setIdempotent(idKey, { fingerprint });
 
-    const release = () => {
-      this.ledger.release(key);
-      if (idKey) this.ledger.releaseIdempotent(idKey);
-    };
+    const attempt: SettleAttempt = { tool, resource, key, idKey, payload, match, auth };
+    const release = () => this.release(attempt);
     let verified;
     try {
       verified = await rs.verifyPayment(payload, match);
@@ -154,7 +165,7 @@ export class PaymentProcessor {
       return required(verified.invalidReason ?? "invalid_payment");
     }
 
-    const settleNow = () => this.settle(tool, resource, key, idKey, payload, match, auth);
+    const settleNow = () => this.settle(attempt);
     if (tool.paymentFlow === "upfront") {
       // State-creating tools: the charge must be final before anything is created.
       const pre = await settleNow();
@@ -187,16 +198,21 @@ export class PaymentProcessor {
     };
   }
 
+  /** Frees an authorization (and its payment identifier) that did not and can no longer move funds. */
+  private release(a: SettleAttempt): void {
+    this.ledger.release(a.key);
+    if (a.idKey) this.ledger.releaseIdempotent(a.idKey);
+  }
+
+  /** {@link release}, then the 402 a retry needs. */
+  private async fail(a: SettleAttempt, reason: string): Promise<SettleResult> {
+    this.release(a);
+    return { kind: "failed", required: await this.paymentRequired(a.tool, a.resource, reason, a.payload) };
+  }
+
   /** Settles once; an exception or a `settlement_pending` answer is an unknown outcome and is reconciled. */
-  private async settle(
-    tool: AnyTool,
-    resource: ResourceInfo,
-    key: string,
-    idKey: string | undefined,
-    payload: PaymentPayload,
-    match: PaymentRequirements,
-    auth: Authorization,
-  ): Promise<SettleResult> {
+  private async settle(a: SettleAttempt): Promise<SettleResult> {
+    const { tool, key, payload, match } = a;
     let receipt: SettleResponse | undefined;
     try {
       receipt = await this.catalog.resourceServer.settlePayment(payload, match);
@@ -209,26 +225,17 @@ export class PaymentProcessor {
     }
     if (receipt && receipt.errorReason !== "settlement_pending") {
       // A definite refusal: the authorization was not used, so it may be retried (e.g. after funding the wallet).
-      this.ledger.release(key);
-      if (idKey) this.ledger.releaseIdempotent(idKey);
-      return { kind: "failed", required: await this.paymentRequired(tool, resource, receipt.errorReason ?? "settlement_failed", payload) };
+      return this.fail(a, receipt.errorReason ?? "settlement_failed");
     }
-    return this.reconcile(tool, resource, key, idKey, payload, match, auth);
+    return this.reconcile(a);
   }
 
   /**
    * Decides an unknown settlement: polls `authorizationState` until the transfer shows up (settled), the
    * authorization expires unused (failed, nothing charged), or the window ends (unknown).
    */
-  private async reconcile(
-    tool: AnyTool,
-    resource: ResourceInfo,
-    key: string,
-    idKey: string | undefined,
-    payload: PaymentPayload,
-    match: PaymentRequirements,
-    auth: Authorization,
-  ): Promise<SettleResult> {
+  private async reconcile(a: SettleAttempt): Promise<SettleResult> {
+    const { key, match, auth } = a;
     const chain = this.opts.chain;
     const settledReceipt = async (): Promise<SettleResponse> => {
       const transaction = chain ? ((await chain.transactionOf(match.asset as Address, auth.from, auth.nonce).catch(() => undefined)) ?? "") : "";
@@ -247,9 +254,7 @@ export class PaymentProcessor {
       }
       if (Date.now() / 1000 > Number(auth.validBefore)) {
         // Expired and never used: it can no longer move funds.
-        this.ledger.release(key);
-        if (idKey) this.ledger.releaseIdempotent(idKey);
-        return { kind: "failed", required: await this.paymentRequired(tool, resource, "settlement_failed_authorization_expired", payload) };
+        return this.fail(a, "settlement_failed_authorization_expired");
       }
       if (Date.now() >= deadline) break;
       await sleep(this.reconcilePollMs);
@@ -271,7 +276,7 @@ export class PaymentProcessor {
     const auth = authorizationOf(pending.payload)!;
     let outcome: SettleResult;
     if (this.opts.chain) {
-      outcome = await this.reconcile(tool, resource, key, undefined, pending.payload, pending.requirements, auth);
+      outcome = await this.reconcile({ tool, resource, key, payload: pending.payload, match: pending.requirements, auth });
     } else {
       const r = await this.catalog.resourceServer.settlePayment(pending.payload, pending.requirements).catch(() => undefined);
       if (r?.success || (r && NONCE_USED.test(`${r.errorReason} ${r.errorMessage ?? ""}`))) {
