@@ -1,7 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { cleanupAfterEach, manualClock, tempDir } from "../helpers/scratch.js";
 import { CVD_SLOTS, CvdStore, MAX_BUCKETS_PER_SYMBOL, type CvdStoreOptions } from "../../src/streams/store/cvd-store.js";
 import { openStreamDb, streamDbPath, type Database } from "../../src/streams/store/db.js";
 import { STREAM_VENUES, type StreamVenue, type Trade } from "../../src/streams/types.js";
@@ -15,16 +13,9 @@ function trade(p: Partial<Trade> & Pick<Trade, "time">): Trade {
   return { venue: "binance", base: "BTC", price: 100, size: 1, side: "buy", id: `t${++idSeq}`, ...p };
 }
 
-/** A store on an injected clock; closed (and its db) after each test. */
-const cleanup: Array<() => void> = [];
-afterEach(() => {
-  while (cleanup.length) cleanup.pop()!();
-});
-
-function clock(start = T0) {
-  const c = { t: start, now: () => c.t };
-  return c;
-}
+/** Stores and databases of a test, closed after it. */
+const cleanup = cleanupAfterEach();
+const clock = (start = T0) => manualClock(start);
 
 function open(db: Database, now: () => number, opts: CvdStoreOptions = {}): CvdStore {
   const s = new CvdStore(db, { now, flushMs: 60_000, purgeEveryMs: 0, ...opts });
@@ -38,11 +29,6 @@ function memDb(): Database {
   return db;
 }
 
-function tempDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), "mg-cvd-"));
-  cleanup.unshift(() => rmSync(dir, { recursive: true, force: true }));
-  return dir;
-}
 
 describe("CvdStore buckets", () => {
   it("puts trades in 5-min UTC buckets, buy/sell in base and USD, split per venue", () => {
@@ -126,7 +112,7 @@ describe("CvdStore buckets", () => {
 
 describe("CvdStore backfill idempotence", () => {
   it("counts the same trades once when sent twice, also across a restart", () => {
-    const dir = tempDir();
+    const dir = tempDir(cleanup, "mg-cvd-");
     const c = clock(T0 + 10 * MIN);
     const batch = [trade({ time: T0 + 1000, size: 2 }), trade({ time: T0 + 2000, side: "sell" }), trade({ venue: "bybit", time: T0 + 3000, id: "t1" })];
     let db = openStreamDb(streamDbPath(dir));
@@ -237,7 +223,7 @@ describe("CvdStore retention and bounds", () => {
   });
 
   it("purges on load", () => {
-    const dir = tempDir();
+    const dir = tempDir(cleanup, "mg-cvd-");
     const c = clock(T0);
     let db = openStreamDb(streamDbPath(dir));
     let s = new CvdStore(db, { now: c.now, purgeEveryMs: 0 });
@@ -274,7 +260,7 @@ describe("CvdStore retention and bounds", () => {
 
 describe("CvdStore persistence", () => {
   it("returns identical history and cvd after a restart from the same file", () => {
-    const dir = tempDir();
+    const dir = tempDir(cleanup, "mg-cvd-");
     const path = streamDbPath(dir);
     const c = clock(T0 + 3 * 24 * HOUR);
     let rnd = 42;
@@ -326,7 +312,7 @@ describe("CvdStore persistence", () => {
   });
 
   it("writes through within flushMs without close (crash-safe up to the last flush)", async () => {
-    const dir = tempDir();
+    const dir = tempDir(cleanup, "mg-cvd-");
     const path = streamDbPath(dir);
     const c = clock(T0 + HOUR);
     const db = openStreamDb(path);

@@ -1,7 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { cleanupAfterEach, manualClock, tempDir } from "../helpers/scratch.js";
 import { openStreamDb, streamDbPath, type Database } from "../../src/streams/store/db.js";
 import {
   LiquidationStore,
@@ -22,15 +20,9 @@ function liq(p: Partial<Liquidation> = {}): Liquidation {
   return { venue: "binance", base: "BTC", venueSymbol: "BTCUSDT", time: T0, side: "long", price: 40_000 + n, size: 0.5, valueUsd: 20_000 + n / 2, ...p };
 }
 
-const cleanup: Array<() => void> = [];
-afterEach(() => {
-  while (cleanup.length) cleanup.pop()!();
-});
-
-function clock(start = T0) {
-  const c = { t: start, now: () => c.t };
-  return c;
-}
+/** Stores and databases of a test, closed after it. */
+const cleanup = cleanupAfterEach();
+const clock = (start = T0) => manualClock(start);
 
 function mem(now: () => number, opts: LiquidationStoreOptions = {}): { db: Database; s: LiquidationStore } {
   const db = openStreamDb(":memory:");
@@ -40,8 +32,7 @@ function mem(now: () => number, opts: LiquidationStoreOptions = {}): { db: Datab
 }
 
 function tempPath(): string {
-  const dir = mkdtempSync(join(tmpdir(), "mg-liq-"));
-  cleanup.unshift(() => rmSync(dir, { recursive: true, force: true }));
+  const dir = tempDir(cleanup, "mg-liq-");
   return streamDbPath(dir);
 }
 
