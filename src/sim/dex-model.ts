@@ -18,10 +18,8 @@
  */
 import { fnv1a, hash4, normalFromHash, type MarketModel } from "./market.js";
 import { SIM_DEX_CHAINS, type SimDexPool, type SimDexToken } from "./dex-tokens.js";
+import { MINUTE_MS, HOUR_MS, DAY_MS } from "../lib/time.js";
 
-const MINUTE_MS = 60_000;
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 const YEAR_MS = 365.25 * DAY_MS;
 
 const SALT_STATIC = 0x11;

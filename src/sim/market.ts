@@ -19,6 +19,7 @@
  */
 import { assetByIdOrSymbol, listAssets } from "../assets/catalogue.js";
 import type { Clock } from "./clock.js";
+import { MINUTE_MS, HOUR_MS, DAY_MS } from "../lib/time.js";
 
 /** Simulation parameters of one asset. Simulated, rough levels; not real data. */
 export interface SimAssetParams {
@@ -159,9 +160,6 @@ export interface MarketModelOptions {
   clock: Clock;
 }
 
-const MINUTE_MS = 60_000;
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 const YEAR_MS = 365 * DAY_MS;
 const MINUTES_PER_YEAR = 525_960;
 const BLOCK_LEVELS = 18;

@@ -20,6 +20,7 @@
  * - long/short ratios = exp(mean + slow noise), clamped to [0.6, 2.5].
  */
 import { fnv1a, hash4, normalFromHash, type MarketModel } from "./market.js";
+import { MINUTE_MS, HOUR_MS, DAY_MS } from "../lib/time.js";
 
 /** Derivatives venues the simulator models. */
 export type PerpSimVenue = "binance" | "bybit" | "okx" | "hyperliquid";
@@ -112,9 +113,6 @@ export interface PerpModel {
   dayStats(inst: PerpInstrumentSpec, tsMs: number, of: "mark" | "index"): { open: number; high: number; low: number };
 }
 
-const MINUTE_MS = 60_000;
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 const YEAR_MS = 365 * DAY_MS;
 /** Interest per 8h (0.01 %) and the Binance-style clamp band on (interest − premium). */
 const INTEREST_8H = 0.0001;

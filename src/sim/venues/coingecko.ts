@@ -10,11 +10,9 @@ import { Router, type Request, type Response } from "express";
 import { assetByIdOrSymbol, type AssetInfo } from "../../assets/catalogue.js";
 import type { FaultResponses } from "../faults.js";
 import type { SimVenue, VenueContext } from "./types.js";
+import { MINUTE_MS, HOUR_MS, DAY_MS } from "../../lib/time.js";
 
-const MINUTE_MS = 60_000;
 const FIVE_MIN_MS = 5 * MINUTE_MS;
-const HOUR_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 /** Public/Demo plans may not look back further than this many days. */
 const PUBLIC_MAX_DAYS = 365;
 /** `interval=hourly` reaches back at most this many days. */

@@ -43,13 +43,13 @@ import { venueRecordings } from "../replay.js";
 import type { SimVenue, VenueContext } from "./types.js";
 import { gtAddress, gtMcap, gtPct, gtPrice, gtRatio, gtReserve, gtVolume, intString, uuidFrom } from "./dex-wire.js";
 import { qp } from "./wire.js";
+import { MINUTE_MS } from "../../lib/time.js";
 
 const PAGE_SIZE = 20;
 const MAX_PAGE = 10;
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 const MAX_ADDRESSES = 30;
-const MINUTE_MS = 60_000;
 const PRICING_URL = "https://www.coingecko.com/en/api/pricing";
 /** The recorded CBRL/SOL PumpSwap pool (see replay.ts). */
 const REPLAY_CBRL_POOL = "7bqJG2ZdMKbEkgSmfuqNVBvqEvWavgL8UEo33ZqdL3NP";

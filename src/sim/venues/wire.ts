@@ -51,10 +51,8 @@ export function msParam(raw: string | undefined): number | undefined | null {
   return Number.isSafeInteger(n) ? n : null;
 }
 
-/** Time units in milliseconds. */
-export const MINUTE = 60_000;
-export const HOUR = 3_600_000;
-export const DAY = 86_400_000;
+/** Time units in milliseconds (the simulator venues' short names for `src/lib/time.ts`). */
+export { DAY_MS as DAY, HOUR_MS as HOUR, MINUTE_MS as MINUTE } from "../../lib/time.js";
 
 /** A Hyperliquid decimal string: trimmed, but always with a fractional part (`77562.0`, `0.0`). */
 export function hlNum(x: number, decimals: number): string {

@@ -2,9 +2,10 @@
  * Pure CVD helpers: the pressure signal of spec 2.6, period → window and bucket sizes, and UTC bucket
  * alignment. No I/O, no clock.
  */
+import { HOUR_MS as HOUR, MINUTE_MS } from "../../lib/time.js";
 
 /** Storage resolution of CVD buckets: 5 minutes, in ms. */
-export const CVD_BUCKET_MS = 5 * 60_000;
+export const CVD_BUCKET_MS = 5 * MINUTE_MS;
 
 /** Periods accepted by `/cvd/:symbol` and `/cvd/history/:symbol`. */
 export const CVD_PERIODS = ["1h", "4h", "24h", "7d"] as const;
@@ -20,9 +21,8 @@ export type CvdSignal =
   | "strong_bearish_pressure"
   | "insufficient_data";
 
-const HOUR = 3_600_000;
 const PERIOD_MS: Record<CvdPeriod, number> = { "1h": HOUR, "4h": 4 * HOUR, "24h": 24 * HOUR, "7d": 7 * 24 * HOUR };
-const BUCKET_MS: Record<CvdPeriod, number> = { "1h": 5 * 60_000, "4h": 15 * 60_000, "24h": HOUR, "7d": HOUR };
+const BUCKET_MS: Record<CvdPeriod, number> = { "1h": 5 * MINUTE_MS, "4h": 15 * MINUTE_MS, "24h": HOUR, "7d": HOUR };
 
 /** True for one of {@link CVD_PERIODS}. */
 export function isCvdPeriod(value: unknown): value is CvdPeriod {

@@ -2,6 +2,7 @@ import type { Statement } from "better-sqlite3";
 import { STREAM_VENUES, type Liquidation, type StreamVenue } from "../types.js";
 import type { Database } from "./db.js";
 import { Flusher } from "./flusher.js";
+import { HOUR_MS as HOUR } from "../../lib/time.js";
 
 /*
  * The recent-liquidations buffer of `/liquidation/recent` (spec 2.5, 8): the newest events of all venues,
@@ -13,10 +14,9 @@ import { Flusher } from "./flusher.js";
 /** Most events the buffer holds (spec 8). */
 export const LIQUIDATION_MAX_EVENTS = 1000;
 /** Oldest event age the buffer holds, ms (spec 8: 24 h). */
-export const LIQUIDATION_MAX_AGE_MS = 24 * 3_600_000;
+export const LIQUIDATION_MAX_AGE_MS = 24 * HOUR;
 /** Venue clocks may run ahead of ours; events further in the future are refused, ms. */
 const FUTURE_SKEW_MS = 60_000;
-const HOUR = 3_600_000;
 const CAP_META_KEY = "liq_cap_dropped_until";
 
 /** A stored liquidation with its id `liq_<unix_seconds>_<sequence>` (seconds of the event time, sequence from 1 per second). */

@@ -4,6 +4,7 @@ import { VenueHttpError } from "../../lib/venue-http.js";
 import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
 import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpVenueClient, PredictedFunding } from "../perp/types.js";
 import { parseFunding, parseFundingHistory, parseInstruments, parseOpenInterest, parsePredictedFundings } from "./parse.js";
+import { HOUR_MS } from "../../lib/time.js";
 
 /** How long one `metaAndAssetCtxs` snapshot (all coins) is reused. */
 const SNAPSHOT_TTL_MS = 2_000;
@@ -18,7 +19,6 @@ export const HYPERLIQUID_CALLS_PER_MIN = 50;
 const PAGE_ROWS = 500;
 /** Longest history served by {@link HyperliquidPerpClient.fundingHistory} (hourly points). */
 export const HYPERLIQUID_MAX_HISTORY = 1000;
-const HOUR_MS = 3_600_000;
 
 /** Options of {@link HyperliquidPerpClient} (`callsPerMin` defaults to {@link HYPERLIQUID_CALLS_PER_MIN}). */
 export type HyperliquidClientOptions = PerpClientOptions;

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { AppError } from "../../errors.js";
 import type { FundingPoint, FundingSnapshot, OpenInterest, PerpInstrument, PerpVenue, PredictedFunding } from "../perp/types.js";
 import { Num, OptNum, parseShape, perCoin, scale } from "../wire.js";
+import { HOUR_MS } from "../../lib/time.js";
 
 /*
  * Pure parsers for Hyperliquid `POST /info` answers (sources.md §5, §11). Decimals are strings,
@@ -11,7 +12,6 @@ import { Num, OptNum, parseShape, perCoin, scale } from "../wire.js";
 
 const VENUE = "hyperliquid";
 const parse = <T extends z.ZodType>(schema: T, raw: unknown, endpoint: string): z.output<T> => parseShape(VENUE, schema, raw, endpoint);
-const HOUR_MS = 3_600_000;
 
 /** Canonical base and multiplier of a Hyperliquid perp coin: `BTC` → BTC × 1; `kPEPE` → PEPE × 1000. */
 export function fromHyperliquidCoin(coin: string): { base: string; multiplier: number } {
