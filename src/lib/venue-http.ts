@@ -42,6 +42,13 @@ export interface VenueHttpOptions {
   health?: VenueHealth;
 }
 
+/**
+ * What callers set on a venue's REST client (CoinGecko aside, which takes its budget from its plan): the
+ * client supplies the venue key, the base URL and, when `callsPerMin` is unset, the venue's default budget.
+ */
+export type VenueClientOptions = Pick<VenueHttpOptions, "timeoutMs" | "metrics" | "health" | "retries" | "maxWaitMs"> &
+  Partial<Pick<VenueHttpOptions, "callsPerMin">>;
+
 type Outcome = "ok" | "error" | "rate_limited" | "timeout";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,8 +1,6 @@
 import { memoizeKeyed } from "../../lib/memo.js";
-import type { Metrics } from "../../core/metrics.js";
-import type { VenueHealth } from "../../core/venue-health.js";
 import { AppError } from "../../errors.js";
-import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
+import { VenueHttpClient, VenueHttpError, type VenueClientOptions } from "../../lib/venue-http.js";
 import { DEX_CHAINS, type DexChain, type DexPool } from "../dex/types.js";
 import { parsePairList, parseSearch } from "./parse.js";
 
@@ -15,17 +13,8 @@ export const DEXSCREENER_CALLS_PER_MIN = 250;
 /** Most token addresses one `GET /tokens/v1/{chainId}/{addresses}` accepts. */
 export const DEXSCREENER_MAX_TOKENS = 30;
 
-/** Options of {@link DexScreenerClient}. */
-export interface DexScreenerClientOptions {
-  /** Per-attempt timeout in ms. */
-  timeoutMs: number;
-  metrics?: Metrics;
-  health?: VenueHealth;
-  /** Request budget per minute (default {@link DEXSCREENER_CALLS_PER_MIN}). */
-  callsPerMin?: number;
-  retries?: number;
-  maxWaitMs?: number;
-}
+/** Options of {@link DexScreenerClient}; `callsPerMin` defaults to {@link DEXSCREENER_CALLS_PER_MIN}. */
+export type DexScreenerClientOptions = VenueClientOptions;
 
 /**
  * DexScreener public API client (no key; sources.md §7.1), base `https://api.dexscreener.com`.

@@ -1,8 +1,6 @@
 import { LRUCache } from "lru-cache";
-import type { Metrics } from "../../core/metrics.js";
-import type { VenueHealth } from "../../core/venue-health.js";
 import { AppError } from "../../errors.js";
-import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
+import { VenueHttpClient, VenueHttpError, type VenueClientOptions } from "../../lib/venue-http.js";
 import { DEX_CHAINS, type DexChain, type DexPool, type OhlcvTimeframe, type PoolCandle } from "../dex/types.js";
 import { parseOhlcv, parsePools } from "./parse.js";
 
@@ -21,17 +19,8 @@ export const OHLCV_MAX_LIMIT = 1000;
 /** The API version pinned through the `Accept` header (apiguide.geckoterminal.com). */
 const ACCEPT = "application/json;version=20230302";
 
-/** Options of {@link GeckoTerminalClient}. */
-export interface GeckoTerminalClientOptions {
-  /** Per-attempt timeout in ms. */
-  timeoutMs: number;
-  metrics?: Metrics;
-  health?: VenueHealth;
-  /** Request budget per minute (default {@link GECKOTERMINAL_CALLS_PER_MIN}). */
-  callsPerMin?: number;
-  retries?: number;
-  maxWaitMs?: number;
-}
+/** Options of {@link GeckoTerminalClient}; `callsPerMin` defaults to {@link GECKOTERMINAL_CALLS_PER_MIN}. */
+export type GeckoTerminalClientOptions = VenueClientOptions;
 
 /**
  * GeckoTerminal public API v2 client (no key; sources.md §7.2), base `https://api.geckoterminal.com/api/v2`,

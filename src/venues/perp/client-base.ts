@@ -1,22 +1,12 @@
 import { memoize } from "../../lib/memo.js";
 import { AppError } from "../../errors.js";
-import type { Metrics } from "../../core/metrics.js";
-import type { VenueHealth } from "../../core/venue-health.js";
-import { VenueHttpClient } from "../../lib/venue-http.js";
+import { VenueHttpClient, type VenueClientOptions } from "../../lib/venue-http.js";
 import type { PerpInstrument, PerpVenue } from "./types.js";
 
-/** Options of every perp venue client ({@link PerpClientBase}). */
-export interface PerpClientOptions {
-  /** Per-attempt timeout in ms. */
-  timeoutMs: number;
-  metrics?: Metrics;
-  health?: VenueHealth;
-  /** Request budget per minute (default: the venue's `*_CALLS_PER_MIN`). */
-  callsPerMin?: number;
+/** Options of every perp venue client ({@link PerpClientBase}); `callsPerMin` defaults to the venue's `*_CALLS_PER_MIN`. */
+export interface PerpClientOptions extends VenueClientOptions {
   /** How long the instrument list (and what is loaded with it) is cached (default 1 h). */
   instrumentsTtlMs?: number;
-  retries?: number;
-  maxWaitMs?: number;
 }
 
 /** Per-venue settings of a {@link PerpClientBase}. */
