@@ -13,7 +13,7 @@
  * on the real venue. `fundingTime` is the next settlement and `nextFundingTime` the one after, so their difference is
  * the interval. All values are simulated (`perp-model.ts`), except replayed instruments (`replay.ts`).
  */
-import { Router, type Response } from "express";
+import { Router, type Request, type Response } from "express";
 import type { FaultResponses } from "../faults.js";
 import { perpModelFor, type PerpInstrumentSpec, type PerpModel } from "../perp-model.js";
 import { venueRecordings } from "../replay.js";
@@ -153,6 +153,19 @@ export function createOkxRouter(ctx: VenueContext): Router {
   const noInstrument = (res: Response): void => fail(res, "51001", "Instrument ID does not exist");
   const empty = (res: Response, name: string): void => fail(res, "50014", `Parameter ${name} can not be empty`);
 
+  /** `limit` (default 100) capped at `cap`: larger values are clamped, not refused; null after an error. */
+  const limitOf = (req: Request, res: Response, cap: number): number | null => {
+    const raw = intParam(qp(req, "limit"), 100, 1, Number.MAX_SAFE_INTEGER);
+    if (raw === null) fail(res, "51000", "Parameter limit error");
+    return raw === null ? null : Math.min(raw, cap);
+  };
+  /** An epoch-ms cursor (`before`, `after`), undefined when absent; null after an error. */
+  const cursorOf = (req: Request, res: Response, name: string): number | undefined | null => {
+    const v = msParam(qp(req, name));
+    if (v === null) fail(res, "51000", `Parameter ${name} error`);
+    return v;
+  };
+
   const swaps = () => perp.instruments("okx", clock.now());
   const lookup = (instId: string) => perp.instrument("okx", instId, clock.now());
 
@@ -218,13 +231,12 @@ export function createOkxRouter(ctx: VenueContext): Router {
   router.get("/api/v5/public/funding-rate-history", (req, res) => {
     const instId = qp(req, "instId");
     if (instId === undefined || instId === "") return empty(res, "instId");
-    const limitRaw = intParam(qp(req, "limit"), 100, 1, Number.MAX_SAFE_INTEGER);
-    if (limitRaw === null) return fail(res, "51000", "Parameter limit error");
-    const limit = Math.min(limitRaw, 100); // larger limits are capped, not refused
-    const before = msParam(qp(req, "before"));
-    const after = msParam(qp(req, "after"));
-    if (before === null) return fail(res, "51000", "Parameter before error");
-    if (after === null) return fail(res, "51000", "Parameter after error");
+    const limit = limitOf(req, res, 100);
+    if (limit === null) return;
+    const before = cursorOf(req, res, "before");
+    if (before === null) return;
+    const after = cursorOf(req, res, "after");
+    if (after === null) return;
     const inst = lookup(instId);
     if (!inst) return noInstrument(res);
     const now = clock.now();
@@ -319,11 +331,11 @@ export function createOkxRouter(ctx: VenueContext): Router {
   router.get("/api/v5/market/trades", (req, res) => {
     const instId = qp(req, "instId");
     if (instId === undefined || instId === "") return empty(res, "instId");
-    const limitRaw = intParam(qp(req, "limit"), 100, 1, Number.MAX_SAFE_INTEGER);
-    if (limitRaw === null) return fail(res, "51000", "Parameter limit error");
+    const limit = limitOf(req, res, 500);
+    if (limit === null) return;
     const inst = lookup(instId);
     if (!inst) return noInstrument(res);
-    ok(res, tape.tradesBefore(inst, clock.now() + 1, Math.min(limitRaw, 500)).map(tradeRow));
+    ok(res, tape.tradesBefore(inst, clock.now() + 1, limit).map(tradeRow));
   });
 
   router.get("/api/v5/market/history-trades", (req, res) => {
@@ -331,13 +343,12 @@ export function createOkxRouter(ctx: VenueContext): Router {
     if (instId === undefined || instId === "") return empty(res, "instId");
     const typeRaw = qp(req, "type") ?? "1";
     if (typeRaw !== "1" && typeRaw !== "2") return fail(res, "51000", "Parameter type error");
-    const limitRaw = intParam(qp(req, "limit"), 100, 1, Number.MAX_SAFE_INTEGER);
-    if (limitRaw === null) return fail(res, "51000", "Parameter limit error");
-    const limit = Math.min(limitRaw, 100);
-    const after = msParam(qp(req, "after"));
-    const before = msParam(qp(req, "before"));
-    if (after === null) return fail(res, "51000", "Parameter after error");
-    if (before === null) return fail(res, "51000", "Parameter before error");
+    const limit = limitOf(req, res, 100);
+    if (limit === null) return;
+    const after = cursorOf(req, res, "after");
+    if (after === null) return;
+    const before = cursorOf(req, res, "before");
+    if (before === null) return;
     const inst = lookup(instId);
     if (!inst) return noInstrument(res);
     const now = clock.now();
@@ -366,9 +377,8 @@ export function createOkxRouter(ctx: VenueContext): Router {
     const periodRaw = qp(req, "period") ?? "5m";
     const period = RUBIK_PERIODS[periodRaw];
     if (period === undefined) return fail(res, "51000", "Parameter period error");
-    const limitRaw = intParam(qp(req, "limit"), 100, 1, Number.MAX_SAFE_INTEGER);
-    if (limitRaw === null) return fail(res, "51000", "Parameter limit error");
-    const limit = Math.min(limitRaw, 100);
+    const limit = limitOf(req, res, 100);
+    if (limit === null) return;
     const begin = msParam(qp(req, "begin"));
     const end = msParam(qp(req, "end"));
     if (begin === null || end === null) return fail(res, "51000", "Parameter begin/end error");
