@@ -159,11 +159,18 @@ export function createOkxRouter(ctx: VenueContext): Router {
     if (raw === null) fail(res, "51000", "Parameter limit error");
     return raw === null ? null : Math.min(raw, cap);
   };
-  /** An epoch-ms cursor (`before`, `after`), undefined when absent; null after an error. */
-  const cursorOf = (req: Request, res: Response, name: string): number | undefined | null => {
-    const v = msParam(qp(req, name));
-    if (v === null) fail(res, "51000", `Parameter ${name} error`);
-    return v;
+  /** `limit` (cap 100) and the epoch-ms cursors `before` / `after` of a paged endpoint; null after an error. */
+  const pageOf = (req: Request, res: Response): { limit: number; before?: number; after?: number } | null => {
+    const limit = limitOf(req, res, 100);
+    if (limit === null) return null;
+    const before = msParam(qp(req, "before"));
+    const after = msParam(qp(req, "after"));
+    const bad = before === null ? "before" : after === null ? "after" : undefined;
+    if (bad) {
+      fail(res, "51000", `Parameter ${bad} error`);
+      return null;
+    }
+    return { limit, before: before ?? undefined, after: after ?? undefined };
   };
 
   const swaps = () => perp.instruments("okx", clock.now());
@@ -231,12 +238,9 @@ export function createOkxRouter(ctx: VenueContext): Router {
   router.get("/api/v5/public/funding-rate-history", (req, res) => {
     const instId = qp(req, "instId");
     if (instId === undefined || instId === "") return empty(res, "instId");
-    const limit = limitOf(req, res, 100);
-    if (limit === null) return;
-    const before = cursorOf(req, res, "before");
-    if (before === null) return;
-    const after = cursorOf(req, res, "after");
-    if (after === null) return;
+    const page = pageOf(req, res);
+    if (!page) return;
+    const { limit, before, after } = page;
     const inst = lookup(instId);
     if (!inst) return noInstrument(res);
     const now = clock.now();
@@ -343,12 +347,9 @@ export function createOkxRouter(ctx: VenueContext): Router {
     if (instId === undefined || instId === "") return empty(res, "instId");
     const typeRaw = qp(req, "type") ?? "1";
     if (typeRaw !== "1" && typeRaw !== "2") return fail(res, "51000", "Parameter type error");
-    const limit = limitOf(req, res, 100);
-    if (limit === null) return;
-    const after = cursorOf(req, res, "after");
-    if (after === null) return;
-    const before = cursorOf(req, res, "before");
-    if (before === null) return;
+    const page = pageOf(req, res);
+    if (!page) return;
+    const { limit, before, after } = page;
     const inst = lookup(instId);
     if (!inst) return noInstrument(res);
     const now = clock.now();
