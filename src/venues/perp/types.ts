@@ -96,6 +96,37 @@ export interface PredictedFunding {
 }
 
 /**
+ * One maintenance-margin tier of a perpetual (public risk-limit tables: OKX `position-tiers`, Bybit
+ * `risk-limit`, Hyperliquid `meta.marginTables`). Tiers are sorted by `minNotionalUsd` ascending.
+ */
+export interface MarginTier {
+  venue: PerpVenue;
+  base: string;
+  /** Lower bound of the position notional this tier applies to, USD (0 for the first tier). */
+  minNotionalUsd: number;
+  /** Upper bound, USD; null when unbounded (last tier). */
+  maxNotionalUsd: number | null;
+  /** Highest leverage allowed in this tier. */
+  maxLeverage: number;
+  /** Maintenance margin rate, fraction of notional (0.004 = 0.4%). */
+  maintenanceMarginRate: number;
+}
+
+/** One hourly candle of a perpetual's last (trade) price, USD per base coin; volumes in base coins and USD. */
+export interface Candle {
+  venue: PerpVenue;
+  base: string;
+  /** Open time, epoch ms. */
+  openTime: number;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  volumeCoins: number;
+  volumeUsd: number;
+}
+
+/**
  * REST client of one perp venue. Every method throws `AppError` (UPSTREAM_* / NOT_FOUND) on failure;
  * callers aggregate venues and degrade to partial answers.
  */
@@ -115,4 +146,11 @@ export interface PerpVenueClient {
   openInterest(base: string): Promise<OpenInterest>;
   /** Latest long/short ratio, or null when the venue publishes none. */
   longShort(base: string): Promise<LongShortRatio | null>;
+  /**
+   * Maintenance-margin tiers, first tier first (OKX, Bybit, Hyperliquid; Binance's brackets are a signed
+   * endpoint, so it has none). @throws AppError NOT_FOUND when not listed.
+   */
+  marginTiers?(base: string): Promise<MarginTier[]>;
+  /** The last `limit` hourly candles (oldest first, the current partial hour included) (Binance, OKX). */
+  hourlyCandles?(base: string, limit: number): Promise<Candle[]>;
 }
