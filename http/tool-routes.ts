@@ -4,7 +4,7 @@ import type { Metrics } from "../src/core/metrics.js";
 import type { ToolRunner } from "../src/core/runner.js";
 import { AppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
-import { isFree, type AnyTool } from "../src/registry/tool.js";
+import { isFree, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
 import { sendError } from "./errors.js";
 import { inputReader } from "./input.js";
 import type { HttpPaymentGate } from "./payment-gate.js";
@@ -23,6 +23,12 @@ export interface ToolRouteDeps {
 function send(res: Response, status: number, headers: Record<string, string | string[]>, body: unknown): void {
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
   res.status(status).json(body);
+}
+
+/** Credentials of a request (tools with `acceptsCredentials`): bearer token, owner-wallet signature. */
+function credentialsOf(req: Request): CallerCredentials {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(req.header("authorization") ?? "")?.[1];
+  return { bearerToken: bearer, walletSignature: req.header("x-wallet-signature"), signedAt: req.header("x-signed-at") };
 }
 
 /**
@@ -60,9 +66,10 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
       } catch (err) {
         return sendError(res, err);
       }
+      const credentials = tool.acceptsCredentials ? credentialsOf(req) : {};
       if (!paid) {
         try {
-          const value = await deps.runner.execute(tool, input);
+          const value = await deps.runner.execute(tool, input, { credentials });
           deps.runner.commit(tool, input, value);
           return send(res, 200, { "X-Cache": "MISS" }, value);
         } catch (err) {
@@ -87,7 +94,7 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
       const { payment, receipt } = check;
       let value: unknown;
       try {
-        value = await deps.runner.execute(tool, input);
+        value = await deps.runner.execute(tool, input, { payer: payment.payer, credentials });
       } catch (err) {
         payment.abandon();
         return sendError(res, err);

@@ -9,7 +9,7 @@ import { AppError, toAppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
 import type { PaymentProcessor } from "../src/payments/processor.js";
 import type { PaymentPayload } from "@x402/core/types";
-import { isFree, type AnyTool } from "../src/registry/tool.js";
+import { CREDENTIAL_ARGS, isFree, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
 import type { MissRateLimiter } from "../http/rate-limit.js";
 
 /** `_meta` key of the payment on `tools/call` (x402 MCP transport, specs/transports-v2/mcp.md). */
@@ -42,6 +42,25 @@ function text(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** JSON Schema of the credential arguments of tools with `acceptsCredentials` (HTTP sends them as headers). */
+const CREDENTIAL_PROPERTIES = {
+  manage_token: { type: "string", description: "the alert's manage_token (returned at creation); or sign as the owner wallet instead" },
+  wallet_signature: { type: "string", description: "EIP-191 signature by the owner (paying) wallet of 'marketgate:<action>:<alert_id>:<signed_at>' (action: read or cancel)" },
+  signed_at: { type: "string", description: "unix seconds used in the signed message (within 5 minutes of now)" },
+} as const;
+
+/** Splits MCP arguments into the tool's own arguments and the caller's credentials. */
+function splitCredentials(tool: AnyTool, args: unknown): { args: unknown; credentials: CallerCredentials } {
+  if (!tool.acceptsCredentials || !args || typeof args !== "object") return { args, credentials: {} };
+  const rest: Record<string, unknown> = { ...(args as Record<string, unknown>) };
+  const credentials: CallerCredentials = {};
+  for (const [arg, field] of Object.entries(CREDENTIAL_ARGS)) {
+    if (typeof rest[arg] === "string") credentials[field] = rest[arg];
+    delete rest[arg];
+  }
+  return { args: rest, credentials };
+}
+
 /**
  * The registry as MCP tools: the `tools/list` answer is built once; `call` runs one `tools/call` with
  * the same pipeline as HTTP (validate, free cache hit, rate limit, x402, single-flight, settle, commit).
@@ -62,8 +81,8 @@ export class McpCatalog {
     return {
       name: t.name,
       title: t.title,
-      description: `${t.description}${isFree(t) ? " Free." : ` Price: ${t.priceUsd} USDC per call (cache hits free for ${t.cacheTtlSec}s).`}`,
-      inputSchema: mcpJsonSchema(t.input, "input") as Tool["inputSchema"],
+      description: `${t.description}${isFree(t) ? " Free." : ` Price: ${t.priceUsd} USDC per call${t.cacheTtlSec > 0 ? ` (cache hits free for ${t.cacheTtlSec}s)` : ""}.`}`,
+      inputSchema: this.inputSchema(t),
       outputSchema: mcpJsonSchema(t.output, "output") as Tool["outputSchema"],
       annotations: { title: t.title, readOnlyHint: true, idempotentHint: true, openWorldHint: true, ...t.annotations },
       _meta: {
@@ -73,6 +92,12 @@ export class McpCatalog {
         ...(price ? { "x402/price": { amountUsd: t.priceUsd, scheme: price.scheme, network: price.network, asset: price.asset, amount: price.amount } } : {}),
       },
     };
+  }
+
+  private inputSchema(t: AnyTool): Tool["inputSchema"] {
+    const schema = mcpJsonSchema(t.input, "input") as Tool["inputSchema"];
+    if (!t.acceptsCredentials) return schema;
+    return { ...schema, properties: { ...schema.properties, ...CREDENTIAL_PROPERTIES } };
   }
 
   private error(err: unknown): CallToolResult {
@@ -95,7 +120,8 @@ export class McpCatalog {
     const tool = this.byName.get(name);
     if (!tool) return this.error(new AppError("NOT_FOUND", `unknown tool '${name}'`));
     try {
-      const input = parseToolInput(tool, args);
+      const split = splitCredentials(tool, args);
+      const input = parseToolInput(tool, split.args);
       const hit = runner.lookup(tool, input);
       if (hit) return this.ok(hit.value, { "marketgate/cache": "HIT" });
       if (cc.rateLimitKey !== undefined) await this.deps.limiter?.consume(cc.rateLimitKey);
@@ -103,7 +129,7 @@ export class McpCatalog {
       const interim = await runner.preflight(tool, input);
       if (interim) return this.ok(interim.body, { "marketgate/interim": { status: interim.status, retryAfterSec: interim.retryAfterSec ?? null } });
       if (isFree(tool) || !this.deps.payments) {
-        const value = await runner.execute(tool, input);
+        const value = await runner.execute(tool, input, { credentials: split.credentials });
         runner.commit(tool, input, value);
         return this.ok(value, { "marketgate/cache": "MISS" });
       }
@@ -119,7 +145,7 @@ export class McpCatalog {
       if (check.kind !== "verified") return this.ok(check.value, { "marketgate/cache": "MISS", [PAYMENT_RESPONSE_META]: check.receipt });
       let value: unknown;
       try {
-        value = await runner.execute(tool, input);
+        value = await runner.execute(tool, input, { payer: check.payment.payer, credentials: split.credentials });
       } catch (err) {
         check.payment.abandon();
         throw err;

@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { validate as validateCron } from "node-cron";
 import { z } from "zod";
 
 /** CAIP-2 network id, e.g. `eip155:8453` (Base mainnet). */
@@ -53,6 +55,16 @@ const EnvSchema = z.object({
   BYBIT_WS_URL: z.string().default("wss://stream.bybit.com"),
   OKX_WS_URL: z.string().default("wss://ws.okx.com:8443"),
   HYPERLIQUID_WS_URL: z.string().default("wss://api.hyperliquid.xyz"),
+  ALERTS: z.enum(["on", "off"]).default("on"),
+  ALERT_EVAL_CRON: z.string().default("*/30 * * * * *").refine((v) => validateCron(v), "expected a node-cron expression such as */30 * * * * *"),
+  ALERT_COOLDOWN_MIN: z.coerce.number().min(0).default(15),
+  ALERT_MAX_ACTIVE: z.coerce.number().int().min(1).default(50_000),
+  ALERT_DISPATCH_POLL_MS: z.coerce.number().int().min(10).default(1000),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(5000),
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
+  WEBHOOK_ALLOW_LOOPBACK: Bool.default(false),
+  WEBHOOK_EXTRA_CA_FILE: z.string().optional(),
   MPP: z.enum(["on", "off"]).default("on"),
   MPP_SECRET_KEY: z.string().min(32, "MPP_SECRET_KEY must be at least 32 characters").optional(),
   MPP_REALM: z.string().min(1).optional(),
@@ -134,6 +146,23 @@ export interface Config {
   };
   /** Whether MCP over stdio charges for paid tools (off by default: it is the operator's own agent). */
   mcpStdioPayments: boolean;
+  /** Liquidation and price alerts; undefined when `ALERTS=off`. */
+  alerts?: {
+    /** `DATA_DIR`: the alert database is `<dataDir>/alerts.sqlite` (`:memory:` keeps it in memory). */
+    dataDir: string;
+    evalCron: string;
+    cooldownMs: number;
+    maxActive: number;
+    dispatchPollMs: number;
+    webhook: {
+      timeoutMs: number;
+      /** Loopback webhook targets allowed: tests and the offline sandbox only. */
+      allowLoopback: boolean;
+      /** Extra CA certificate (PEM) trusted for webhook TLS, beside the system roots: tests and the sandbox only. */
+      extraCa?: string;
+    };
+    retry: { maxAttempts: number; baseDelayMs: number; factor: number };
+  };
 }
 
 /** Published CoinGecko limits (calls/min); we budget a little under them. */
@@ -187,6 +216,14 @@ function parseMpp(e: z.infer<typeof EnvSchema>): NonNullable<Config["mpp"]> {
 }
 
 /** Thrown when the environment is invalid; `problems` lists every bad variable at once. */
+function readCa(path: string): string {
+  try {
+    return readFileSync(path, "utf8");
+  } catch (err) {
+    throw new ConfigError([`WEBHOOK_EXTRA_CA_FILE: cannot read ${path}: ${(err as Error).message}`]);
+  }
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
@@ -243,6 +280,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dexscreenerCallsPerMin: e.DEXSCREENER_CALLS_PER_MIN,
     mcpStdioPayments: e.MCP_PAYMENTS ?? false,
     mpp: e.MPP === "off" ? undefined : parseMpp(e),
+    alerts:
+      e.ALERTS === "off"
+        ? undefined
+        : {
+            dataDir: e.DATA_DIR,
+            evalCron: e.ALERT_EVAL_CRON,
+            cooldownMs: e.ALERT_COOLDOWN_MIN * 60_000,
+            maxActive: e.ALERT_MAX_ACTIVE,
+            dispatchPollMs: e.ALERT_DISPATCH_POLL_MS,
+            webhook: {
+              timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+              allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK,
+              extraCa: e.WEBHOOK_EXTRA_CA_FILE ? readCa(e.WEBHOOK_EXTRA_CA_FILE) : undefined,
+            },
+            retry: { maxAttempts: e.WEBHOOK_MAX_ATTEMPTS, baseDelayMs: e.WEBHOOK_RETRY_BASE_MS, factor: 3 },
+          },
     streams:
       e.STREAMS === "off"
         ? undefined

@@ -3,6 +3,9 @@ import type { AddressInfo } from "node:net";
 import type { Express } from "express";
 import type { FacilitatorClient } from "@x402/core/server";
 import { TOOLS } from "../tools/index.js";
+import { alertSignals } from "../tools/alerts/signals.js";
+import { createAlertScheduler } from "./alerts/create.js";
+import type { AlertScheduler } from "./alerts/scheduler.js";
 import { createApp } from "../http/app.js";
 import { HttpPaymentGate } from "../http/payment-gate.js";
 import { MissRateLimiter } from "../http/rate-limit.js";
@@ -50,6 +53,8 @@ export interface Service {
   startStreams(): Promise<void>;
   /** Stops the streams and flushes their stores. */
   stopStreams(): Promise<void>;
+  /** Alert evaluation and webhook delivery (started by `listen`); undefined when `ALERTS=off`. */
+  alerts?: AlertScheduler;
 }
 
 /** Service identity for documents and MCP `initialize`. */
@@ -106,6 +111,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const mcp = new McpCatalog({ tools, runner, metrics, dataMode: config.dataMode, prices, limiter, payments });
   const gate = payments ? new HttpPaymentGate(payments, config.publicUrl, mppGate(config, payments)) : undefined;
   const firstPrice = prices.values().next().value;
+  const alerts =
+    config.alerts && ctx.alerts
+      ? createAlertScheduler(config.alerts, ctx.alerts, alertSignals(ctx), { now: ctx.now, log: logger, dataSource: config.dataMode === "sim" ? "simulated" : "live" })
+      : undefined;
   const app = createApp({
     config,
     info,
@@ -135,11 +144,13 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     mcp,
     info,
     payments,
+    alerts,
     startStreams: () => ctx.streams?.start() ?? Promise.resolve(),
     stopStreams: () => ctx.streams?.stop() ?? Promise.resolve(),
     listen: (port = config.port, host = config.host) =>
       new Promise((resolve, reject) => {
         void ctx.streams?.start().catch((err: unknown) => logger.error({ err }, "streams failed to start"));
+        alerts?.start();
         const server = app.listen(port, host, (err?: Error) => {
           if (err) return reject(err);
           const addr = server.address() as AddressInfo;
@@ -149,7 +160,9 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
             server,
             close: async () => {
               await new Promise<void>((r) => server.close(() => r()));
+              await alerts?.stop();
               await ctx.streams?.stop();
+              ctx.alerts?.store.close();
             },
           });
         });

@@ -1,7 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requestPath } from "../src/registry/tool.js";
+import { isMarketDataTool, requestPath } from "../src/registry/tool.js";
 import { TOOLS } from "../tools/index.js";
 import { startFreeStack, type FreeStack } from "./helpers/free-stack.js";
 import { connectInMemory } from "./helpers/mcp.js";
@@ -15,7 +15,7 @@ function stable(v: unknown): unknown {
   return v;
 }
 
-describe("every registry tool answers the same over HTTP and MCP, matching its output schema", () => {
+describe("every market-data tool answers the same over HTTP and MCP, matching its output schema", () => {
   let s: FreeStack;
   let client: Client;
   beforeAll(async () => {
@@ -28,7 +28,7 @@ describe("every registry tool answers the same over HTTP and MCP, matching its o
     await s?.close();
   });
 
-  it.each(TOOLS.map((t) => [t.name, t] as const))("%s", async (_name, tool) => {
+  it.each(TOOLS.filter(isMarketDataTool).map((t) => [t.name, t] as const))("%s", async (_name, tool) => {
     const mcp = (await client.callTool({ name: tool.name, arguments: tool.example })) as CallToolResult;
     expect(mcp.isError).toBeFalsy();
     const res = await fetch(`${s.url}${requestPath(tool)}`, { method: tool.method });

@@ -44,6 +44,17 @@ describe("registry", () => {
       cvd: ["/cvd/:symbol", "0.02", 5],
       cvd_history: ["/cvd/history/:symbol", "0.03", 30],
       liquidation_recent: ["/liquidation/recent", "0.03", 15],
+      liquidation_heatmap: ["/liquidation/heatmap/:symbol", "0.05", 15],
+      liquidation_alert_create: ["/liquidation/alert", "0.06", 0],
+      liquidation_alert_get: ["/liquidation/alert/:id", "free", 0],
+      liquidation_alert_cancel: ["/liquidation/alert/:id", "free", 0],
+      liquidation_alerts_list: ["/liquidation/alerts", "free", 0],
+      liquidation_alert_extend: ["/liquidation/alert/:id/extend", "0.03", 0],
+      price_alert_create: ["/price-alert", "0.04", 0],
+      price_alert_get: ["/price-alert/:id", "free", 0],
+      price_alert_cancel: ["/price-alert/:id", "free", 0],
+      price_alerts_list: ["/price-alerts", "free", 0],
+      price_alert_extend: ["/price-alert/:id/extend", "0.02", 0],
       service_status: ["/api/v1/status", "free", 0],
     };
     for (const t of TOOLS) expect([t.path, t.priceUsd, t.cacheTtlSec]).toEqual(spec[t.name]);

@@ -1,3 +1,4 @@
+import { isMarketDataTool } from "../src/registry/tool.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDemo } from "../src/sandbox/demo.js";
 import { startOfflineStack, type OfflineStack } from "../src/sandbox/offline-stack.js";
@@ -15,7 +16,7 @@ describe("sandbox demo client", () => {
     const before = await stack.balanceOf(payer.address);
     const lines: string[] = [];
     const calls = await runDemo({ baseUrl: stack.url, tools: TOOLS, payer, payTo: stack.operator.address, balanceOf: stack.balanceOf, print: (l) => lines.push(l) });
-    const paid = TOOLS.filter((t) => t.priceUsd !== "free");
+    const paid = TOOLS.filter((t) => t.priceUsd !== "free" && isMarketDataTool(t));
     expect(calls.map((c) => [c.tool, c.status, c.cache])).toEqual([...paid.map((t) => [t.name, 200, "MISS"]), [paid[0]!.name, 200, "HIT"]]);
     expect(calls.slice(0, -1).every((c) => /^0x[0-9a-f]{64}$/.test(c.transaction ?? ""))).toBe(true);
     const total = paid.reduce((sum, t) => sum + BigInt(Math.round(Number(t.priceUsd) * 1e6)), 0n);

@@ -1,5 +1,7 @@
 import type { AnyTool } from "../src/registry/tool.js";
 import { validateRegistry } from "../src/registry/validate.js";
+import { liquidationAlertTools } from "./alerts/liquidation.js";
+import { priceAlertTools } from "./alerts/price.js";
 import { cexMarket } from "./cex/market.js";
 import { cexMarketHistory } from "./cex/market-history.js";
 import { cexPrices } from "./cex/prices.js";
@@ -14,6 +16,7 @@ import { fundingCompare } from "./perp/funding-compare.js";
 import { fundingRate } from "./perp/funding-current.js";
 import { fundingExtreme } from "./perp/funding-extreme.js";
 import { fundingHistory } from "./perp/funding-history.js";
+import { liquidationHeatmapTool } from "./perp/liquidation-heatmap.js";
 import { longShort } from "./perp/long-short.js";
 import { openInterest } from "./perp/open-interest.js";
 import { predictedFunding } from "./perp/predicted-funding.js";
@@ -47,6 +50,9 @@ export const TOOLS: readonly AnyTool[] = [
   cvdHistory,
   cvd,
   liquidationRecent,
+  liquidationHeatmapTool,
+  ...liquidationAlertTools,
+  ...priceAlertTools,
   serviceStatus,
 ];
 

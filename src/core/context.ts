@@ -7,6 +7,8 @@ import { BinancePerpClient } from "../venues/binance/client.js";
 import { BybitPerpClient } from "../venues/bybit/client.js";
 import { HyperliquidPerpClient } from "../venues/hyperliquid/client.js";
 import { OkxPerpClient } from "../venues/okx/client.js";
+import { createAlertService } from "../alerts/create.js";
+import type { AlertService } from "../alerts/service.js";
 import { createStreamManager } from "../streams/create.js";
 import type { StreamManager } from "../streams/manager.js";
 import { PERP_VENUES, type PerpVenue, type PerpVenueClient, type PredictedFunding } from "../venues/perp/types.js";
@@ -42,6 +44,8 @@ export interface ToolContext {
   log: Logger;
   /** Live streams (CVD, liquidations); undefined when `STREAMS=off`. */
   streams?: StreamManager;
+  /** Liquidation and price alerts (store and lifecycle); undefined when `ALERTS=off`. */
+  alerts?: AlertService;
 }
 
 /** Builds the venue clients and the handler context from the configuration. */
@@ -52,6 +56,7 @@ export function createToolContext(config: Config, deps: { metrics: Metrics; log:
   const binance = new BinancePerpClient(v.binanceFapi, { ...common, spotBaseUrl: v.binanceSpot });
   const hyperliquid = new HyperliquidPerpClient(v.hyperliquid, common);
   const perps = { binance, bybit: new BybitPerpClient(v.bybit, common), okx: new OkxPerpClient(v.okx, common), hyperliquid };
+  const now = deps.now ?? Date.now;
   return {
     venues: {
       coingecko: new CoinGeckoClient(config.coingecko, common),
@@ -65,8 +70,9 @@ export function createToolContext(config: Config, deps: { metrics: Metrics; log:
     dataMode: config.dataMode,
     version: deps.version,
     startedAt: Date.now(),
-    now: deps.now ?? Date.now,
+    now,
     log: deps.log,
     streams: config.streams ? createStreamManager({ ...config, streams: config.streams }, perps, deps.metrics) : undefined,
+    alerts: config.alerts ? createAlertService(config.alerts, now) : undefined,
   };
 }

@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import type { AnyTool, InterimAnswer } from "../registry/tool.js";
+import { ANONYMOUS, type AnyTool, type CallerInfo, type InterimAnswer } from "../registry/tool.js";
 import { SingleFlight } from "../lib/single-flight.js";
 import type { ToolContext } from "./context.js";
 import type { Metrics } from "./metrics.js";
@@ -88,9 +88,13 @@ export class ToolRunner {
     return tool.preflight ? tool.preflight(input, this.ctx) : Promise.resolve(undefined);
   }
 
-  /** Runs the handler, sharing one execution among concurrent identical calls. Throws what the handler throws. */
-  execute(tool: AnyTool, input: unknown): Promise<unknown> {
-    return this.flights.run(this.key(tool, input), () => tool.handler(input, this.ctx));
+  /**
+   * Runs the handler. Concurrent identical reads share one execution; calls that change state (POST,
+   * DELETE) or read credentials always run on their own. Throws what the handler throws.
+   */
+  execute(tool: AnyTool, input: unknown, caller: CallerInfo = ANONYMOUS): Promise<unknown> {
+    if (tool.method !== "GET" || tool.acceptsCredentials) return tool.handler(input, this.ctx, caller);
+    return this.flights.run(this.key(tool, input), () => tool.handler(input, this.ctx, caller));
   }
 
   /** Stores an answer that has been paid for (or is free) for the tool's TTL. */

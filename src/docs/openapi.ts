@@ -13,7 +13,9 @@ export interface ServiceInfo {
 
 const ERROR_RESPONSES: Record<string, string> = {
   "400": "Malformed parameters (error.details lists each field)",
+  "403": "Missing or invalid manage token / owner signature (alert management)",
   "404": "Unknown symbol, id or route",
+  "409": "Conflict: payment identifier reused for another request, or the alert is not active",
   "429": "Rate limit of uncached requests exceeded; see Retry-After",
   "500": "Server error",
   "502": "Upstream venue or facilitator error; nothing was charged",
@@ -23,6 +25,13 @@ const ERROR_RESPONSES: Record<string, string> = {
 
 const errorRef = { $ref: "#/components/schemas/Error" };
 
+/** Header parameters of tools that read caller credentials (alert management). */
+const CREDENTIAL_HEADERS = [
+  { name: "Authorization", in: "header", required: false, description: "Bearer <manage_token> returned when the alert was created", schema: { type: "string" } },
+  { name: "X-Wallet-Signature", in: "header", required: false, description: "EIP-191 signature by the owner wallet of 'marketgate:<read|cancel>:<alert_id>:<X-Signed-At>'", schema: { type: "string" } },
+  { name: "X-Signed-At", in: "header", required: false, description: "unix seconds in the signed message, within 5 minutes of the server clock", schema: { type: "string" } },
+];
+
 function operation(tool: AnyTool, prices: PriceBook): Record<string, unknown> {
   const { path, rest, restRequired } = splitInput(tool);
   const parameters = [
@@ -30,6 +39,7 @@ function operation(tool: AnyTool, prices: PriceBook): Record<string, unknown> {
     ...(tool.method === "POST"
       ? []
       : Object.entries(rest.properties ?? {}).map(([name, schema]) => ({ name, in: "query", required: restRequired.includes(name), description: schema.description, schema }))),
+    ...(tool.acceptsCredentials ? CREDENTIAL_HEADERS : []),
   ];
   const responses: Record<string, unknown> = {
     "200": {

@@ -48,8 +48,42 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
    * `status` and `Retry-After`, MCP as a normal result with `_meta["marketgate/interim"]`.
    */
   preflight?(input: z.output<I>, ctx: ToolContext): Promise<InterimAnswer<z.output<O>> | undefined>;
-  handler(input: z.output<I>, ctx: ToolContext): Promise<z.output<O>>;
+  /**
+   * The tool reads {@link CallerCredentials} (alert management): HTTP takes them from `Authorization:
+   * Bearer`, `X-Wallet-Signature` and `X-Signed-At`; MCP from the arguments `manage_token`,
+   * `wallet_signature` and `signed_at`. They are never part of the input or of a cache key.
+   */
+  readonly acceptsCredentials?: boolean;
+  /**
+   * The tool creates or reads caller-owned state (alerts): its example refers to state that may not
+   * exist, so generic runners (parity test, sandbox demo, benchmarks) leave it to its own tests.
+   */
+  readonly stateful?: boolean;
+  handler(input: z.output<I>, ctx: ToolContext, caller: CallerInfo): Promise<z.output<O>>;
 }
+
+/** Credentials a caller presents to manage a resource it owns (an alert); every field optional. */
+export interface CallerCredentials {
+  /** The resource's manage token (`Authorization: Bearer <token>` / MCP `manage_token`). */
+  bearerToken?: string;
+  /** EIP-191 signature by the owner wallet (`X-Wallet-Signature` / MCP `wallet_signature`), 0x hex. */
+  walletSignature?: string;
+  /** Unix seconds covered by the signature (`X-Signed-At` / MCP `signed_at`). */
+  signedAt?: string;
+}
+
+/** Who is calling, as far as the transport can tell. */
+export interface CallerInfo {
+  /** Wallet that paid for this call (x402 / MPP payer), when it was paid. */
+  payer?: string;
+  credentials: CallerCredentials;
+}
+
+/** A caller with no payment and no credentials. */
+export const ANONYMOUS: CallerInfo = Object.freeze({ credentials: Object.freeze({}) });
+
+/** MCP argument names of the {@link CallerCredentials} fields. */
+export const CREDENTIAL_ARGS = { manage_token: "bearerToken", wallet_signature: "walletSignature", signed_at: "signedAt" } as const;
 
 /** An answer sent instead of the paid one, free of charge (see {@link ToolDef.preflight}). */
 export interface InterimAnswer<T> {
@@ -65,6 +99,11 @@ export type AnyTool = ToolDef<any, any>;
 /** Identity function that gives a tool definition its types. */
 export function defineTool<I extends z.ZodObject, O extends z.ZodType>(def: ToolDef<I, O>): ToolDef<I, O> {
   return def;
+}
+
+/** True when a tool answers its example from market data alone (not {@link ToolDef.stateful}). */
+export function isMarketDataTool(tool: AnyTool): boolean {
+  return !tool.stateful;
 }
 
 /** True when the tool is served without payment. */

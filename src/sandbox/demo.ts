@@ -2,7 +2,7 @@ import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from "@
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
 import { formatUnits } from "viem";
-import { isFree, requestPath, type AnyTool } from "../registry/tool.js";
+import { isFree, isMarketDataTool, requestPath, type AnyTool } from "../registry/tool.js";
 import type { DevAccount } from "../payments/local-chain/dev-accounts.js";
 
 /** One demo call's outcome. */
@@ -43,7 +43,7 @@ export async function runDemo(opts: {
   print(`payer ${opts.payer.address}: ${usdc(before.payer)}   payTo ${opts.payTo}: ${usdc(before.payTo)}\n`);
 
   const calls: DemoCall[] = [];
-  const paid = opts.tools.filter((t) => !isFree(t));
+  const paid = opts.tools.filter((t) => !isFree(t) && isMarketDataTool(t));
   for (const tool of [...paid, paid[0]!]) {
     const path = requestPath(tool);
     const res = await payFetch(`${opts.baseUrl}${path}`, { method: tool.method });

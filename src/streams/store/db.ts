@@ -1,6 +1,5 @@
-import { mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
+import { join } from "node:path";
+import { openSqlite, type Database } from "../../lib/sqlite.js";
 
 /*
  * The stream store's single SQLite file. CVD buckets, the de-duplication ids of recent trades and the
@@ -9,8 +8,7 @@ import BetterSqlite3 from "better-sqlite3";
  * `PRAGMA user_version`, so an older file is upgraded in place and a newer one is refused.
  */
 
-/** An open better-sqlite3 connection (synchronous API). */
-export type Database = BetterSqlite3.Database;
+export type { Database };
 
 /** File name of the stream database inside `DATA_DIR`. */
 export const STREAM_DB_FILE = "marketgate.sqlite";
@@ -89,41 +87,11 @@ const MIGRATIONS: readonly string[] = [
 export const STREAM_DB_VERSION = MIGRATIONS.length;
 
 /**
- * Opens (creating the parent directory and the file when absent) and migrates the stream database.
- * `path` is a file path such as {@link streamDbPath}`(DATA_DIR)`, or `":memory:"` for tests.
- * Sets WAL journaling (readers never block the batched writer; ignored for `:memory:`),
- * `synchronous = NORMAL` (durable at checkpoints; a power cut loses at most the last transactions, which
- * the streams re-deliver or backfill) and a 5 s busy timeout.
- *
- * Throws when the file cannot be opened, is not SQLite, or has a schema newer than this build
- * ({@link STREAM_DB_VERSION}); the connection is closed before throwing.
+ * Opens and migrates the stream database (see {@link openSqlite}); `path` is {@link streamDbPath}`(DATA_DIR)`
+ * or `":memory:"` for tests. `synchronous = NORMAL`: a power cut loses at most the last transactions, which
+ * the streams re-deliver or backfill.
+ * @throws Error when the file cannot be opened, is not SQLite, or has a schema newer than {@link STREAM_DB_VERSION}.
  */
 export function openStreamDb(path: string): Database {
-  if (path !== ":memory:" && !path.startsWith("file:")) mkdirSync(dirname(path), { recursive: true });
-  const db = new BetterSqlite3(path);
-  try {
-    db.pragma("journal_mode = WAL");
-    db.pragma("synchronous = NORMAL");
-    db.pragma("busy_timeout = 5000");
-    db.pragma("foreign_keys = ON");
-    migrate(db);
-    return db;
-  } catch (err) {
-    db.close();
-    throw err;
-  }
-}
-
-function migrate(db: Database): void {
-  const current = db.pragma("user_version", { simple: true }) as number;
-  if (current > MIGRATIONS.length) {
-    throw new Error(`stream database schema v${current} is newer than this build (v${MIGRATIONS.length})`);
-  }
-  for (let v = current; v < MIGRATIONS.length; v++) {
-    // Each step in its own transaction: a failed migration leaves the file at the previous version.
-    db.transaction(() => {
-      db.exec(MIGRATIONS[v]!);
-      db.pragma(`user_version = ${v + 1}`);
-    })();
-  }
+  return openSqlite(path, MIGRATIONS, "stream");
 }

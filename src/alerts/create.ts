@@ -1,0 +1,39 @@
+import type { Config } from "../config.js";
+import type { Logger } from "../lib/log.js";
+import { DeliveryDispatcher } from "./dispatcher.js";
+import { AlertEngine, type AlertSignals } from "./engine.js";
+import { AlertScheduler } from "./scheduler.js";
+import { AlertService } from "./service.js";
+import { AlertStore, alertDbPath } from "./store.js";
+import { createWebhookSender } from "./webhook/send.js";
+import type { WebhookTargetPolicy } from "./webhook/target.js";
+
+/** Alert settings of the configuration (present when `ALERTS=on`). */
+export type AlertConfig = NonNullable<Config["alerts"]>;
+
+/** The SSRF policy of webhook targets from the configuration. */
+export function targetPolicy(c: AlertConfig): WebhookTargetPolicy {
+  return { allowLoopback: c.webhook.allowLoopback };
+}
+
+/** Opens the alert store under `DATA_DIR` and wraps it in the lifecycle service handlers use. @throws Error when the database cannot be opened. */
+export function createAlertService(c: AlertConfig, now: () => number): AlertService {
+  const store = new AlertStore(c.dataDir === ":memory:" ? ":memory:" : alertDbPath(c.dataDir));
+  return new AlertService(store, { now, target: targetPolicy(c), maxActive: c.maxActive });
+}
+
+/**
+ * The engine, the outbox dispatcher and their scheduler for `service`'s store. `signals` reads the
+ * market (heatmap and price); `dataSource` labels every delivery (`X-Marketgate-Data-Source`).
+ */
+export function createAlertScheduler(c: AlertConfig, service: AlertService, signals: AlertSignals, opts: { now: () => number; log: Logger; dataSource: "live" | "simulated" }): AlertScheduler {
+  const engine = new AlertEngine(service.store, signals, { now: opts.now, cooldownMs: c.cooldownMs, log: opts.log });
+  const sender = createWebhookSender({ policy: targetPolicy(c), timeoutMs: c.webhook.timeoutMs, ca: c.webhook.extraCa });
+  const dispatcher = new DeliveryDispatcher(service.store, sender, {
+    now: opts.now,
+    retry: c.retry,
+    headers: { "X-Marketgate-Data-Source": opts.dataSource },
+    log: opts.log,
+  });
+  return new AlertScheduler(service.store, engine, dispatcher, { evalCron: c.evalCron, dispatchPollMs: c.dispatchPollMs, now: opts.now, log: opts.log });
+}

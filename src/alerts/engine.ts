@@ -1,0 +1,169 @@
+import { randomUUID } from "node:crypto";
+import { toAppError } from "../errors.js";
+import type { Logger } from "../lib/log.js";
+import type { AlertStore, Evaluation } from "./store.js";
+import type { AlertRecord, LiquidationParams, PriceParams } from "./types.js";
+
+/** Liquidation risk of a symbol, as the heatmap reports it. */
+export interface LiquidationRisk {
+  price: number;
+  oiAtRiskUsd: number;
+  oiAtRiskPct: number;
+  cascadeRisk: "high" | "medium" | "low";
+}
+
+/** Market readings the engine evaluates alerts against; each is read once per symbol per round. */
+export interface AlertSignals {
+  /** Heatmap risk summary of a symbol (perp venues). @throws AppError when no venue answered. */
+  liquidationRisk(symbol: string): Promise<LiquidationRisk>;
+  /** Current price of a symbol, USD (median perp mark price). @throws AppError when no venue answered. */
+  price(symbol: string): Promise<number>;
+}
+
+/** Options of {@link AlertEngine}. */
+export interface AlertEngineOptions {
+  now: () => number;
+  /** An alert re-fires at most once per cooldown while its condition holds (default 15 min). */
+  cooldownMs: number;
+  /** Symbols read in parallel per round. */
+  concurrency?: number;
+  log?: Logger;
+}
+
+/** What one round did. */
+export interface RoundStats {
+  expired: number;
+  evaluated: number;
+  triggered: number;
+  /** Symbols whose reading failed (their alerts keep their state; the error is recorded). */
+  failedSymbols: string[];
+  durationMs: number;
+}
+
+/** The condition of a liquidation alert (spec 6): OI at risk ≥ threshold_pct and ≥ min_value_usd. */
+export function liquidationConditionMet(p: LiquidationParams, r: LiquidationRisk): boolean {
+  return r.oiAtRiskPct >= p.threshold_pct && r.oiAtRiskUsd >= p.min_value_usd;
+}
+
+/** The condition of a price alert: price ≥ target (`above`) or ≤ target (`below`). */
+export function priceConditionMet(p: PriceParams, price: number): boolean {
+  return p.direction === "above" ? price >= p.target_price : price <= p.target_price;
+}
+
+/** Spec 6 payload of a liquidation alert webhook. `severity` is the cascade risk level. */
+export function liquidationPayload(a: AlertRecord, r: LiquidationRisk, now: number): Record<string, unknown> {
+  const p = a.params as LiquidationParams;
+  return {
+    event: "liquidation_alert",
+    alert_id: a.id,
+    symbol: a.symbol,
+    severity: r.cascadeRisk,
+    data: {
+      triggered: true,
+      current_price: r.price,
+      oi_at_risk_usd: Math.round(r.oiAtRiskUsd),
+      oi_at_risk_pct: Math.round(r.oiAtRiskPct * 100) / 100,
+      cascade_risk: r.cascadeRisk,
+      threshold_pct: p.threshold_pct,
+    },
+    timestamp: new Date(now).toISOString(),
+  };
+}
+
+/** Payload of a price alert webhook (our shape; README "Alerts"). */
+export function pricePayload(a: AlertRecord, price: number, now: number): Record<string, unknown> {
+  const p = a.params as PriceParams;
+  return {
+    event: "price_alert",
+    alert_id: a.id,
+    symbol: a.symbol,
+    data: { triggered: true, direction: p.direction, target_price: p.target_price, current_price: price },
+    timestamp: new Date(now).toISOString(),
+  };
+}
+
+/**
+ * Evaluates every active alert once per round: applies overdue expiries, reads each symbol once
+ * (heatmap for liquidation alerts, price for price alerts), decides which alerts fire and writes the
+ * round (evaluations, trigger counts, outbox deliveries) in one transaction. An alert fires when its
+ * condition holds and it has not fired within the cooldown; it stays active until it expires or is
+ * cancelled.
+ */
+export class AlertEngine {
+  private readonly concurrency: number;
+
+  constructor(
+    private readonly store: AlertStore,
+    private readonly signals: AlertSignals,
+    private readonly opts: AlertEngineOptions,
+  ) {
+    this.concurrency = Math.max(1, opts.concurrency ?? 4);
+  }
+
+  /** Runs one round. Never throws for venue failures (they are recorded per alert). */
+  async evaluate(): Promise<RoundStats> {
+    const started = performance.now();
+    const now = this.opts.now();
+    const expired = this.store.expireDue(now);
+    const alerts = this.store.active();
+    const bySymbol = new Map<string, { liq: AlertRecord[]; price: AlertRecord[] }>();
+    for (const a of alerts) {
+      const g = bySymbol.get(a.symbol) ?? { liq: [], price: [] };
+      (a.kind === "liquidation" ? g.liq : g.price).push(a);
+      bySymbol.set(a.symbol, g);
+    }
+    const evaluations: Evaluation[] = [];
+    const failedSymbols: string[] = [];
+    await mapLimit([...bySymbol], this.concurrency, async ([symbol, g]) => {
+      const [risk, price] = await Promise.all([
+        g.liq.length ? settle(this.signals.liquidationRisk(symbol)) : undefined,
+        // A price alert reads the price from the heatmap when the symbol has one this round.
+        g.price.length && !g.liq.length ? settle(this.signals.price(symbol)) : undefined,
+      ]);
+      const priceReading = price ?? (risk && "value" in risk ? { value: risk.value.price } : risk);
+      if ((risk && "error" in risk) || (priceReading && "error" in priceReading)) failedSymbols.push(symbol);
+      for (const a of g.liq) evaluations.push(this.decide(a, now, risk!, (r) => liquidationConditionMet(a.params as LiquidationParams, r), (r) => ({ value: r.oiAtRiskPct, cascade_risk: r.cascadeRisk }), (r) => liquidationPayload(a, r, now)));
+      for (const a of g.price) evaluations.push(this.decide(a, now, priceReading!, (p) => priceConditionMet(a.params as PriceParams, p), (p) => ({ value: p }), (p) => pricePayload(a, p, now)));
+    });
+    this.store.recordEvaluations(now, evaluations);
+    const triggered = evaluations.filter((e) => e.trigger).length;
+    const stats = { expired, evaluated: evaluations.length, triggered, failedSymbols, durationMs: performance.now() - started };
+    if (triggered || failedSymbols.length || expired) this.opts.log?.info(stats, "alert round");
+    return stats;
+  }
+
+  private decide<T>(
+    a: AlertRecord,
+    now: number,
+    reading: { value: T } | { error: string },
+    met: (v: T) => boolean,
+    describe: (v: T) => { value: number; cascade_risk?: string },
+    payload: (v: T) => Record<string, unknown>,
+  ): Evaluation {
+    if ("error" in reading) return { alertId: a.id, evaluation: { error: reading.error } };
+    const conditionMet = met(reading.value);
+    const evaluation = { ...describe(reading.value), condition_met: conditionMet };
+    const cooled = a.lastTriggeredAt === null || now - a.lastTriggeredAt >= this.opts.cooldownMs;
+    if (!conditionMet || !cooled) return { alertId: a.id, evaluation };
+    const body = payload(reading.value);
+    return { alertId: a.id, evaluation, trigger: { deliveryId: `dlv_${randomUUID()}`, event: body.event as string, body: JSON.stringify(body) } };
+  }
+}
+
+async function settle<T>(p: Promise<T>): Promise<{ value: T } | { error: string }> {
+  try {
+    return { value: await p };
+  } catch (err) {
+    const e = toAppError(err);
+    return { error: e.code === "INTERNAL" ? "internal error" : `${e.code}: ${e.message}` };
+  }
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight. */
+async function mapLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -1,0 +1,288 @@
+import { join } from "node:path";
+import { openSqlite, type Database } from "../lib/sqlite.js";
+import type { AlertKind, AlertRecord, AlertStatus, AttemptRecord, DeliveryRecord, DeliveryStatus } from "./types.js";
+
+/** File name of the alert database inside `DATA_DIR`. */
+export const ALERT_DB_FILE = "alerts.sqlite";
+
+/** `<dataDir>/alerts.sqlite`. */
+export function alertDbPath(dataDir: string): string {
+  return join(dataDir, ALERT_DB_FILE);
+}
+
+/** Append-only migrations (see openSqlite). Times are epoch ms. */
+const MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE alert (
+    id                TEXT PRIMARY KEY,
+    kind              TEXT NOT NULL CHECK (kind IN ('liquidation', 'price')),
+    symbol            TEXT NOT NULL,
+    params            TEXT NOT NULL,              -- JSON: LiquidationParams | PriceParams
+    webhook_url       TEXT NOT NULL,
+    webhook_secret    TEXT NOT NULL,
+    manage_token_hash TEXT NOT NULL,              -- sha256 hex of the manage token
+    owner             TEXT,                       -- paying wallet, lowercase
+    status            TEXT NOT NULL CHECK (status IN ('active', 'cancelled', 'expired')),
+    created_at        INTEGER NOT NULL,
+    expires_at        INTEGER NOT NULL,
+    ended_at          INTEGER,
+    last_evaluated_at INTEGER,
+    last_evaluation   TEXT,                       -- JSON
+    last_triggered_at INTEGER,
+    trigger_count     INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX alert_active ON alert (status, kind, symbol);
+  CREATE INDEX alert_owner ON alert (owner, status);
+
+  -- Last sequence handed out per id prefix and unix second, so ids stay unique across restarts.
+  CREATE TABLE alert_seq (
+    prefix TEXT PRIMARY KEY,
+    seq    INTEGER NOT NULL
+  ) WITHOUT ROWID;
+
+  -- Outbox: a delivery is written in the same transaction as the trigger that caused it.
+  CREATE TABLE delivery (
+    id              TEXT PRIMARY KEY,
+    alert_id        TEXT NOT NULL REFERENCES alert (id),
+    event           TEXT NOT NULL,
+    body            TEXT NOT NULL,
+    status          TEXT NOT NULL CHECK (status IN ('pending', 'delivered', 'failed', 'cancelled')),
+    created_at      INTEGER NOT NULL,
+    next_attempt_at INTEGER NOT NULL,
+    attempts        TEXT NOT NULL DEFAULT '[]',   -- JSON AttemptRecord[]
+    delivered_at    INTEGER
+  );
+  CREATE INDEX delivery_due ON delivery (status, next_attempt_at);
+  CREATE INDEX delivery_alert ON delivery (alert_id, created_at);
+  `,
+];
+
+interface AlertRow {
+  id: string;
+  kind: AlertKind;
+  symbol: string;
+  params: string;
+  webhook_url: string;
+  webhook_secret: string;
+  manage_token_hash: string;
+  owner: string | null;
+  status: AlertStatus;
+  created_at: number;
+  expires_at: number;
+  ended_at: number | null;
+  last_evaluated_at: number | null;
+  last_evaluation: string | null;
+  last_triggered_at: number | null;
+  trigger_count: number;
+}
+
+interface DeliveryRow {
+  id: string;
+  alert_id: string;
+  event: string;
+  body: string;
+  status: DeliveryStatus;
+  created_at: number;
+  next_attempt_at: number;
+  attempts: string;
+  delivered_at: number | null;
+}
+
+function toAlert(r: AlertRow): AlertRecord {
+  return {
+    id: r.id,
+    kind: r.kind,
+    symbol: r.symbol,
+    params: JSON.parse(r.params) as AlertRecord["params"],
+    webhookUrl: r.webhook_url,
+    webhookSecret: r.webhook_secret,
+    manageTokenHash: r.manage_token_hash,
+    owner: r.owner,
+    status: r.status,
+    createdAt: r.created_at,
+    expiresAt: r.expires_at,
+    endedAt: r.ended_at,
+    lastEvaluatedAt: r.last_evaluated_at,
+    lastEvaluation: r.last_evaluation ? (JSON.parse(r.last_evaluation) as AlertRecord["lastEvaluation"]) : null,
+    lastTriggeredAt: r.last_triggered_at,
+    triggerCount: r.trigger_count,
+  };
+}
+
+function toDelivery(r: DeliveryRow): DeliveryRecord {
+  return {
+    id: r.id,
+    alertId: r.alert_id,
+    event: r.event,
+    body: r.body,
+    status: r.status,
+    createdAt: r.created_at,
+    nextAttemptAt: r.next_attempt_at,
+    attempts: JSON.parse(r.attempts) as AttemptRecord[],
+    deliveredAt: r.delivered_at,
+  };
+}
+
+/** A new alert, before its id is assigned. */
+export type NewAlert = Omit<AlertRecord, "id" | "status" | "endedAt" | "lastEvaluatedAt" | "lastEvaluation" | "lastTriggeredAt" | "triggerCount">;
+
+/** The outcome of one evaluation of one alert, written by {@link AlertStore.recordEvaluations}. */
+export interface Evaluation {
+  alertId: string;
+  evaluation: NonNullable<AlertRecord["lastEvaluation"]>;
+  /** When set, the alert fired: a delivery with this id, event and body is queued in the same transaction. */
+  trigger?: { deliveryId: string; event: string; body: string };
+}
+
+/**
+ * Durable alert and delivery storage (SQLite under `DATA_DIR`, synchronous better-sqlite3). Every
+ * state change is one transaction, so a process killed at any moment leaves each alert and each
+ * delivery either before or after the change, never in between; pending deliveries (the outbox) are
+ * picked up again after a restart.
+ */
+export class AlertStore {
+  readonly db: Database;
+  private readonly stmts;
+
+  /** Opens `path` ({@link alertDbPath}, or `":memory:"` in tests). @throws Error as openSqlite. */
+  constructor(path: string) {
+    this.db = openSqlite(path, MIGRATIONS, "alert");
+    const db = this.db;
+    this.stmts = {
+      nextSeq: db.prepare<[string], { seq: number }>(
+        "INSERT INTO alert_seq (prefix, seq) VALUES (?, 1) ON CONFLICT (prefix) DO UPDATE SET seq = seq + 1 RETURNING seq",
+      ),
+      insert: db.prepare(
+        `INSERT INTO alert (id, kind, symbol, params, webhook_url, webhook_secret, manage_token_hash, owner, status, created_at, expires_at)
+         VALUES (@id, @kind, @symbol, @params, @webhook_url, @webhook_secret, @manage_token_hash, @owner, 'active', @created_at, @expires_at)`,
+      ),
+      get: db.prepare<[string], AlertRow>("SELECT * FROM alert WHERE id = ?"),
+      active: db.prepare<[AlertKind], AlertRow>("SELECT * FROM alert WHERE status = 'active' AND kind = ? ORDER BY created_at, id"),
+      activeAll: db.prepare<[], AlertRow>("SELECT * FROM alert WHERE status = 'active' ORDER BY created_at, id"),
+      activeByOwner: db.prepare<[AlertKind, string], AlertRow>("SELECT * FROM alert WHERE status = 'active' AND kind = ? AND owner = ? ORDER BY created_at, id"),
+      countActive: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM alert WHERE status = 'active'"),
+      end: db.prepare<[AlertStatus, number, string]>("UPDATE alert SET status = ?, ended_at = ? WHERE id = ? AND status = 'active'"),
+      cancelPending: db.prepare<[string]>("UPDATE delivery SET status = 'cancelled' WHERE alert_id = ? AND status = 'pending'"),
+      extend: db.prepare<[number, string]>("UPDATE alert SET expires_at = ? WHERE id = ? AND status = 'active'"),
+      expire: db.prepare<[number]>("UPDATE alert SET status = 'expired', ended_at = expires_at WHERE status = 'active' AND expires_at <= ?"),
+      evaluated: db.prepare<[number, string, string]>("UPDATE alert SET last_evaluated_at = ?, last_evaluation = ? WHERE id = ? AND status = 'active'"),
+      triggered: db.prepare<[number, string]>("UPDATE alert SET last_triggered_at = ?, trigger_count = trigger_count + 1 WHERE id = ?"),
+      queue: db.prepare(
+        "INSERT INTO delivery (id, alert_id, event, body, status, created_at, next_attempt_at) VALUES (@id, @alert_id, @event, @body, 'pending', @created_at, @created_at)",
+      ),
+      due: db.prepare<[number, number], DeliveryRow>("SELECT * FROM delivery WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"),
+      nextDue: db.prepare<[], { t: number | null }>("SELECT MIN(next_attempt_at) AS t FROM delivery WHERE status = 'pending'"),
+      attempt: db.prepare<[DeliveryStatus, number, string, number | null, string]>(
+        "UPDATE delivery SET status = ?, next_attempt_at = ?, attempts = ?, delivered_at = ? WHERE id = ? AND status = 'pending'",
+      ),
+      deliveries: db.prepare<[string, number], DeliveryRow>("SELECT * FROM delivery WHERE alert_id = ? ORDER BY created_at DESC, id DESC LIMIT ?"),
+      delivery: db.prepare<[string], DeliveryRow>("SELECT * FROM delivery WHERE id = ?"),
+    };
+  }
+
+  /**
+   * Inserts an active alert, its id built as `<prefix>_<unix_seconds>_<sequence>` (sequence per prefix
+   * and second, starting at 1, unique across restarts). Returns the stored record.
+   */
+  insert(prefix: string, a: NewAlert): AlertRecord {
+    return this.db.transaction(() => {
+      const second = Math.floor(a.createdAt / 1000);
+      const { seq } = this.stmts.nextSeq.get(`${prefix}_${second}`)!;
+      const id = `${prefix}_${second}_${seq}`;
+      this.stmts.insert.run({
+        id,
+        kind: a.kind,
+        symbol: a.symbol,
+        params: JSON.stringify(a.params),
+        webhook_url: a.webhookUrl,
+        webhook_secret: a.webhookSecret,
+        manage_token_hash: a.manageTokenHash,
+        owner: a.owner,
+        created_at: a.createdAt,
+        expires_at: a.expiresAt,
+      });
+      return this.get(id)!;
+    })();
+  }
+
+  /** The alert, or undefined. */
+  get(id: string): AlertRecord | undefined {
+    const r = this.stmts.get.get(id);
+    return r ? toAlert(r) : undefined;
+  }
+
+  /** Active alerts of a kind (optionally of one owner), oldest first; every kind when `kind` is omitted. */
+  active(kind?: AlertKind, owner?: string): AlertRecord[] {
+    const rows = kind === undefined ? this.stmts.activeAll.all() : owner !== undefined ? this.stmts.activeByOwner.all(kind, owner.toLowerCase()) : this.stmts.active.all(kind);
+    return rows.map(toAlert);
+  }
+
+  /** Number of active alerts of every kind. */
+  countActive(): number {
+    return this.stmts.countActive.get()!.n;
+  }
+
+  /** Cancels an active alert and its pending deliveries. Returns false when it was not active. */
+  cancel(id: string, now: number): boolean {
+    return this.db.transaction(() => {
+      if (this.stmts.end.run("cancelled", now, id).changes === 0) return false;
+      this.stmts.cancelPending.run(id);
+      return true;
+    })();
+  }
+
+  /** Sets a new expiry of an active alert. Returns false when it was not active. */
+  setExpiry(id: string, expiresAt: number): boolean {
+    return this.stmts.extend.run(expiresAt, id).changes > 0;
+  }
+
+  /** Moves every active alert whose expiry is at or before `now` to `expired` (ended at its expiry). Returns how many. */
+  expireDue(now: number): number {
+    return this.stmts.expire.run(now).changes;
+  }
+
+  /**
+   * Writes a round of evaluations in one transaction: each alert's last evaluation and, for those that
+   * fired, the trigger count and a pending delivery (the outbox row). Alerts no longer active are skipped.
+   */
+  recordEvaluations(now: number, evaluations: readonly Evaluation[]): void {
+    this.db.transaction(() => {
+      for (const e of evaluations) {
+        if (this.stmts.evaluated.run(now, JSON.stringify(e.evaluation), e.alertId).changes === 0) continue;
+        if (!e.trigger) continue;
+        this.stmts.triggered.run(now, e.alertId);
+        this.stmts.queue.run({ id: e.trigger.deliveryId, alert_id: e.alertId, event: e.trigger.event, body: e.trigger.body, created_at: now });
+      }
+    })();
+  }
+
+  /** Pending deliveries due at `now`, oldest due first, at most `limit`. */
+  due(now: number, limit: number): DeliveryRecord[] {
+    return this.stmts.due.all(now, limit).map(toDelivery);
+  }
+
+  /** Earliest next attempt of any pending delivery, or null. */
+  nextDueAt(): number | null {
+    return this.stmts.nextDue.get()!.t;
+  }
+
+  /** Records an attempt: `delivered`, `failed` (gave up) or still `pending` with its next attempt time. */
+  recordAttempt(id: string, attempts: readonly AttemptRecord[], outcome: { status: DeliveryStatus; nextAttemptAt: number; deliveredAt: number | null }): void {
+    this.stmts.attempt.run(outcome.status, outcome.nextAttemptAt, JSON.stringify(attempts), outcome.deliveredAt, id);
+  }
+
+  /** The latest `limit` deliveries of an alert, newest first. */
+  deliveries(alertId: string, limit: number): DeliveryRecord[] {
+    return this.stmts.deliveries.all(alertId, limit).map(toDelivery);
+  }
+
+  /** One delivery, or undefined. */
+  delivery(id: string): DeliveryRecord | undefined {
+    const r = this.stmts.delivery.get(id);
+    return r ? toDelivery(r) : undefined;
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}

@@ -1,0 +1,132 @@
+import { z } from "zod";
+import { MAX_LIFETIME_HOURS, type AlertService } from "../../src/alerts/service.js";
+import type { AlertKind, AlertRecord, DeliveryRecord } from "../../src/alerts/types.js";
+import type { ToolContext } from "../../src/core/context.js";
+import { AppError } from "../../src/errors.js";
+
+/** Deliveries shown in an alert record, newest first. */
+export const SHOWN_DELIVERIES = 10;
+
+/** The alert service. @throws AppError UPSTREAM_UNAVAILABLE (503) when alerts are off (`ALERTS=off`). */
+export function alertService(ctx: ToolContext): AlertService {
+  if (!ctx.alerts) throw new AppError("UPSTREAM_UNAVAILABLE", "alerts are disabled on this server (ALERTS=off)");
+  return ctx.alerts;
+}
+
+/** `:id` of an alert. */
+export const AlertId = z.string().min(1).max(120).describe("alert id returned at creation");
+
+/** `webhook_url` of a create request; the SSRF rules are checked before payment (README "Alerts"). */
+export const WebhookUrl = z
+  .string()
+  .max(2048)
+  .refine((u) => u.startsWith("https://"), "webhook_url must be an https:// URL")
+  .describe("HTTPS URL receiving signed POSTs; must resolve to public addresses only");
+
+/** `expires_in_hours` (spec 2.1: 1 to 168, default 24). */
+export const ExpiresInHours = z.number().int().min(1).max(MAX_LIFETIME_HOURS).default(24).describe("alert lifetime in hours, 1 to 168");
+
+/** Body of an extend request. */
+export const ExtendInput = z.object({
+  id: AlertId,
+  add_hours: z.number().int().min(1).max(MAX_LIFETIME_HOURS).describe("hours to add, 1 to 168; the remaining lifetime is capped at 168 h"),
+});
+
+/** Origin of a URL (`https://hooks.example.com`), what non-owners see of a webhook URL. */
+export function urlOrigin(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return "(invalid)";
+  }
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+const Delivery = z.object({
+  delivery_id: z.string().describe("also sent as X-Marketgate-Delivery; the same across retries"),
+  event: z.string(),
+  status: z.enum(["pending", "delivered", "failed", "cancelled"]),
+  created_at: z.string(),
+  delivered_at: z.string().nullable(),
+  next_attempt_at: z.string().nullable().describe("when a pending delivery is tried next"),
+  attempts: z.array(z.object({ at: z.string(), status: z.number().nullable().describe("HTTP status, null when none came back"), error: z.string().optional(), duration_ms: z.number() })),
+});
+
+/** Fields every alert view has; the kind adds its condition fields. */
+export const AlertViewBase = {
+  alert_id: z.string(),
+  type: z.enum(["liquidation", "price"]),
+  symbol: z.string(),
+  status: z.enum(["active", "cancelled", "expired"]),
+  webhook_url: z.string().describe("full URL for the owner (manage token or owner signature); otherwise its origin only"),
+  webhook_url_redacted: z.boolean(),
+  owner: z.string().nullable().describe("paying wallet (lowercase), when the payment named one"),
+  created_at: z.string(),
+  expires_at: z.string(),
+  ended_at: z.string().nullable().describe("when it was cancelled or expired"),
+  last_evaluated_at: z.string().nullable(),
+  last_evaluation: z
+    .object({ value: z.number().optional(), condition_met: z.boolean().optional(), cascade_risk: z.string().optional(), error: z.string().optional() })
+    .nullable()
+    .describe("value: oi_at_risk_pct (liquidation) or price (price alert) at the last round"),
+  last_triggered_at: z.string().nullable(),
+  trigger_count: z.number().int(),
+  deliveries: z.array(Delivery).optional().describe("latest 10 webhook deliveries, newest first (single-alert reads only)"),
+};
+
+function deliveryView(d: DeliveryRecord): z.infer<typeof Delivery> {
+  return {
+    delivery_id: d.id,
+    event: d.event,
+    status: d.status,
+    created_at: iso(d.createdAt)!,
+    delivered_at: iso(d.deliveredAt),
+    next_attempt_at: d.status === "pending" ? iso(d.nextAttemptAt) : null,
+    attempts: d.attempts.map((a) => ({ at: iso(a.at)!, status: a.status, ...(a.error ? { error: a.error } : {}), duration_ms: a.duration_ms })),
+  };
+}
+
+/**
+ * The public view of an alert: kind-specific condition fields spread at the top level, the webhook URL
+ * reduced to its origin unless `full`, deliveries when `withDeliveries`.
+ */
+export function alertView(svc: AlertService, a: AlertRecord, opts: { full: boolean; withDeliveries: boolean }) {
+  return {
+    alert_id: a.id,
+    type: a.kind,
+    symbol: a.symbol,
+    status: a.status,
+    ...a.params,
+    webhook_url: opts.full ? a.webhookUrl : urlOrigin(a.webhookUrl),
+    webhook_url_redacted: !opts.full,
+    owner: a.owner,
+    created_at: iso(a.createdAt)!,
+    expires_at: iso(a.expiresAt)!,
+    ended_at: iso(a.endedAt),
+    last_evaluated_at: iso(a.lastEvaluatedAt),
+    last_evaluation: a.lastEvaluation,
+    last_triggered_at: iso(a.lastTriggeredAt),
+    trigger_count: a.triggerCount,
+    ...(opts.withDeliveries ? { deliveries: svc.store.deliveries(a.id, SHOWN_DELIVERIES).map(deliveryView) } : {}),
+  };
+}
+
+/** What the lifecycle tools of one alert kind share. */
+export interface AlertKindSpec {
+  kind: AlertKind;
+  /** Human name: `liquidation alert`, `price alert`. */
+  label: string;
+  /** Tool name stem: `liquidation_alert`, `price_alert`. */
+  name: string;
+  /** Path of one alert, with `:id`: `/liquidation/alert/:id`. */
+  itemPath: string;
+  /** Path of the list: `/liquidation/alerts`. */
+  listPath: string;
+  /** Price of an extension, USD. */
+  extendPriceUsd: string;
+  /** Zod shape of the kind's condition fields in views. */
+  conditionShape: z.ZodRawShape;
+  /** Example id, for docs. */
+  exampleId: string;
+}

@@ -1,0 +1,45 @@
+import { z } from "zod";
+import type { CreateAlert } from "../../src/alerts/service.js";
+import type { AlertKind } from "../../src/alerts/types.js";
+import type { ToolContext } from "../../src/core/context.js";
+import type { CallerInfo } from "../../src/registry/tool.js";
+import { requireListed } from "../perp/common.js";
+import { alertService } from "./common.js";
+
+/** Response fields every create answer has (spec 2.1 plus the two secrets). */
+export const CreatedShape = {
+  alert_id: z.string(),
+  symbol: z.string(),
+  status: z.literal("active"),
+  webhook_url: z.string(),
+  created_at: z.string(),
+  expires_at: z.string(),
+  owner: z.string().nullable().describe("paying wallet, which may cancel by signature"),
+  webhook_secret: z.string().describe("HMAC-SHA256 key of this alert's deliveries: X-Marketgate-Signature = sha256=hex(HMAC(secret, '<X-Marketgate-Timestamp>.<body>')). Shown once."),
+  manage_token: z.string().describe("send as Authorization: Bearer <manage_token> to cancel or to read the full record. Shown once; only its hash is stored."),
+  message: z.string(),
+};
+
+/** Precheck of a create request, before any payment: symbol listed on a perp venue, capacity, webhook URL safe. */
+export async function precheckCreate(ctx: ToolContext, symbol: string, webhookUrl: string): Promise<void> {
+  const svc = alertService(ctx);
+  svc.checkCapacity();
+  await Promise.all([requireListed(symbol, ctx), svc.checkWebhook(webhookUrl)]);
+}
+
+/** Stores the alert (after the upfront settlement) owned by the payer and returns the common create fields. */
+export function createAlert(ctx: ToolContext, kind: AlertKind, req: CreateAlert, caller: CallerInfo, describe: string) {
+  const { alert, webhookSecret, manageToken } = alertService(ctx).create(kind, req, caller.payer);
+  return {
+    alert_id: alert.id,
+    symbol: alert.symbol,
+    status: "active" as const,
+    webhook_url: alert.webhookUrl,
+    created_at: new Date(alert.createdAt).toISOString(),
+    expires_at: new Date(alert.expiresAt).toISOString(),
+    owner: alert.owner,
+    webhook_secret: webhookSecret,
+    manage_token: manageToken,
+    message: `${describe} Evaluated every round until ${new Date(alert.expiresAt).toISOString()}; keep webhook_secret and manage_token, they are not shown again.`,
+  };
+}

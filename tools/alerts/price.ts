@@ -1,0 +1,59 @@
+import { z } from "zod";
+import type { PriceParams } from "../../src/alerts/types.js";
+import { defineTool } from "../../src/registry/tool.js";
+import { PerpSymbol } from "../perp/common.js";
+import { ExpiresInHours, WebhookUrl, type AlertKindSpec } from "./common.js";
+import { createAlert, CreatedShape, precheckCreate } from "./create.js";
+import { lifecycleTools } from "./lifecycle.js";
+
+const Condition = {
+  direction: z.enum(["above", "below"]),
+  target_price: z.number(),
+};
+
+/** `POST /price-alert` (spec 4.7): a paid webhook alert when the price crosses a target. */
+export const priceAlertCreate = defineTool({
+  name: "price_alert_create",
+  title: "Create a price alert",
+  method: "POST",
+  path: "/price-alert",
+  priceUsd: "0.04",
+  cacheTtlSec: 0,
+  tags: ["alerts"],
+  summary: "Webhook when a perpetual's price goes above or below a target",
+  description:
+    "Every evaluation round (default 30 s) the median mark price of the symbol across Binance, Bybit, OKX and Hyperliquid is read once for all its alerts; the alert fires when price >= target_price (above) or <= target_price (below), then at most once per cooldown (15 min) while that holds, until it expires or is cancelled. Payload: {event: price_alert, alert_id, symbol, data: {triggered, direction, target_price, current_price}, timestamp}; signing, retries and safety as for liquidation alerts. Checked before payment: symbol listed (404), webhook_url (400).",
+  example: { symbol: "ETH", direction: "above", target_price: 5000, webhook_url: "https://hooks.example.com/marketgate", expires_in_hours: 24 },
+  input: z.object({
+    symbol: PerpSymbol,
+    direction: z.enum(["above", "below"]).describe("above: fire when price >= target_price; below: when price <= target_price"),
+    target_price: z.number().positive().describe("target price, USD"),
+    webhook_url: WebhookUrl,
+    expires_in_hours: ExpiresInHours,
+  }),
+  output: z.object({ ...CreatedShape, ...Condition }),
+  paymentFlow: "upfront",
+  stateful: true,
+  annotations: { readOnlyHint: false, idempotentHint: false },
+  precheck: (i, ctx) => precheckCreate(ctx, i.symbol, i.webhook_url),
+  async handler(i, ctx, caller) {
+    const params: PriceParams = { direction: i.direction, target_price: i.target_price };
+    const created = createAlert(ctx, "price", { symbol: i.symbol, params, webhookUrl: i.webhook_url, expiresInHours: i.expires_in_hours }, caller, `Price alert for ${i.symbol}: fires when the price is ${i.direction} ${i.target_price} USD.`);
+    return { ...created, ...params };
+  },
+});
+
+/** What the price-alert lifecycle tools share. */
+export const PRICE_ALERTS: AlertKindSpec = {
+  kind: "price",
+  label: "price alert",
+  name: "price_alert",
+  itemPath: "/price-alert/:id",
+  listPath: "/price-alerts",
+  extendPriceUsd: "0.02",
+  conditionShape: Condition,
+  exampleId: "alert_price_eth_1763700000_1",
+};
+
+/** Create, get, cancel, list and extend for price alerts (spec 4.7). */
+export const priceAlertTools = [priceAlertCreate, ...lifecycleTools(PRICE_ALERTS)];
