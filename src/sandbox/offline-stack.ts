@@ -22,6 +22,8 @@ export interface OfflineStackOptions {
   wrapFacilitator?: (f: FacilitatorClient) => FacilitatorClient;
   /** Serve this catalogue instead of the registry (tests of payment flows use tools of their own). */
   tools?: readonly AnyTool[];
+  /** The service clock (alert expiry tests move it by hand); payments keep real time. */
+  now?: () => number;
 }
 
 /** A running offline stack: venue simulator + anvil with test USDC + the service on loopback. */
@@ -65,7 +67,7 @@ export async function startOfflineStack(opts: OfflineStackOptions = {}): Promise
       ...opts.env,
     });
     const base = createFacilitators(config.payments)!;
-    const service = await createService({ config, tools: opts.tools, facilitator: opts.wrapFacilitator ? opts.wrapFacilitator(base) : base });
+    const service = await createService({ config, tools: opts.tools, now: opts.now, facilitator: opts.wrapFacilitator ? opts.wrapFacilitator(base) : base });
     const listening = await service.listen();
     const rpcUrl = anvil.rpcUrl;
     const stopAnvil = anvil.stop;

@@ -17,7 +17,13 @@
  *   venues); nextFundingTime is the next boundary;
  * - open interest (coins) = base level × venue share × slow drift (shared per base, so venue ranking is stable:
  *   Binance > Hyperliquid > Bybit > OKX); USD = coins × mark;
- * - long/short ratios = exp(mean + slow noise), clamped to [0.6, 2.5].
+ * - long/short ratios = exp(mean + slow noise), clamped to [0.6, 2.5];
+ * - candles (any length): open = last price at the open time, close = last price at the close time (or now, for
+ *   the open candle), high/low = extremes of both and of the last price sampled 12 times in between; USD volume =
+ *   the venue's 24h turnover pro rata × a seeded log-normal factor per candle (pro rata of elapsed time when open);
+ * - maintenance-margin tiers (CEX venues): a fixed leverage ladder from the instrument's max leverage down
+ *   (10 tiers for BTC/ETH, 7 for the others), mmr = c / leverage to 4 decimals (c = 0.4 for OKX BTC/ETH, else 0.5: 100x → 0.4 %
+ *   or 0.5 %, 50x → 1 %), tier caps doubling from a first cap of ≈ 0.005 % of the base's 24h volume (25k–2M USD).
  */
 import { fnv1a, hash4, normalFromHash, type MarketModel } from "./market.js";
 import { MINUTE_MS, HOUR_MS, DAY_MS } from "../lib/time.js";
@@ -60,6 +66,7 @@ export interface PerpInstrumentSpec {
   readonly delisted: boolean;
   /** The venue's main perp of `base` (USDT-margined linear; Hyperliquid: the USDC perp), live. */
   readonly target: boolean;
+  /** Highest leverage of the first margin tier (Binance 125x/75x, Bybit and OKX 100x/50x, Hyperliquid per base). */
   readonly maxLeverage: number;
   /** Hyperliquid size decimals. */
   readonly szDecimals: number;
@@ -69,6 +76,23 @@ export interface PerpInstrumentSpec {
 
 /** Which long/short statistic: Binance/OKX top traders' positions, Bybit all accounts (buy/sell ratio). */
 export type LongShortKind = "top_position" | "account";
+
+/** One candle of the last price, USD per coin; `volumeUsd` is the traded notional. */
+export interface SimCandle {
+  readonly open: number;
+  readonly high: number;
+  readonly low: number;
+  readonly close: number;
+  readonly volumeUsd: number;
+}
+
+/** One maintenance-margin tier: positions up to `maxNotionalUsd` (valued at the base's anchor price) may use `maxLeverage`. */
+export interface SimMarginTier {
+  readonly maxNotionalUsd: number;
+  readonly maxLeverage: number;
+  /** Maintenance margin rate, fraction of notional. */
+  readonly mmr: number;
+}
 
 /** The perp model. All prices USD per coin, open interest in coins; venue routers apply multipliers/ctVal. */
 export interface PerpModel {
@@ -111,6 +135,13 @@ export interface PerpModel {
   longShortRatio(inst: PerpInstrumentSpec, kind: LongShortKind, tsMs: number): number;
   /** Open/high/low of mark (or index) over the 24h to `tsMs` (15-minute grid plus both ends), USD per coin. */
   dayStats(inst: PerpInstrumentSpec, tsMs: number, of: "mark" | "index"): { open: number; high: number; low: number };
+  /**
+   * Last-price candle opening at `openMs` and lasting `durationMs`, as known at `nowMs` (an open candle closes at
+   * `nowMs` with pro-rata volume). Deterministic for (seed, instrument, openMs, durationMs, min(close, now)).
+   */
+  candle(inst: PerpInstrumentSpec, openMs: number, durationMs: number, nowMs: number): SimCandle;
+  /** Maintenance-margin tiers of a CEX instrument, first tier first (fixed per instrument; caps strictly rising). */
+  marginTiers(inst: PerpInstrumentSpec): readonly SimMarginTier[];
 }
 
 const YEAR_MS = 365 * DAY_MS;
@@ -215,7 +246,18 @@ const SALT = {
   ls1h: 0x51a7e00d,
   jitter: 0x51a7e00e,
   basis: 0x51a7e00f,
+  candleVol: 0x51a7e010,
 } as const;
+
+/** Leverage steps of the simulated CEX margin tiers (each table starts at the instrument's max leverage). */
+const LEVERAGE_LADDER: readonly number[] = [125, 100, 75, 50, 40, 25, 20, 15, 10, 8, 6, 5, 4, 3, 2, 1];
+/** Price samples between a candle's open and close. */
+const CANDLE_SAMPLES = 12;
+
+/** `x` rounded to 2 significant digits. */
+function twoDigits(x: number): number {
+  return Number(x.toPrecision(2));
+}
 
 const clamp = (x: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, x));
 
@@ -340,7 +382,7 @@ export function createPerpModel(market: MarketModel): PerpModel {
       fundingInfoListed: venue === "binance" && (interval !== 8 || BINANCE_CAP_ADJUSTED[row.base] !== undefined),
       delisted: false,
       target: true,
-      maxLeverage: venue === "hyperliquid" ? row.hlLeverage : major ? 125 : 75,
+      maxLeverage: venue === "hyperliquid" ? row.hlLeverage : venue === "binance" ? (major ? 125 : 75) : major ? 100 : 50,
       szDecimals: row.szDecimals,
       stream: fnv1a(`perp:${venue}:${over.symbol}`),
       ...over,
@@ -441,6 +483,7 @@ export function createPerpModel(market: MarketModel): PerpModel {
   }
 
   const markPrice = (inst: PerpInstrumentSpec, t: number): number => indexPrice(inst, t) * (1 + premium(inst, t));
+  const lastPrice = (inst: PerpInstrumentSpec, t: number): number => markPrice(inst, t) * (1 + 0.0001 * noise(inst.stream, SALT.last, t, MINUTE_MS));
 
   function avgPremium(inst: PerpInstrumentSpec, from: number, to: number): number {
     if (!(to > from)) return premium(inst, from);
@@ -527,6 +570,40 @@ export function createPerpModel(market: MarketModel): PerpModel {
     return { open, high, low };
   }
 
+  function candle(inst: PerpInstrumentSpec, open: number, dur: number, now: number): SimCandle {
+    const close = Math.max(open, Math.min(open + dur - 1, now));
+    const o = lastPrice(inst, open);
+    const c = lastPrice(inst, close);
+    let high = Math.max(o, c);
+    let low = Math.min(o, c);
+    for (let i = 1; i <= CANDLE_SAMPLES; i++) {
+      const t = open + Math.round((dur * i) / (CANDLE_SAMPLES + 1));
+      if (t >= close) break;
+      const v = lastPrice(inst, t);
+      if (v > high) high = v;
+      if (v < low) low = v;
+    }
+    const k = Math.floor(open / dur) | 0;
+    const factor = Math.exp(0.35 * clamp(z(inst.stream, SALT.candleVol ^ Math.round(dur / MINUTE_MS), k), -3, 3) - 0.06);
+    const elapsed = (close + 1 - open) / dur;
+    const volumeUsd = market.volume24hUsdAt(inst.base, open) * instState(inst).volumeShare * (dur / DAY_MS) * factor * Math.min(1, elapsed);
+    return { open: o, high, low, close: c, volumeUsd };
+  }
+
+  const tierCache = new Map<string, readonly SimMarginTier[]>();
+  function marginTiers(inst: PerpInstrumentSpec): readonly SimMarginTier[] {
+    const key = `${inst.venue}:${inst.symbol}`;
+    const hit = tierCache.get(key);
+    if (hit) return hit;
+    const major = inst.base === "BTC" || inst.base === "ETH";
+    const c = inst.venue === "okx" && major ? 0.4 : 0.5;
+    const firstCap = twoDigits(clamp(market.params(inst.base).volume24hUsd * 0.00005, 25_000, 2_000_000));
+    const ladder = LEVERAGE_LADDER.filter((l) => l <= inst.maxLeverage).slice(0, major ? 10 : 7);
+    const tiers = ladder.map((lev, k) => ({ maxNotionalUsd: firstCap * 2 ** k, maxLeverage: lev, mmr: Number((c / lev).toFixed(4)) }));
+    tierCache.set(key, tiers);
+    return tiers;
+  }
+
   return {
     market,
     instruments,
@@ -537,7 +614,7 @@ export function createPerpModel(market: MarketModel): PerpModel {
     indexPrice,
     premium,
     markPrice,
-    lastPrice: (inst, t) => markPrice(inst, t) * (1 + 0.0001 * noise(inst.stream, SALT.last, t, MINUTE_MS)),
+    lastPrice,
     avgPremium,
     interestRate,
     intervalStart,
@@ -551,6 +628,8 @@ export function createPerpModel(market: MarketModel): PerpModel {
     turnover24hUsd: (inst, t) => market.volume24hUsdAt(inst.base, t) * instState(inst).volumeShare,
     longShortRatio,
     dayStats,
+    candle,
+    marginTiers,
   };
 }
 

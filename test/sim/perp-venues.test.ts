@@ -4,6 +4,14 @@ import { fixedClock, manualClock } from "../../src/sim/clock.js";
 import { EXTREME_PREMIUM } from "../../src/sim/perp-model.js";
 import { REPLAY_FILES, replayAvailable, loadRecording, DEFAULT_REPLAY_DIR } from "../../src/sim/replay.js";
 import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
+import { BinancePerpClient } from "../../src/venues/binance/client.js";
+import { expectAppError } from "../helpers/errors.js";
+import { BybitPerpClient } from "../../src/venues/bybit/client.js";
+import { parseRiskLimit } from "../../src/venues/bybit/parse.js";
+import { HyperliquidPerpClient } from "../../src/venues/hyperliquid/client.js";
+import { OkxPerpClient } from "../../src/venues/okx/client.js";
+import { parseCandles, parsePositionTiers } from "../../src/venues/okx/parse.js";
+import type { Candle, MarginTier, PerpInstrument } from "../../src/venues/perp/types.js";
 
 /** A fixed "now" that is not aligned to any grid (minute / hour / funding interval). */
 const NOW = Date.parse("2026-11-21T12:34:56.789Z");
@@ -715,6 +723,162 @@ describe("cross-venue consistency", () => {
   });
 });
 
+describe("perp clients against the simulator: margin tiers and hourly candles", () => {
+  const opts = { timeoutMs: 5000, retries: 0 };
+  const clients = () => ({
+    binance: new BinancePerpClient(sim.urls.binance, { ...opts, spotBaseUrl: sim.urls.binance_spot }),
+    bybit: new BybitPerpClient(sim.urls.bybit, opts),
+    okx: new OkxPerpClient(sim.urls.okx, opts),
+    hyperliquid: new HyperliquidPerpClient(sim.urls.hyperliquid, opts),
+  });
+
+  /** Sorted and contiguous from 0; leverage falling and mmr rising, each mmr positive and below the initial margin 1/leverage. */
+  function expectWellFormedTiers(tiers: MarginTier[], label: string): void {
+    expect(tiers.length, label).toBeGreaterThan(0);
+    expect(tiers[0]?.minNotionalUsd, label).toBe(0);
+    for (const [i, t] of tiers.entries()) {
+      expect(t.maintenanceMarginRate, label).toBeGreaterThan(0);
+      expect(t.maintenanceMarginRate, label).toBeLessThan(1 / t.maxLeverage);
+      if (t.maxNotionalUsd !== null) expect(t.maxNotionalUsd, label).toBeGreaterThan(t.minNotionalUsd);
+      const prev = tiers[i - 1];
+      if (!prev) continue;
+      expect(t.minNotionalUsd, label).toBeCloseTo(prev.maxNotionalUsd as number, 6);
+      expect(t.maintenanceMarginRate, label).toBeGreaterThan(prev.maintenanceMarginRate);
+      expect(t.maxLeverage, label).toBeLessThan(prev.maxLeverage);
+    }
+  }
+
+  it("OKX, Bybit and Hyperliquid tiers are sorted with rising MMR; first-tier leverage matches each venue's instrument list", async () => {
+    const c = clients();
+    const okxInsts = await getJson<OkxEnvelope<{ instId: string; lever: string }>>(`${sim.urls.okx}/api/v5/public/instruments?instType=SWAP`);
+    const okxLever = new Map(okxInsts.body.data.map((i) => [i.instId, Number(i.lever)]));
+    const bybitInsts = await getJson<BybitEnvelope<BybitList<{ symbol: string; leverageFilter: { maxLeverage: string } }>>>(
+      `${sim.urls.bybit}/v5/market/instruments-info?category=linear&limit=1000`,
+    );
+    const bybitLever = new Map(bybitInsts.body.result.list.map((i) => [i.symbol, Number(i.leverageFilter.maxLeverage)]));
+    const hlMeta = (await info<[HlMeta, HlCtx[]]>({ type: "metaAndAssetCtxs" })).body[0];
+    for (const base of ["BTC", "ETH", "SOL", "PEPE"]) {
+      const okx = await c.okx.marginTiers(base);
+      expectWellFormedTiers(okx, `okx ${base}`);
+      expect(okx[0]?.maxLeverage).toBe(okxLever.get(`${base}-USDT-SWAP`));
+      const bybit = await c.bybit.marginTiers(base);
+      expectWellFormedTiers(bybit, `bybit ${base}`);
+      expect(bybit[0]?.maxLeverage).toBe(bybitLever.get(base === "PEPE" ? "1000PEPEUSDT" : `${base}USDT`));
+      expect(bybit.at(-1)?.maxNotionalUsd).not.toBeNull();
+      const hl = await c.hyperliquid.marginTiers(base);
+      expectWellFormedTiers(hl, `hyperliquid ${base}`);
+      expect(hl[0]?.maxLeverage).toBe(hlMeta.universe.find((u) => u.name === (base === "PEPE" ? "kPEPE" : base))?.maxLeverage);
+      expect(hl.at(-1)?.maxNotionalUsd).toBeNull();
+      for (const t of [...okx, ...bybit, ...hl]) expect(t.base).toBe(base);
+    }
+    // majors: 100x at 0.4 % (OKX) / 0.5 % (Bybit) first; alts: lower leverage, higher first-tier MMR
+    expect((await c.okx.marginTiers("BTC"))[0]).toMatchObject({ maxLeverage: 100, maintenanceMarginRate: 0.004 });
+    expect((await c.bybit.marginTiers("BTC"))[0]).toMatchObject({ maxLeverage: 100, maintenanceMarginRate: 0.005 });
+    expect((await c.okx.marginTiers("SOL"))[0]?.maxLeverage).toBeLessThan(100);
+    expect((await c.okx.marginTiers("SOL"))[0]?.maintenanceMarginRate).toBeGreaterThan(0.004);
+    // Hyperliquid BTC: the tiered table (40x, then 20x above 150M) with mmr = 1 / (2 × leverage)
+    expect((await c.hyperliquid.marginTiers("BTC")).map((t) => [t.minNotionalUsd, t.maxNotionalUsd, t.maxLeverage, t.maintenanceMarginRate])).toEqual([
+      [0, 150_000_000, 40, 0.0125],
+      [150_000_000, null, 20, 0.025],
+    ]);
+  });
+
+  it("OKX tier bounds are contracts × ctVal × mark; Bybit rows come from risk-limit as sent", async () => {
+    const c = clients();
+    const raw = await getJson<OkxEnvelope<{ tier: string; minSz: string; maxSz: string; mmr: string; instFamily: string }>>(
+      `${sim.urls.okx}/api/v5/public/position-tiers?instType=SWAP&tdMode=cross&instFamily=ETH-USDT`,
+    );
+    expect(raw.body.data.every((r) => r.instFamily === "ETH-USDT")).toBe(true);
+    const mark = (await c.okx.funding("ETH")).markPrice as number;
+    const tiers = await c.okx.marginTiers("ETH");
+    expect(tiers).toHaveLength(raw.body.data.length);
+    for (const [i, t] of tiers.entries()) {
+      const r = raw.body.data[i]!;
+      expect(t.maxNotionalUsd! / (Number(r.maxSz) * 0.1 * mark)).toBeCloseTo(1, 9);
+      expect(t.maintenanceMarginRate).toBe(Number(r.mmr));
+    }
+    const by = await getJson<BybitEnvelope<BybitList<Record<string, unknown>>>>(`${sim.urls.bybit}/v5/market/risk-limit?category=linear&symbol=1000PEPEUSDT`);
+    const pepe = await c.bybit.marginTiers("PEPE");
+    expect(pepe.map((t) => t.maxNotionalUsd)).toEqual(by.body.result.list.map((r) => Number(r.riskLimitValue)));
+    expect(pepe.map((t) => t.maintenanceMarginRate)).toEqual(by.body.result.list.map((r) => Number(r.maintenanceMargin) / 100));
+    expect(by.body.result.list[0]).toMatchObject({ isLowestRisk: 1, mmDeduction: "" });
+    // the same table every time (fixed per instrument)
+    expect(await c.bybit.marginTiers("PEPE")).toEqual(pepe);
+  });
+
+  it("unknown symbols: NOT_FOUND from the clients; the venues answer 51001 / retCode 10001 / -1121 as the real ones do", async () => {
+    const c = clients();
+    const calls = [() => c.okx.marginTiers("NOPE"), () => c.bybit.marginTiers("MATIC"), () => c.hyperliquid.marginTiers("TON"), () => c.binance.hourlyCandles("NOPE", 5), () => c.okx.hourlyCandles("NOPE", 5)];
+    for (const call of calls) await expect(call()).rejects.toMatchObject({ code: "NOT_FOUND" });
+    const nope: PerpInstrument = { venue: "okx", base: "NOPE", venueSymbol: "NOPE-USDT-SWAP", multiplier: 1, contractSize: 1 };
+    const tiers = await getJson(`${sim.urls.okx}/api/v5/public/position-tiers?instType=SWAP&tdMode=cross&instFamily=NOPE-USDT`);
+    expect(tiers.body).toEqual({ code: "51001", msg: "Instrument ID does not exist", data: [] });
+    expectAppError(() => parsePositionTiers(tiers.body, nope, 1), "NOT_FOUND");
+    const candles = await getJson(`${sim.urls.okx}/api/v5/market/candles?instId=NOPE-USDT-SWAP&bar=1H`);
+    expect(candles.body).toEqual({ code: "51001", msg: "Instrument ID does not exist", data: [] });
+    expectAppError(() => parseCandles(candles.body, nope), "NOT_FOUND");
+    const risk = await getJson<BybitEnvelope<unknown>>(`${sim.urls.bybit}/v5/market/risk-limit?category=linear&symbol=MATICUSDT`);
+    expect(risk.body).toMatchObject({ retCode: 10001, retMsg: "params error: symbol invalid" });
+    expectAppError(() => parseRiskLimit(risk.body, { ...nope, venue: "bybit", venueSymbol: "MATICUSDT" }), "NOT_FOUND");
+    const klines = await getJson(`${sim.urls.binance}/fapi/v1/klines?symbol=NOPEUSDT&interval=1h`);
+    expect(klines.status).toBe(400);
+    expect(klines.body).toEqual({ code: -1121, msg: "Invalid symbol." });
+  });
+
+  /** Oldest first, hourly spaced, ending with the open hour; high/low bound open and close; VWAP inside the range. */
+  function expectHourlyCandles(candles: Candle[], n: number, label: string): void {
+    expect(candles, label).toHaveLength(n);
+    expect(candles.at(-1)?.openTime, label).toBe(Math.floor(NOW / HOUR) * HOUR);
+    for (const [i, k] of candles.entries()) {
+      if (i > 0) expect(k.openTime - (candles[i - 1] as Candle).openTime, label).toBe(HOUR);
+      expect(k.high, label).toBeGreaterThanOrEqual(Math.max(k.open, k.close));
+      expect(k.low, label).toBeLessThanOrEqual(Math.min(k.open, k.close));
+      expect(k.low, label).toBeGreaterThan(0);
+      expect(k.volumeCoins, label).toBeGreaterThan(0);
+      const vwap = k.volumeUsd / k.volumeCoins;
+      expect(vwap, label).toBeGreaterThanOrEqual(k.low * 0.999);
+      expect(vwap, label).toBeLessThanOrEqual(k.high * 1.001);
+      // consecutive candles join: this open ≈ the previous close (1 ms apart on the price path)
+      if (i > 0) expect(Math.abs(k.open / (candles[i - 1] as Candle).close - 1), label).toBeLessThan(5e-4);
+    }
+  }
+
+  it("Binance and OKX hourly candles follow the model's last price, per ONE coin, oldest first", async () => {
+    const c = clients();
+    for (const base of ["BTC", "PEPE", "SOL"]) {
+      const bin = await c.binance.hourlyCandles(base, 48);
+      const okx = await c.okx.hourlyCandles(base, 48);
+      expectHourlyCandles(bin, 48, `binance ${base}`);
+      expectHourlyCandles(okx, 48, `okx ${base}`);
+      for (const k of [...bin, ...okx]) expect(k.base).toBe(base);
+      // prices per ONE coin on both venues (1000PEPEUSDT undone), near the shared spot model
+      const spot = sim.perp.spotPrice(base, NOW);
+      expect(bin.at(-1)!.close / spot).toBeCloseTo(1, 2);
+      expect(okx.at(-1)!.close / spot).toBeCloseTo(1, 2);
+      // the close of a complete hour is the model's last price at its last millisecond
+      const inst = sim.perp.perpOf("binance", base)!;
+      const done = bin.at(-2)!;
+      expect(done.close / sim.perp.lastPrice(inst, done.openTime + HOUR - 1)).toBeCloseTo(1, 3);
+    }
+  });
+
+  it("limits are clamped to 1500 (Binance) and 300 (OKX); limit < 1 → []", async () => {
+    const c = clients();
+    const bin = await c.binance.hourlyCandles("ETH", 5000);
+    expect(bin).toHaveLength(1500);
+    expect(bin.at(-1)!.openTime - bin[0]!.openTime).toBe(1499 * HOUR);
+    const okx = await c.okx.hourlyCandles("ETH", 1000);
+    expect(okx).toHaveLength(300);
+    expect(okx[0]!.openTime).toBe(bin.at(-300)!.openTime);
+    expect(await c.binance.hourlyCandles("ETH", 0)).toEqual([]);
+    expect(await c.okx.hourlyCandles("ETH", -3)).toEqual([]);
+    // the same hour on both venues: OKX reports its open candle with confirm "0", complete ones "1"
+    const raw = await getJson<OkxEnvelope<string[]>>(`${sim.urls.okx}/api/v5/market/candles?instId=ETH-USDT-SWAP&bar=1H&limit=3`);
+    expect(raw.body.data.map((r) => r[8])).toEqual(["0", "1", "1"]);
+    expect(raw.body.data.map((r) => Number(r[0]))).toEqual([0, 1, 2].map((k) => Math.floor(NOW / HOUR) * HOUR - k * HOUR));
+  });
+});
+
 describe("determinism", () => {
   const paths = (u: RunningSimulator["urls"]) => [
     `${u.binance}/fapi/v1/premiumIndex`,
@@ -723,6 +887,8 @@ describe("determinism", () => {
     `${u.bybit}/v5/market/tickers?category=linear`,
     `${u.okx}/api/v5/public/funding-rate?instId=ANY`,
     `${u.okx}/api/v5/public/open-interest?instType=SWAP`,
+    `${u.binance}/fapi/v1/klines?symbol=1000PEPEUSDT&interval=1h&limit=24`,
+    `${u.okx}/api/v5/market/candles?instId=ETH-USDT-SWAP&bar=1H&limit=24`,
   ];
 
   it("same seed + clock gives identical bodies; another seed differs", async () => {

@@ -5,6 +5,7 @@ import {
   parseExchangeInfo,
   parseFundingInfo,
   parseFundingRateHistory,
+  parseKlines,
   parseOpenInterest,
   parsePremiumIndex,
   parseSpotTickerPrice,
@@ -141,6 +142,26 @@ describe("binance parsers on recorded payloads", () => {
     expect(parseSpotTickerPrice(fixture("binance/spot_ticker_price_BTCUSDT_2021-10-22.json"))).toBe(60740);
   });
 
+  it("parses the klines docs example (sources.md §1.6): prices, coin volume, quoteVol as USD", () => {
+    const docs = [[1616338800000, "57212.69", "57315.00", "57196.19", "57300.00", "496.263", 1616339099999, "28425514.78940", 7160, "273.108", "15642623.69718", "0"]];
+    expect(parseKlines(docs, inst("BTCUSDT"))).toEqual([
+      { venue: "binance", base: "BTC", openTime: 1616338800000, open: 57212.69, high: 57315, low: 57196.19, close: 57300, volumeCoins: 496.263, volumeUsd: 28425514.7894 },
+    ]);
+  });
+
+  it("parses recorded USD-M klines (ccxt, likely testnet) oldest first; 1000PEPE prices ÷ 1000, volume × 1000", () => {
+    const rows = fixture("binance/klines_BTCUSDT_1m_2024-04-10_ccxt.json") as unknown[][];
+    const btc = parseKlines(rows, inst("BTCUSDT"));
+    expect(btc.map((k) => k.openTime)).toEqual([1712738460000, 1712738520000, 1712738580000]);
+    expect(btc[1]).toEqual({ venue: "binance", base: "BTC", openTime: 1712738520000, open: 71471, high: 71471, low: 70459.4, close: 70459.4, volumeCoins: 0.12, volumeUsd: 8518.176 });
+    // reversed input comes back oldest first
+    expect(parseKlines([...rows].reverse(), inst("BTCUSDT")).map((k) => k.openTime)).toEqual([1712738460000, 1712738520000, 1712738580000]);
+    const pepe = parseKlines([[1700000000000, "0.018352", "0.018400", "0.018300", "0.018360", "1200000", 1700003599999, "22022.4", 10, "600000", "11011.2", "0"]], inst("1000PEPEUSDT"));
+    expect(pepe).toEqual([{ venue: "binance", base: "PEPE", openTime: 1700000000000, open: 0.000018352, high: 0.0000184, low: 0.0000183, close: 0.00001836, volumeCoins: 1_200_000_000, volumeUsd: 22022.4 }]);
+    expectAppError(() => parseKlines([[1700000000000, "1", "2"]], inst("BTCUSDT")));
+    expectAppError(() => parseKlines({ code: -1121, msg: "Invalid symbol." }, inst("BTCUSDT")));
+  });
+
   it("rejects unexpected shapes with UPSTREAM_ERROR", () => {
     expectAppError(() => parseExchangeInfo({ symbols: "nope" }));
     expectAppError(() => parsePremiumIndex([{ symbol: "BTCUSDT", markPrice: "abc", time: 1 }], index("BTCUSDT"), new Map()));
@@ -176,6 +197,15 @@ describe("binance client against a local stub", () => {
       "GET /fapi/v1/openInterest": (req) => ({ body: { symbol: req.query.symbol, openInterest: "2500000", time: 1732715655001 } }),
       "GET /fapi/v1/fundingRate": () => ({ body: [{ symbol: "1000PEPEUSDT", fundingRate: "0.0001", fundingTime: 1, markPrice: "0.018" }, { symbol: "1000PEPEUSDT", fundingRate: "0.0002", fundingTime: 2, markPrice: "" }] }),
       "GET /futures/data/topLongShortPositionRatio": () => ({ body: [{ symbol: "BTCUSDT", longShortRatio: "1.5", longAccount: "0.6", shortAccount: "0.4", timestamp: 1732715400000 }] }),
+      "GET /fapi/v1/klines": (req) =>
+        req.query.symbol === "1000PEPEUSDT"
+          ? {
+              body: [
+                [1732708800000, "0.018300", "0.018400", "0.018200", "0.018352", "1000000", 1732712399999, "18300", 50, "500000", "9150", "0"],
+                [1732712400000, "0.018352", "0.018360", "0.018340", "0.018350", "200000", 1732715999999, "3670", 10, "100000", "1835", "0"],
+              ],
+            }
+          : { status: 400, body: { code: -1121, msg: "Invalid symbol." } },
     });
     spot = await startStub({
       "GET /api/v3/ticker/price": (req) =>
@@ -208,6 +238,19 @@ describe("binance client against a local stub", () => {
     expect(fapi.calls.some((u) => u === "GET /fapi/v1/fundingRate?symbol=1000PEPEUSDT&limit=1")).toBe(true);
     expect(await c.longShort("BTC")).toMatchObject({ longRatio: 0.6, shortRatio: 0.4, lsRatio: 1.5, source: "top_traders_positions", time: 1732715400000 });
     expect(await c.spotPrice("PEPE")).toBe(0.00001836);
+  });
+
+  it("serves hourly klines per ONE coin, oldest first, limit capped at 1500; -1121 → NOT_FOUND", async () => {
+    const c = client();
+    const k = await c.hourlyCandles("PEPE", 5000);
+    expect(fapi.calls).toContain("GET /fapi/v1/klines?symbol=1000PEPEUSDT&interval=1h&limit=1500");
+    expect(k.map((x) => [x.openTime, x.open, x.close, x.volumeCoins, x.volumeUsd])).toEqual([
+      [1732708800000, 0.0000183, 0.000018352, 1_000_000_000, 18300],
+      [1732712400000, 0.000018352, 0.00001835, 200_000_000, 3670],
+    ]);
+    expect(await c.hourlyCandles("PEPE", 0.5)).toEqual([]);
+    await expect(c.hourlyCandles("BTC", 2)).rejects.toMatchObject({ code: "NOT_FOUND" }); // listed; the stub answers -1121
+    await expect(c.hourlyCandles("DOGE", 2)).rejects.toMatchObject({ code: "NOT_FOUND" });
   });
 
   it("answers NOT_FOUND for unlisted bases and invalid spot symbols", async () => {

@@ -6,6 +6,7 @@ import {
   parseAccountRatio,
   parseFundingHistory,
   parseInstrumentsInfo,
+  parseRiskLimit,
   parseTickerOpenInterest,
   parseTickers,
   toBybitSymbol,
@@ -119,6 +120,37 @@ describe("bybit parsers on recorded payloads", () => {
     expect(parseAccountRatio({ retCode: 0, retMsg: "OK", result: { list: [] } }, btc, "5m")).toBeNull();
   });
 
+  it("parses the risk-limit docs example: percent margins to fractions, riskLimitValue as the upper bound", () => {
+    // sources.md §3.4 (risk-limit.mdx): an inverse BTCUSD row, so the instrument is built for that symbol
+    const btcusd: PerpInstrument = { venue: "bybit", base: "BTC", venueSymbol: "BTCUSD", multiplier: 1, contractSize: 1 };
+    const docs = { retCode: 0, retMsg: "OK", result: { category: "inverse", list: [{ id: 1, symbol: "BTCUSD", riskLimitValue: "150", maintenanceMargin: "0.5", initialMargin: "1", isLowestRisk: 1, maxLeverage: "100.00" }] }, retExtInfo: {}, time: 1672054488010 };
+    expect(parseRiskLimit(docs, btcusd)).toEqual([{ venue: "bybit", base: "BTC", minNotionalUsd: 0, maxNotionalUsd: 150, maxLeverage: 100, maintenanceMarginRate: 0.005 }]);
+  });
+
+  it("sorts unsorted risk-limit rows by riskLimitValue; each lower bound is the previous tier's cap", () => {
+    const row = (id: number, symbol: string, riskLimitValue: string, maintenanceMargin: string, maxLeverage: string) => ({
+      id, symbol, riskLimitValue, maintenanceMargin, initialMargin: String(100 / Number(maxLeverage)), isLowestRisk: id === 1 ? 1 : 0, maxLeverage, mmDeduction: id === 1 ? "" : "100",
+    });
+    const raw = {
+      retCode: 0,
+      retMsg: "OK",
+      result: {
+        category: "linear",
+        list: [row(3, "1000PEPEUSDT", "600000", "2", "25.00"), row(1, "1000PEPEUSDT", "200000", "1", "50.00"), row(9, "BTCUSDT", "2000000", "0.5", "100.00"), row(2, "1000PEPEUSDT", "400000", "1.5", "33.33")],
+        nextPageCursor: "",
+      },
+      retExtInfo: {},
+      time: 1,
+    };
+    expect(parseRiskLimit(raw, pepe).map((t) => [t.minNotionalUsd, t.maxNotionalUsd, t.maxLeverage, t.maintenanceMarginRate])).toEqual([
+      [0, 200_000, 50, 0.01],
+      [200_000, 400_000, 33.33, 0.015],
+      [400_000, 600_000, 25, 0.02],
+    ]);
+    expectAppError(() => parseRiskLimit({ retCode: 10001, retMsg: "params error: symbol invalid", result: {}, time: 1 }, pepe), "NOT_FOUND");
+    expectAppError(() => parseRiskLimit({ retCode: 0, retMsg: "OK", result: { list: [{ symbol: "1000PEPEUSDT", riskLimitValue: "" }] } }, pepe), "UPSTREAM_ERROR");
+  });
+
   it("maps envelope errors: 10001 on a symbol request → NOT_FOUND, others → UPSTREAM_ERROR", () => {
     const bad = { retCode: 10001, retMsg: "params error: symbol invalid", result: {}, time: 1 };
     expectAppError(() => parseFundingHistory(bad, pepe), "NOT_FOUND");
@@ -148,6 +180,13 @@ describe("bybit client against a local stub", () => {
           : { body: { retCode: 10001, retMsg: "Not supported symbols", result: {}, time: 1 } },
       "GET /v5/market/funding/history": () => ({ body: { retCode: 0, retMsg: "OK", result: { category: "linear", list: [{ symbol: "1000PEPEUSDT", fundingRate: "0.0001", fundingRateTimestamp: "1786305600000" }, { symbol: "1000PEPEUSDT", fundingRate: "0.00005", fundingRateTimestamp: "1786291200000" }] }, time: 1 } }),
       "GET /v5/market/account-ratio": () => ({ body: { retCode: 0, retMsg: "OK", result: { list: [{ symbol: "BTCUSDT", buyRatio: "0.6", sellRatio: "0.4", timestamp: "1786310700000" }] }, time: 1 } }),
+      "GET /v5/market/risk-limit": (req) =>
+        req.query.symbol === "1000PEPEUSDT"
+          ? { body: { retCode: 0, retMsg: "OK", result: { category: "linear", list: [
+              { id: 2, symbol: "1000PEPEUSDT", riskLimitValue: "400000", maintenanceMargin: "1.5", initialMargin: "3", isLowestRisk: 0, maxLeverage: "33.33", mmDeduction: "1000" },
+              { id: 1, symbol: "1000PEPEUSDT", riskLimitValue: "200000", maintenanceMargin: "1", initialMargin: "2", isLowestRisk: 1, maxLeverage: "50.00", mmDeduction: "" },
+            ], nextPageCursor: "" }, retExtInfo: {}, time: 1 } }
+          : { body: { retCode: 10001, retMsg: "params error: symbol invalid", result: {}, retExtInfo: {}, time: 1 } },
     });
   });
   afterAll(() => stub.close());
@@ -167,6 +206,18 @@ describe("bybit client against a local stub", () => {
     await expect(c.funding("DOGE")).rejects.toMatchObject({ code: "NOT_FOUND" });
     // BTCUSDT is listed but the stub refuses it with retCode 10001.
     await expect(c.funding("BTC")).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  it("serves risk-limit tiers sorted, in USDT notional with fractional maintenance rates", async () => {
+    const c = new BybitPerpClient(stub.url, { timeoutMs: 2000, retries: 0 });
+    expect(await c.marginTiers("pepe")).toEqual([
+      { venue: "bybit", base: "PEPE", minNotionalUsd: 0, maxNotionalUsd: 200_000, maxLeverage: 50, maintenanceMarginRate: 0.01 },
+      { venue: "bybit", base: "PEPE", minNotionalUsd: 200_000, maxNotionalUsd: 400_000, maxLeverage: 33.33, maintenanceMarginRate: 0.015 },
+    ]);
+    expect(stub.calls).toContain("GET /v5/market/risk-limit?category=linear&symbol=1000PEPEUSDT");
+    await expect(c.marginTiers("BTC")).rejects.toMatchObject({ code: "NOT_FOUND" }); // listed, refused with 10001
+    await expect(c.marginTiers("DOGE")).rejects.toMatchObject({ code: "NOT_FOUND" }); // not listed: no request
+    expect(stub.calls.filter((u) => u.includes("symbol=DOGEUSDT"))).toEqual([]);
   });
 
   it("maps a JSON 403 'access too frequent' to UPSTREAM_UNAVAILABLE with a long retry", async () => {

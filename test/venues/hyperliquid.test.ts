@@ -6,6 +6,7 @@ import {
   parseFunding,
   parseFundingHistory,
   parseInstruments,
+  parseMarginTiers,
   parseOpenInterest,
   parsePredictedFundings,
   toHyperliquidCoin,
@@ -104,6 +105,43 @@ describe("hyperliquid parsers on recorded payloads", () => {
     ]);
   });
 
+  it("derives one tier per asset from a real 2023 meta without margin tables (universe maxLeverage, mmr = 1 / (2 × lev))", () => {
+    const meta = fixture("hyperliquid/meta_2023-07-17.json");
+    expect(parseMarginTiers(meta, btc)).toEqual([{ venue: "hyperliquid", base: "BTC", minNotionalUsd: 0, maxNotionalUsd: null, maxLeverage: 50, maintenanceMarginRate: 0.01 }]);
+    const kpepe = parseInstruments(meta).find((i) => i.venueSymbol === "kPEPE")!;
+    expect(parseMarginTiers(meta, kpepe)).toEqual([{ venue: "hyperliquid", base: "PEPE", minNotionalUsd: 0, maxNotionalUsd: null, maxLeverage: 50, maintenanceMarginRate: 0.01 }]);
+  });
+
+  it("reads marginTables by marginTableId (docs example and a tiered table), sorted, upper bound = next lowerBound", () => {
+    // sources.md §5 metaAndAssetCtxs example: a table but no marginTableId on the asset → the universe maxLeverage
+    const docs = [
+      { universe: [{ name: "BTC", szDecimals: 5, maxLeverage: 50 }], marginTables: [[50, { description: "", marginTiers: [{ lowerBound: "0.0", maxLeverage: 50 }] }]], collateralToken: 0 },
+      [{ dayNtlVlm: "1169046.29406", funding: "0.0000125", impactPxs: ["14.3047", "14.3444"], markPx: "14.3161", midPx: "14.314", openInterest: "688.11", oraclePx: "14.32", premium: "0.00031774", prevDayPx: "15.322" }],
+    ];
+    expect(parseMarginTiers(docs, btc)).toEqual([{ venue: "hyperliquid", base: "BTC", minNotionalUsd: 0, maxNotionalUsd: null, maxLeverage: 50, maintenanceMarginRate: 0.01 }]);
+    const tiered = {
+      universe: [
+        { name: "BTC", szDecimals: 5, maxLeverage: 40, marginTableId: 56 },
+        { name: "ETH", szDecimals: 4, maxLeverage: 25, marginTableId: 99 },
+        { name: "OLD", szDecimals: 0 },
+      ],
+      marginTables: [
+        [50, { description: "", marginTiers: [{ lowerBound: "0.0", maxLeverage: 50 }] }],
+        [56, { description: "tiered 40x", marginTiers: [{ lowerBound: "150000000.0", maxLeverage: 20 }, { lowerBound: "0.0", maxLeverage: 40 }] }],
+      ],
+    };
+    expect(parseMarginTiers(tiered, btc)).toEqual([
+      { venue: "hyperliquid", base: "BTC", minNotionalUsd: 0, maxNotionalUsd: 150_000_000, maxLeverage: 40, maintenanceMarginRate: 0.0125 },
+      { venue: "hyperliquid", base: "BTC", minNotionalUsd: 150_000_000, maxNotionalUsd: null, maxLeverage: 20, maintenanceMarginRate: 0.025 },
+    ]);
+    const eth: PerpInstrument = { ...btc, base: "ETH", venueSymbol: "ETH" };
+    // table 99 is missing → one tier at the universe maxLeverage
+    expect(parseMarginTiers(tiered, eth)).toEqual([{ venue: "hyperliquid", base: "ETH", minNotionalUsd: 0, maxNotionalUsd: null, maxLeverage: 25, maintenanceMarginRate: 0.02 }]);
+    expectAppError(() => parseMarginTiers(tiered, { ...btc, base: "OLD", venueSymbol: "OLD" }), "UPSTREAM_ERROR");
+    expectAppError(() => parseMarginTiers(tiered, { ...btc, base: "DOGE", venueSymbol: "DOGE" }), "NOT_FOUND");
+    expectAppError(() => parseMarginTiers({ universe: [{ name: "BTC", marginTableId: 1 }], marginTables: [[1, { marginTiers: [{ lowerBound: "x", maxLeverage: 3 }] }]] }, btc), "UPSTREAM_ERROR");
+  });
+
   it("rejects unexpected shapes with UPSTREAM_ERROR", () => {
     expectAppError(() => parseFunding({ universe: [] }));
     expectAppError(() => parseFunding([{ universe: [{ name: "BTC" }] }, []])); // ctxs do not line up with the universe
@@ -154,5 +192,28 @@ describe("hyperliquid client against a local stub", () => {
     expect(await c.predictedFundings()).toHaveLength(3);
     expect(await c.longShort("BTC")).toBeNull();
     await expect(c.funding("DOGE")).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  it("serves margin tiers from the meta loaded with the instruments, without another request", async () => {
+    const [meta, ctxs] = fixture("hyperliquid/metaAndAssetCtxs_BTC_ETH_2026-05_DERIVED.json") as [{ universe: Array<Record<string, unknown>> }, unknown[]];
+    const withTables = [
+      { ...meta, universe: meta.universe.map((u) => (u.name === "BTC" ? { ...u, marginTableId: 56 } : u)), marginTables: [[56, { description: "tiered 40x", marginTiers: [{ lowerBound: "0.0", maxLeverage: 40 }, { lowerBound: "150000000.0", maxLeverage: 20 }] }]] },
+      ctxs,
+    ];
+    const tiered = await startStub({ "POST /info": () => ({ body: withTables }) });
+    try {
+      const c = new HyperliquidPerpClient(tiered.url, { timeoutMs: 2000, retries: 0 });
+      await c.instruments();
+      const before = tiered.calls.length;
+      expect((await c.marginTiers("btc")).map((t) => [t.minNotionalUsd, t.maxNotionalUsd, t.maxLeverage, t.maintenanceMarginRate])).toEqual([
+        [0, 150_000_000, 40, 0.0125],
+        [150_000_000, null, 20, 0.025],
+      ]);
+      expect(await c.marginTiers("ETH")).toEqual([{ venue: "hyperliquid", base: "ETH", minNotionalUsd: 0, maxNotionalUsd: null, maxLeverage: 50, maintenanceMarginRate: 0.01 }]);
+      expect(tiered.calls.length).toBe(before);
+      await expect(c.marginTiers("DOGE")).rejects.toMatchObject({ code: "NOT_FOUND" });
+    } finally {
+      await tiered.close();
+    }
   });
 });

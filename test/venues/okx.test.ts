@@ -4,12 +4,15 @@ import { OkxPerpClient } from "../../src/venues/okx/client.js";
 import {
   fromOkxSymbol,
   okxIndexId,
+  okxInstFamily,
+  parseCandles,
   parseFundingRate,
   parseFundingRateHistory,
   parseIndexTickers,
   parseInstruments,
   parseMarkPrices,
   parseOpenInterest,
+  parsePositionTiers,
   parseTopTraderPositionRatio,
   toOkxSymbol,
 } from "../../src/venues/okx/parse.js";
@@ -29,6 +32,8 @@ describe("okx symbol normalisation", () => {
     expect(fromOkxSymbol("BTC-USDT-240329")).toBeUndefined();
     expect(toOkxSymbol("pepe")).toBe("PEPE-USDT-SWAP");
     expect(okxIndexId("BTC-USDT-SWAP")).toBe("BTC-USDT");
+    expect(okxInstFamily("BTC-USDT-SWAP")).toBe("BTC-USDT");
+    expect(okxInstFamily("1INCH-USDT-SWAP")).toBe("1INCH-USDT");
   });
 });
 
@@ -132,6 +137,46 @@ describe("okx parsers on recorded payloads", () => {
     expect(parseTopTraderPositionRatio({ code: "0", msg: "", data: [] }, get("BTC"), "5m")).toBeNull();
   });
 
+  it("parses real position-tiers rows (MARGIN body, same row shape): contracts × contractSize × price in USD", () => {
+    // BTC-USDT-SWAP: contractSize 0.01; minSz 0 / maxSz 50 at a 100,000 USD price → 0 .. 50,000 USD
+    expect(parsePositionTiers(fixture("okx/position_tiers_MARGIN_BTC-USDT_nautilus_2025.json"), get("BTC"), 100_000)).toEqual([
+      { venue: "okx", base: "BTC", minNotionalUsd: 0, maxNotionalUsd: 50_000, maxLeverage: 10, maintenanceMarginRate: 0.03 },
+    ]);
+  });
+
+  it("sorts SWAP tiers by tier number, leaves an empty maxSz unbounded and skips other families", () => {
+    const row = (tier: string, minSz: string, maxSz: string, mmr: string, maxLever: string, family = "SHIB-USDT") => ({
+      baseMaxLoan: "", imr: String(1 / Number(maxLever)), instFamily: family, instId: "", maxLever, maxSz, minSz, mmr, optMgnFactor: "0", quoteMaxLoan: "", tier, uly: family,
+    });
+    const raw = {
+      code: "0",
+      msg: "",
+      data: [row("2", "2000", "", "0.015", "20"), row("1", "0", "2000", "0.01", "50"), row("1", "0", "9", "0.5", "2", "ETH-USDT")],
+    };
+    // SHIB-USDT-SWAP: 1,000,000 coins per contract at 0.00001 USD = 10 USD per contract
+    expect(parsePositionTiers(raw, get("SHIB"), 0.00001)).toEqual([
+      { venue: "okx", base: "SHIB", minNotionalUsd: 0, maxNotionalUsd: 20_000, maxLeverage: 50, maintenanceMarginRate: 0.01 },
+      { venue: "okx", base: "SHIB", minNotionalUsd: 20_000, maxNotionalUsd: null, maxLeverage: 20, maintenanceMarginRate: 0.015 },
+    ]);
+    expectAppError(() => parsePositionTiers({ code: "51001", msg: "Instrument ID does not exist", data: [] }, get("SHIB"), 1), "NOT_FOUND");
+    expectAppError(() => parsePositionTiers({ code: "0", msg: "", data: [{ tier: "1", minSz: "0", maxSz: "5", mmr: "x", maxLever: "5" }] }, get("SHIB"), 1), "UPSTREAM_ERROR");
+  });
+
+  it("parses real 1m candles (newest first) oldest first: volCcy coins, volCcyQuote USD", () => {
+    expect(parseCandles(fixture("okx/candles_BTC-USDT-SWAP_1m_2025-05-12.json"), get("BTC"))).toEqual([
+      { venue: "okx", base: "BTC", openTime: 1747093980000, open: 102806, high: 102820.5, low: 102783.1, close: 102806.1, volumeCoins: 71.6404, volumeUsd: 7364701.57952 },
+      { venue: "okx", base: "BTC", openTime: 1747094040000, open: 102806.1, high: 102820.4, low: 102806.1, close: 102820.4, volumeCoins: 10.4037, volumeUsd: 1069603.34883 },
+    ]);
+    // older 7-column rows: no volCcyQuote → coins × close; without volCcy, contracts × contractSize
+    const old = { code: "0", msg: "", data: [["1700000000000", "10", "12", "9", "11", "300", "3"], ["1699996400000", "9", "10", "8", "10", "200", ""]] };
+    expect(parseCandles(old, get("BTC")).map((c) => [c.openTime, c.volumeCoins, c.volumeUsd])).toEqual([
+      [1699996400000, 2, 20],
+      [1700000000000, 3, 33],
+    ]);
+    expectAppError(() => parseCandles({ code: "51001", msg: "Instrument ID does not exist", data: [] }, get("BTC")), "NOT_FOUND");
+    expectAppError(() => parseCandles({ code: "0", msg: "", data: [["1", "2", "3"]] }, get("BTC")), "UPSTREAM_ERROR");
+  });
+
   it("maps envelope errors: 51001 → NOT_FOUND on an instrument request, others → UPSTREAM_ERROR", () => {
     const missing = { code: "51001", msg: "Instrument ID does not exist", data: [] };
     expectAppError(() => parseFundingRateHistory(missing, get("BTC")), "NOT_FOUND");
@@ -169,6 +214,18 @@ describe("okx client against a local stub", () => {
       "GET /api/v5/public/open-interest": () => ok([{ instType: "SWAP", instId: "SHIB-USDT-SWAP", oi: "12", oiCcy: "12000000", ts: "7" }]),
       "GET /api/v5/public/funding-rate-history": () => ok([{ instId: "BTC-USDT-SWAP", fundingRate: "0.0001", realizedRate: "0.00009", fundingTime: "1703059200000" }]),
       "GET /api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader": () => ok([["1729323600000", "1.5"]]),
+      "GET /api/v5/public/position-tiers": (req) =>
+        req.query.instFamily === "BTC-USDT"
+          ? ok([
+              { tier: "2", minSz: "2000", maxSz: "4000", mmr: "0.005", imr: "0.0133", maxLever: "75", instFamily: "BTC-USDT", uly: "BTC-USDT", instId: "" },
+              { tier: "1", minSz: "0", maxSz: "2000", mmr: "0.004", imr: "0.01", maxLever: "100", instFamily: "BTC-USDT", uly: "BTC-USDT", instId: "" },
+            ])
+          : { body: { code: "51001", msg: "Instrument ID does not exist", data: [] } },
+      "GET /api/v5/market/candles": () =>
+        ok([
+          ["1703073600000", "42010", "42100", "41990", "42050", "120", "1.2", "50460", "0"],
+          ["1703070000000", "42000", "42020", "41900", "42010", "300", "3", "126000", "1"],
+        ]),
     });
   });
   afterAll(() => stub.close());
@@ -191,5 +248,27 @@ describe("okx client against a local stub", () => {
     expect(stub.calls).toContain("GET /api/v5/public/funding-rate-history?instId=BTC-USDT-SWAP&limit=100");
     expect(await c.longShort("BTC")).toMatchObject({ longRatio: 0.6, shortRatio: 0.4, lsRatio: 1.5, source: "top_traders_positions" });
     await expect(c.funding("DOGE")).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  it("serves position tiers in USD at the snapshot's mark price and hourly candles oldest first, limit capped at 300", async () => {
+    const c = new OkxPerpClient(stub.url, { timeoutMs: 2000, retries: 0 });
+    // BTC-USDT-SWAP: 0.01 BTC per contract, mark 42000.5 → 420.005 USD per contract
+    expect(await c.marginTiers("btc")).toEqual([
+      { venue: "okx", base: "BTC", minNotionalUsd: 0, maxNotionalUsd: 840_010, maxLeverage: 100, maintenanceMarginRate: 0.004 },
+      { venue: "okx", base: "BTC", minNotionalUsd: 840_010, maxNotionalUsd: 1_680_020, maxLeverage: 75, maintenanceMarginRate: 0.005 },
+    ]);
+    expect(stub.calls).toContain("GET /api/v5/public/position-tiers?instType=SWAP&tdMode=cross&instFamily=BTC-USDT");
+    await expect(c.marginTiers("DOGE")).rejects.toMatchObject({ code: "NOT_FOUND" });
+
+    const candles = await c.hourlyCandles("BTC", 1000);
+    expect(stub.calls).toContain("GET /api/v5/market/candles?instId=BTC-USDT-SWAP&bar=1H&limit=300");
+    expect(candles.map((k) => [k.openTime, k.open, k.close, k.volumeCoins, k.volumeUsd])).toEqual([
+      [1703070000000, 42000, 42010, 3, 126000],
+      [1703073600000, 42010, 42050, 1.2, 50460],
+    ]);
+    expect((await c.hourlyCandles("BTC", 1)).map((k) => k.openTime)).toEqual([1703073600000]);
+    const before = stub.calls.length;
+    expect(await c.hourlyCandles("BTC", 0)).toEqual([]);
+    expect(stub.calls.length).toBe(before);
   });
 });

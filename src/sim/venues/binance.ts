@@ -4,7 +4,8 @@
  *
  * fapi: `GET /fapi/v1/exchangeInfo`, `/fapi/v1/fundingInfo`, `/fapi/v1/premiumIndex`, `/fapi/v1/fundingRate`,
  * `/fapi/v1/openInterest`, `/futures/data/topLongShortPositionRatio`, `/fapi/v1/aggTrades` (the websocket's
- * `aggTrade` tape, see `tape.ts`). Spot: `GET /api/v3/ticker/price`.
+ * `aggTrade` tape, see `tape.ts`), `/fapi/v1/klines` (last-price candles of `perp-model.ts`, 1m…1w; `1M` is not
+ * simulated and answers -1120). Spot: `GET /api/v3/ticker/price`.
  * Decimals are strings, times are numbers (ms). Unknown symbols → HTTP 400 `{"code":-1121,"msg":"Invalid symbol."}`.
  * `1000PEPEUSDT` / `1000SHIBUSDT` quote prices per 1000 coins and sizes in units of 1000 coins. Besides the
  * USDT perpetuals, exchangeInfo and premiumIndex list BTC/ETH quarterlies (`BTCUSDT_YYMMDD`) like the real venue.
@@ -46,6 +47,16 @@ const RATIO_PERIODS: Readonly<Record<string, number>> = {
   "5m": 5 * MINUTE, "15m": 15 * MINUTE, "30m": 30 * MINUTE, "1h": HOUR, "2h": 2 * HOUR, "4h": 4 * HOUR,
   "6h": 6 * HOUR, "12h": 12 * HOUR, "1d": DAY,
 };
+
+/** Kline intervals (`1M`, calendar months, is not simulated). Weekly klines open on Monday 00:00 UTC. */
+const KLINE_INTERVALS: Readonly<Record<string, number>> = {
+  "1m": MINUTE, "3m": 3 * MINUTE, "5m": 5 * MINUTE, "15m": 15 * MINUTE, "30m": 30 * MINUTE, "1h": HOUR, "2h": 2 * HOUR,
+  "4h": 4 * HOUR, "6h": 6 * HOUR, "8h": 8 * HOUR, "12h": 12 * HOUR, "1d": DAY, "3d": 3 * DAY, "1w": 7 * DAY,
+};
+/** Most rows one klines request returns (default 500). */
+const MAX_KLINES = 1500;
+/** Average notional of one simulated trade, for the klines trade count. */
+const AVG_TRADE_USD = 2_500;
 
 /** Venue price (per venue unit) rounded to the tick. */
 const unitPrice = (inst: PerpInstrumentSpec, perCoin: number): number => roundTo(perCoin * inst.multiplier, inst.priceDecimals);
@@ -110,6 +121,22 @@ function premiumIndexRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number)
     nextFundingTime: perpetual ? perp.nextFundingTime(inst, now) : 0,
     time: now,
   };
+}
+
+/** One `/fapi/v1/klines` row of the candle opening at `open`, prices and base volume per venue unit. */
+function klineRow(inst: PerpInstrumentSpec, perp: PerpModel, open: number, dur: number, now: number): unknown[] {
+  const k = perp.candle(inst, open, dur, now);
+  const m = inst.multiplier;
+  const px = (perCoin: number) => fixed(unitPrice(inst, perCoin), inst.priceDecimals);
+  const vwap = (k.open + k.high + k.low + k.close) / 4;
+  const units = roundTo(k.volumeUsd / vwap / m, inst.qtyDecimals);
+  const quote = units * m * vwap;
+  const buyShare = Math.min(0.7, Math.max(0.3, 0.5 + 20 * (k.close / k.open - 1)));
+  const buyUnits = roundTo(units * buyShare, inst.qtyDecimals);
+  return [
+    open, px(k.open), px(k.high), px(k.low), px(k.close), fixed(units, inst.qtyDecimals), open + dur - 1,
+    fixed(quote, 5), Math.round(quote / AVG_TRADE_USD), fixed(buyUnits, inst.qtyDecimals), fixed(buyUnits * m * vwap, 5), "0",
+  ];
 }
 
 interface BinanceReplay {
@@ -265,6 +292,37 @@ export function createBinanceFapiRouter(ctx: VenueContext): Router {
       rows = tape.tradesBefore(inst, now + 1, limit).reverse();
     }
     res.json(rows.map(binanceAggFields));
+  });
+
+  /**
+   * Klines, oldest first, the open candle last: `startTime` (first `limit` from it), else `endTime` (last `limit` up
+   * to it), else the most recent `limit`. `limit` default 500, capped at 1500. Never before the listing.
+   */
+  router.get("/fapi/v1/klines", (req, res) => {
+    const symbol = qp(req, "symbol");
+    if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
+    const intervalRaw = qp(req, "interval");
+    if (intervalRaw === undefined || intervalRaw === "") return mandatory(res, "interval");
+    const dur = KLINE_INTERVALS[intervalRaw];
+    if (dur === undefined) return binanceError(res, 400, -1120, "Invalid interval.");
+    const limitRaw = intParam(qp(req, "limit"), 500, 1, Number.MAX_SAFE_INTEGER);
+    if (limitRaw === null) return invalidParam(res, "limit");
+    const limit = Math.min(limitRaw, MAX_KLINES);
+    const startTime = msParam(qp(req, "startTime"));
+    const endTime = msParam(qp(req, "endTime"));
+    if (startTime === null) return invalidParam(res, "startTime");
+    if (endTime === null) return invalidParam(res, "endTime");
+    const now = clock.now();
+    const inst = lookup(symbol, now);
+    if (!inst) return invalidSymbol(res);
+    const offset = dur === 7 * DAY ? 4 * DAY : 0; // 1970-01-05 was a Monday
+    const floorTo = (t: number) => Math.floor((t - offset) / dur) * dur + offset;
+    const first = floorTo(inst.listTime) + (floorTo(inst.listTime) < inst.listTime ? dur : 0);
+    const last = floorTo(Math.min(now, endTime ?? now));
+    let from = startTime !== undefined ? Math.max(first, floorTo(startTime) + (floorTo(startTime) < startTime ? dur : 0)) : Math.max(first, last - (limit - 1) * dur);
+    const rows: unknown[][] = [];
+    for (; from <= last && rows.length < limit; from += dur) rows.push(klineRow(inst, perp, from, dur, now));
+    res.json(rows);
   });
 
   router.get("/fapi/v1/openInterest", (req, res) => {

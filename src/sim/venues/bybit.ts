@@ -3,7 +3,9 @@
  *
  * `GET /v5/market/time`, `/v5/market/instruments-info`, `/v5/market/tickers`, `/v5/market/funding/history`,
  * `/v5/market/account-ratio`, `/v5/market/recent-trade` (the websocket's `publicTrade` tape, newest first, the most
- * recent `limit` ≤ 1000 only, no time filter, like the real API); only `category=linear` has instruments (USDT perps plus the USDC perps `BTCPERP`,
+ * recent `limit` ≤ 1000 only, no time filter, like the real API), `/v5/market/risk-limit` (the model's margin tiers:
+ * `riskLimitValue` USDT caps, margins in PERCENT, `mmDeduction` "" on the first tier; one symbol, or every linear
+ * symbol paged by `cursor`); only `category=linear` has instruments (USDT perps plus the USDC perps `BTCPERP`,
  * `ETHPERP`, as on the real venue). Envelope `{retCode, retMsg, result, retExtInfo:{}, time}`; every value inside
  * `result.list` is a string except `fundingInterval` (number, minutes). Errors are HTTP 200 with a non-zero
  * `retCode` (10001 for invalid parameters / symbols), as Bybit does. `1000PEPEUSDT` / `1000SHIBUSDT` quote per
@@ -54,7 +56,7 @@ function instrumentInfo(inst: PerpInstrumentSpec, perp: PerpModel, symbolId: num
     deliveryTime: "0",
     deliveryFeeRate: "",
     priceScale: String(inst.priceDecimals),
-    leverageFilter: { minLeverage: "1", maxLeverage: major ? "100.00" : "50.00", leverageStep: "0.01" },
+    leverageFilter: { minLeverage: "1", maxLeverage: fixed(inst.maxLeverage, 2), leverageStep: "0.01" },
     priceFilter: {
       minPrice: tickOf(inst.priceDecimals),
       maxPrice: fixed(anchor * 20, inst.priceDecimals),
@@ -82,6 +84,29 @@ function instrumentInfo(inst: PerpInstrumentSpec, perp: PerpModel, symbolId: num
     forbidUplWithdrawal: false,
     symbolId,
   };
+}
+
+/**
+ * Risk-limit rows of a symbol (`listIndex` = its position in the instrument list, for stable ids): the model's tiers,
+ * margins in percent, deduction = Σ cap × Δmmr of the tiers below.
+ */
+function riskLimitRows(inst: PerpInstrumentSpec, perp: PerpModel, listIndex: number): Array<Record<string, unknown>> {
+  let deduction = 0;
+  let prev: { cap: number; mmr: number } | undefined;
+  return perp.marginTiers(inst).map((t, k) => {
+    if (prev) deduction += prev.cap * (t.mmr - prev.mmr);
+    prev = { cap: t.maxNotionalUsd, mmr: t.mmr };
+    return {
+      id: listIndex * 100 + k + 1,
+      symbol: inst.symbol,
+      riskLimitValue: String(t.maxNotionalUsd),
+      maintenanceMargin: trimmed(t.mmr * 100, 4),
+      initialMargin: trimmed(100 / t.maxLeverage, 4),
+      isLowestRisk: k === 0 ? 1 : 0,
+      maxLeverage: fixed(t.maxLeverage, 2),
+      mmDeduction: k === 0 ? "" : trimmed(deduction, 4),
+    };
+  });
 }
 
 function tickerRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number): Record<string, unknown> {
@@ -261,6 +286,27 @@ export function createBybitRouter(ctx: VenueContext): Router {
         isRPITrade: false,
       })),
     });
+  });
+
+  router.get("/v5/market/risk-limit", (req, res) => {
+    const cat = category(res, qp(req, "category"));
+    if (cat === null) return;
+    if (cat !== "linear") return ok(res, { category: qp(req, "category"), list: [], nextPageCursor: "" });
+    const symbol = qp(req, "symbol");
+    if (symbol !== undefined && symbol !== "") {
+      const inst = lookup(symbol);
+      if (!inst) return fail(res, 10001, "params error: symbol invalid");
+      return ok(res, { category: "linear", list: riskLimitRows(inst, perp, all().indexOf(inst)), nextPageCursor: "" });
+    }
+    // Every symbol: pages of whole symbols, at least 200 rows each, like the real cursor pages.
+    const cursor = qp(req, "cursor");
+    const offset = cursor === undefined || cursor === "" ? 0 : decodeCursor(cursor);
+    if (offset === null) return fail(res, 10001, "params error: cursor invalid");
+    const insts = all();
+    const list: Array<Record<string, unknown>> = [];
+    let i = offset;
+    for (; i < insts.length && list.length < 200; i++) list.push(...riskLimitRows(insts[i] as PerpInstrumentSpec, perp, i));
+    ok(res, { category: "linear", list, nextPageCursor: i < insts.length ? encodeCursor(i) : "" });
   });
 
   router.get("/v5/market/account-ratio", (req, res) => {

@@ -6,7 +6,10 @@
  * `/api/v5/market/index-tickers`, `/api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader`,
  * `/api/v5/market/trades` (≤ 500 most recent) and `/api/v5/market/history-trades` (`type=1` paginates by `tradeId`,
  * `type=2` by `ts`; `after` = older than, `before` = newer than; ≤ 100; last 3 months), both newest first with `sz` in
- * contracts — the websocket's `trades` tape (`tape.ts`).
+ * contracts — the websocket's `trades` tape (`tape.ts`), `/api/v5/market/candles` (last-price candles of
+ * `perp-model.ts`, newest first, ≤ 300 of the latest 1440, `confirm` "0" on the open one; bars 1m…1W, HK-time
+ * aligned from 6H up unless `…utc`; `1M` is not simulated), and `/api/v5/public/position-tiers` (SWAP; the model's
+ * tiers in contracts at the anchor price, fixed per instrument; `tdMode` and `instFamily`/`uly` required).
  * Envelope `{code:"0", msg:"", data:[…]}`; every value is a string. Unknown instruments answer HTTP 200 with
  * `{code:"51001", msg:"Instrument ID does not exist", data:[]}`. Sizes are in contracts: `oi` × `ctVal` = `oiCcy`
  * (coins) for the USDT swaps; the coin-margined `BTC-USD-SWAP` / `ETH-USD-SWAP` (ctVal in USD) are listed too, as
@@ -22,6 +25,21 @@ import type { SimVenue, VenueContext } from "./types.js";
 import { DAY, HOUR, MINUTE, fixed, intParam, msParam, qp, roundTo, tickOf, trimmed } from "./wire.js";
 
 const INST_TYPES = new Set(["SPOT", "MARGIN", "SWAP", "FUTURES", "OPTION"]);
+/** Candle bars: length and alignment offset (HK time, UTC+8, from 6H up unless `…utc`; weeks open on Monday). */
+const CANDLE_BARS: Readonly<Record<string, { dur: number; offset: number }>> = (() => {
+  const out: Record<string, { dur: number; offset: number }> = {};
+  const utc: Array<[string, number]> = [["1m", MINUTE], ["3m", 3 * MINUTE], ["5m", 5 * MINUTE], ["15m", 15 * MINUTE], ["30m", 30 * MINUTE], ["1H", HOUR], ["2H", 2 * HOUR], ["4H", 4 * HOUR]];
+  for (const [bar, dur] of utc) out[bar] = { dur, offset: 0 };
+  const long: Array<[string, number]> = [["6H", 6 * HOUR], ["12H", 12 * HOUR], ["1D", DAY], ["2D", 2 * DAY], ["3D", 3 * DAY], ["1W", 7 * DAY]];
+  for (const [bar, dur] of long) {
+    const monday = dur === 7 * DAY ? 4 * DAY : 0; // 1970-01-05 was a Monday
+    out[bar] = { dur, offset: monday - 8 * HOUR };
+    out[`${bar}utc`] = { dur, offset: monday };
+  }
+  return out;
+})();
+/** `/market/candles` serves only the latest this many candles of a bar. */
+const CANDLE_HISTORY = 1440;
 const RUBIK_PERIODS: Readonly<Record<string, number>> = {
   "5m": 5 * MINUTE, "15m": 15 * MINUTE, "30m": 30 * MINUTE, "1H": HOUR, "2H": 2 * HOUR, "4H": 4 * HOUR,
   "6H": 6 * HOUR, "12H": 12 * HOUR, "1D": DAY,
@@ -55,7 +73,7 @@ function instrumentRow(inst: PerpInstrumentSpec, idx: number): Record<string, un
     instId: inst.symbol,
     instIdCode: 10400 + idx,
     instType: "SWAP",
-    lever: major ? "100" : "50",
+    lever: String(inst.maxLeverage),
     listTime: String(inst.listTime),
     lotSz: lot,
     maxIcebergSz: "100000000.0000000000000000",
@@ -112,6 +130,33 @@ function openInterestRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number)
   };
 }
 
+/** Position-tier rows of a swap: the model's tiers with bounds in contracts at the anchor price (fixed per instrument). */
+function positionTierRows(inst: PerpInstrumentSpec, perp: PerpModel): Array<Record<string, string>> {
+  const anchor = perp.market.params(inst.base).anchorUsd;
+  // Linear: contracts of ctVal coins; inverse: contracts of ctVal USD.
+  const contracts = (usd: number) => Math.max(1, Number((usd / (inst.inverse ? inst.ctVal : inst.ctVal * anchor)).toPrecision(2)));
+  let minSz = 0;
+  return perp.marginTiers(inst).map((t, k) => {
+    const maxSz = Math.max(minSz + 1, contracts(t.maxNotionalUsd));
+    const row = {
+      baseMaxLoan: "",
+      imr: trimmed(1 / t.maxLeverage, 8),
+      instFamily: uly(inst),
+      instId: "",
+      maxLever: String(t.maxLeverage),
+      maxSz: String(maxSz),
+      minSz: String(minSz),
+      mmr: trimmed(t.mmr, 8),
+      optMgnFactor: "0",
+      quoteMaxLoan: "",
+      tier: String(k + 1),
+      uly: uly(inst),
+    };
+    minSz = maxSz;
+    return row;
+  });
+}
+
 function fundingRateRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number): Record<string, string> {
   const next = perp.nextFundingTime(inst, now);
   const iv = inst.fundingIntervalHours * HOUR;
@@ -134,6 +179,21 @@ function fundingRateRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number):
     settState: "settled",
     ts: String(now),
   };
+}
+
+/** One `/market/candles` row `[ts, o, h, l, c, vol (contracts), volCcy (coins), volCcyQuote (USD), confirm]`. */
+function candleRow(inst: PerpInstrumentSpec, perp: PerpModel, open: number, dur: number, now: number): string[] {
+  const k = perp.candle(inst, open, dur, now);
+  const d = inst.priceDecimals;
+  const px = (x: number) => trimmed(roundTo(x, d), d);
+  const vwap = (k.open + k.high + k.low + k.close) / 4;
+  const contracts = roundTo(inst.inverse ? k.volumeUsd / inst.ctVal : k.volumeUsd / vwap / inst.ctVal, inst.qtyDecimals);
+  const usd = inst.inverse ? contracts * inst.ctVal : contracts * inst.ctVal * vwap;
+  const coins = inst.inverse ? usd / vwap : contracts * inst.ctVal;
+  return [
+    String(open), px(k.open), px(k.high), px(k.low), px(k.close), trimmed(contracts, inst.qtyDecimals), trimmed(coins, 8), trimmed(usd, 5),
+    open + dur <= now ? "1" : "0",
+  ];
 }
 
 /** Builds the OKX v5 router (paths `/api/v5/...`). */
@@ -159,9 +219,9 @@ export function createOkxRouter(ctx: VenueContext): Router {
     if (raw === null) fail(res, "51000", "Parameter limit error");
     return raw === null ? null : Math.min(raw, cap);
   };
-  /** `limit` (cap 100) and the epoch-ms cursors `before` / `after` of a paged endpoint; null after an error. */
-  const pageOf = (req: Request, res: Response): { limit: number; before?: number; after?: number } | null => {
-    const limit = limitOf(req, res, 100);
+  /** `limit` (capped at `cap`, default 100) and the epoch-ms cursors `before` / `after` of a paged endpoint; null after an error. */
+  const pageOf = (req: Request, res: Response, cap = 100): { limit: number; before?: number; after?: number } | null => {
+    const limit = limitOf(req, res, cap);
     if (limit === null) return null;
     const before = msParam(qp(req, "before"));
     const after = msParam(qp(req, "after"));
@@ -370,6 +430,45 @@ export function createOkxRouter(ctx: VenueContext): Router {
       rows = tape.tradesBefore(inst, upper, limit, lower, (t) => olderThan(t) && newerThan(t));
     }
     ok(res, rows.map(tradeRow));
+  });
+
+  router.get("/api/v5/public/position-tiers", (req, res) => {
+    const type = instType(res, qp(req, "instType"));
+    if (type === null) return;
+    const tdMode = qp(req, "tdMode");
+    if (tdMode === undefined || tdMode === "") return empty(res, "tdMode");
+    if (tdMode !== "cross" && tdMode !== "isolated") return fail(res, "51000", "Parameter tdMode error");
+    if (type !== "SWAP") return ok(res, []);
+    const family = qp(req, "instFamily") ?? qp(req, "uly");
+    if (family === undefined || family === "") return empty(res, "instFamily");
+    const families = family.split(",");
+    const sel = swaps().filter((i) => families.includes(uly(i)));
+    if (sel.length === 0) return noInstrument(res);
+    ok(res, sel.flatMap((i) => positionTierRows(i, perp)));
+  });
+
+  router.get("/api/v5/market/candles", (req, res) => {
+    const instId = qp(req, "instId");
+    if (instId === undefined || instId === "") return empty(res, "instId");
+    const bar = CANDLE_BARS[qp(req, "bar") ?? "1m"];
+    if (bar === undefined) return fail(res, "51000", "Parameter bar error");
+    const page = pageOf(req, res, 300);
+    if (!page) return;
+    const inst = lookup(instId);
+    if (!inst) return noInstrument(res);
+    const now = clock.now();
+    const { dur, offset } = bar;
+    const floorTo = (t: number) => Math.floor((t - offset) / dur) * dur + offset;
+    const latest = floorTo(now);
+    const oldest = Math.max(latest - (CANDLE_HISTORY - 1) * dur, floorTo(inst.listTime));
+    // Newest first; `after` = opened strictly before, `before` = opened strictly after.
+    let t = page.after !== undefined ? Math.min(latest, floorTo(page.after - 1)) : latest;
+    const rows: string[][] = [];
+    for (; t >= oldest && rows.length < page.limit; t -= dur) {
+      if (page.before !== undefined && t <= page.before) break;
+      rows.push(candleRow(inst, perp, t, dur, now));
+    }
+    ok(res, rows);
   });
 
   router.get("/api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader", (req, res) => {

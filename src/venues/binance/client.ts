@@ -1,12 +1,13 @@
 import { AppError } from "../../errors.js";
 import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
 import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, perpHttpClient } from "../perp/client-base.js";
-import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpVenueClient } from "../perp/types.js";
+import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpVenueClient } from "../perp/types.js";
 import {
   parseBinanceError,
   parseExchangeInfo,
   parseFundingInfo,
   parseFundingRateHistory,
+  parseKlines,
   parseOpenInterest,
   parsePremiumIndex,
   parseSpotTickerPrice,
@@ -39,11 +40,14 @@ interface BinanceCatalog extends Catalog {
 /** Top-trader statistic period requested by {@link BinancePerpClient.longShort}. */
 const RATIO_PERIOD = "5m";
 
+/** Most candles `/fapi/v1/klines` returns per request. */
+export const BINANCE_MAX_KLINES = 1500;
+
 /**
  * Binance USDⓈ-M futures client (public REST, sources.md §1–2): USDT-margined perpetuals in status TRADING only.
  * Endpoints: `/fapi/v1/exchangeInfo`, `/fapi/v1/fundingInfo` (both cached with the instruments),
  * `/fapi/v1/premiumIndex`, `/fapi/v1/fundingRate`, `/fapi/v1/openInterest`,
- * `/futures/data/topLongShortPositionRatio`, and spot `/api/v3/ticker/price`.
+ * `/futures/data/topLongShortPositionRatio`, `/fapi/v1/klines`, and spot `/api/v3/ticker/price`.
  * Records are per ONE coin (`1000PEPEUSDT` multiplier undone).
  * Errors: see {@link VenueHttpClient}; an unlisted base or `-1121 Invalid symbol` → `NOT_FOUND`;
  * HTTP 451 (restricted location) → `UPSTREAM_UNAVAILABLE`; other refusals → `UPSTREAM_ERROR`.
@@ -99,6 +103,20 @@ export class BinancePerpClient extends PerpClientBase<BinanceCatalog> implements
       .getJson("/futures/data/topLongShortPositionRatio", { symbol: inst.venueSymbol, period: RATIO_PERIOD, limit: 1 })
       .catch(mapError(base));
     return parseTopLongShortPositionRatio(raw, inst, RATIO_PERIOD);
+  }
+
+  /**
+   * The last `limit` (at most {@link BINANCE_MAX_KLINES}) hourly last-price candles from `/fapi/v1/klines?interval=1h`,
+   * oldest first, the current open hour included; per ONE coin (`1000PEPEUSDT` undone), volume in coins and USDT.
+   * `limit` < 1 → []. Weight 1–10 by limit.
+   * @throws AppError NOT_FOUND when not listed (or `-1121 Invalid symbol`).
+   */
+  async hourlyCandles(base: string, limit: number): Promise<Candle[]> {
+    const { inst } = await this.require(base);
+    if (!(limit >= 1)) return [];
+    const n = Math.min(BINANCE_MAX_KLINES, Math.floor(limit));
+    const raw = await this.http.getJson("/fapi/v1/klines", { symbol: inst.venueSymbol, interval: "1h", limit: n }).catch(mapError(base));
+    return parseKlines(raw, inst).slice(-n);
   }
 
   /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument } from "../perp/types.js";
+import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument } from "../perp/types.js";
 import { Num, OptNum, parseShape, perCoin, scale } from "../wire.js";
 
 /*
@@ -213,6 +213,33 @@ export function parseTopLongShortPositionRatio(raw: unknown, inst: PerpInstrumen
     period,
     time: last.timestamp,
   };
+}
+
+const KlinesBody = z.array(z.tuple([z.number(), Num, Num, Num, Num, Num, z.number(), Num], z.unknown()));
+
+/**
+ * Parses `GET /fapi/v1/klines?symbol=&interval=&limit=` (rows `[openTime, "o", "h", "l", "c", "vol",
+ * closeTime, "quoteVol", trades, "takerBuyBase", "takerBuyQuote", "0"]`, oldest first; the last row is the
+ * open candle) into candles of `inst`, oldest first. Prices are divided and the venue-unit volume multiplied
+ * by the multiplier (`1000PEPEUSDT`), so both are per ONE coin; `volumeUsd` is `quoteVol` (USDT).
+ * @throws AppError UPSTREAM_ERROR on an unexpected shape.
+ */
+export function parseKlines(raw: unknown, inst: PerpInstrument): Candle[] {
+  const rows = parse(KlinesBody, raw, "/fapi/v1/klines");
+  const m = inst.multiplier;
+  return rows
+    .map(([openTime, o, h, l, c, vol, , quoteVol]): Candle => ({
+      venue: VENUE,
+      base: inst.base,
+      openTime,
+      open: perCoin(o, m),
+      high: perCoin(h, m),
+      low: perCoin(l, m),
+      close: perCoin(c, m),
+      volumeCoins: scale(vol, m),
+      volumeUsd: quoteVol,
+    }))
+    .sort((a, b) => a.openTime - b.openTime);
 }
 
 const TickerPriceBody = z.object({ symbol: z.string(), price: Num });

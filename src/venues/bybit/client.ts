@@ -1,8 +1,8 @@
 import { AppError } from "../../errors.js";
 import { VenueHttpError } from "../../lib/venue-http.js";
 import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
-import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
-import { parseAccountRatio, parseFundingHistory, parseInstrumentsInfo, parseTickerOpenInterest, parseTickers } from "./parse.js";
+import type { FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
+import { parseAccountRatio, parseFundingHistory, parseInstrumentsInfo, parseRiskLimit, parseTickerOpenInterest, parseTickers } from "./parse.js";
 
 /** Venue key of Bybit in status, metrics and errors. */
 export const BYBIT = "bybit";
@@ -20,7 +20,7 @@ const MAX_PAGES = 10;
  * Bybit v5 client, `category=linear` USDT perpetuals in status Trading, with `fundingIntervalHours`
  * (public REST, sources.md §3).
  * Endpoints: `/v5/market/instruments-info` (cursor-paginated, cached), `/v5/market/tickers`,
- * `/v5/market/funding/history`, `/v5/market/account-ratio`. Records are per ONE coin.
+ * `/v5/market/funding/history`, `/v5/market/account-ratio`, `/v5/market/risk-limit`. Records are per ONE coin.
  * Errors: see {@link VenueHttpClient}; an unlisted base or retCode 10001 on a symbol request →
  * `NOT_FOUND`; HTTP 403 (rate-limit ban or geo-block) → `UPSTREAM_UNAVAILABLE`; other failures →
  * `UPSTREAM_ERROR`.
@@ -68,6 +68,17 @@ export class BybitPerpClient extends PerpClientBase implements PerpVenueClient {
       .getJson("/v5/market/account-ratio", { category: "linear", symbol: inst.venueSymbol, period: "5min", limit: 1 })
       .catch(mapError);
     return parseAccountRatio(raw, inst, "5m");
+  }
+
+  /**
+   * Maintenance-margin tiers (risk limits), first tier first, from `/v5/market/risk-limit?category=linear&symbol=`:
+   * USDT notional bounds (`riskLimitValue`), max leverage and the maintenance rate as a fraction.
+   * @throws AppError NOT_FOUND when not listed (or retCode 10001).
+   */
+  async marginTiers(base: string): Promise<MarginTier[]> {
+    const { inst } = await this.require(base);
+    const raw = await this.http.getJson("/v5/market/risk-limit", { category: "linear", symbol: inst.venueSymbol }).catch(mapError);
+    return parseRiskLimit(raw, inst);
   }
 
   protected async loadCatalog(): Promise<Catalog> {

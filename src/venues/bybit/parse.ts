@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../../errors.js";
-import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument } from "../perp/types.js";
+import type { FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpInstrument } from "../perp/types.js";
 import { splitMultiplier } from "../binance/parse.js";
 import { invalidShape, Num, OptNum, perCoin, scale } from "../wire.js";
 
@@ -196,4 +196,29 @@ export function parseAccountRatio(raw: unknown, inst: PerpInstrument, period: st
     period,
     time: last.timestamp,
   };
+}
+
+const RiskLimitResult = z.object({
+  list: z.array(z.object({ symbol: z.string().optional(), riskLimitValue: Num, maintenanceMargin: Num, maxLeverage: Num })),
+});
+
+/**
+ * Parses `GET /v5/market/risk-limit?category=linear&symbol=` (rows `{id, symbol, riskLimitValue,
+ * maintenanceMargin, initialMargin, isLowestRisk, maxLeverage, mmDeduction}`, decimals as strings) into the
+ * margin tiers of `inst`, sorted by `riskLimitValue` (rows may arrive unsorted). `riskLimitValue` is the tier's
+ * upper notional bound in USDT and the previous tier's bound its lower one (0 for the first);
+ * `maintenanceMargin` is a PERCENT (`"0.5"` → 0.005). Rows of other symbols are skipped.
+ * @throws AppError NOT_FOUND on retCode 10001; UPSTREAM_ERROR otherwise on failure or an unexpected shape.
+ */
+export function parseRiskLimit(raw: unknown, inst: PerpInstrument): MarginTier[] {
+  const { result } = unwrap(raw, "/v5/market/risk-limit", RiskLimitResult, inst.venueSymbol);
+  const rows = result.list.filter((r) => r.symbol === undefined || r.symbol === inst.venueSymbol).sort((a, b) => a.riskLimitValue - b.riskLimitValue);
+  return rows.map((r, i) => ({
+    venue: VENUE,
+    base: inst.base,
+    minNotionalUsd: i === 0 ? 0 : rows[i - 1]!.riskLimitValue,
+    maxNotionalUsd: r.riskLimitValue,
+    maxLeverage: r.maxLeverage,
+    maintenanceMarginRate: perCoin(r.maintenanceMargin, 100),
+  }));
 }

@@ -2,8 +2,8 @@ import { AppError } from "../../errors.js";
 import { memoize } from "../../lib/memo.js";
 import { VenueHttpError } from "../../lib/venue-http.js";
 import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
-import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpVenueClient, PredictedFunding } from "../perp/types.js";
-import { parseFunding, parseFundingHistory, parseInstruments, parseOpenInterest, parsePredictedFundings } from "./parse.js";
+import type { FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpVenueClient, PredictedFunding } from "../perp/types.js";
+import { parseFunding, parseFundingHistory, parseInstruments, parseMarginTiers, parseOpenInterest, parsePredictedFundings } from "./parse.js";
 import { HOUR_MS } from "../../lib/time.js";
 
 /** How long one `metaAndAssetCtxs` snapshot (all coins) is reused. */
@@ -20,17 +20,23 @@ const PAGE_ROWS = 500;
 /** Longest history served by {@link HyperliquidPerpClient.fundingHistory} (hourly points). */
 export const HYPERLIQUID_MAX_HISTORY = 1000;
 
+/** The instrument catalog plus the `meta` half of the `metaAndAssetCtxs` it was built from (margin tables). */
+interface HyperliquidCatalog extends Catalog {
+  meta: unknown;
+}
+
 /** Options of {@link HyperliquidPerpClient} (`callsPerMin` defaults to {@link HYPERLIQUID_CALLS_PER_MIN}). */
 export type HyperliquidClientOptions = PerpClientOptions;
 
 /**
  * Hyperliquid client, listed (not delisted) main-dex perpetuals (`POST /info`, sources.md §5). Requests:
- * `metaAndAssetCtxs` (instruments, funding, open interest), `fundingHistory`, `predictedFundings`.
+ * `metaAndAssetCtxs` (instruments, funding, open interest; its meta's `marginTables` are kept with the
+ * instruments for {@link marginTiers}), `fundingHistory`, `predictedFundings`.
  * Funding is hourly; `kPEPE`-style coins are converted to one coin. Hyperliquid publishes no
  * long/short ratio ({@link longShort} resolves to null).
  * Errors: see {@link VenueHttpClient}; an unlisted base → `NOT_FOUND`; other failures → `UPSTREAM_ERROR`.
  */
-export class HyperliquidPerpClient extends PerpClientBase implements PerpVenueClient {
+export class HyperliquidPerpClient extends PerpClientBase<HyperliquidCatalog> implements PerpVenueClient {
   constructor(baseUrl: string, opts: HyperliquidClientOptions) {
     super(HYPERLIQUID, baseUrl, opts, { callsPerMin: HYPERLIQUID_CALLS_PER_MIN, listing: "perpetual" });
   }
@@ -95,11 +101,23 @@ export class HyperliquidPerpClient extends PerpClientBase implements PerpVenueCl
     return parsePredictedFundings(raw);
   }
 
+  /**
+   * Margin tiers, first tier first, from the meta loaded with the instruments (no extra request): the
+   * asset's `marginTableId` table of `meta.marginTables` (USD notional bounds), else one tier at its
+   * `maxLeverage`; mmr = 1 / (2 × maxLeverage).
+   * @throws AppError NOT_FOUND when not listed; UPSTREAM_ERROR when the meta has no table or leverage for it.
+   */
+  async marginTiers(base: string): Promise<MarginTier[]> {
+    const { cat, inst } = await this.require(base);
+    return parseMarginTiers(cat.meta, inst);
+  }
+
   /** One `metaAndAssetCtxs` snapshot serves every coin: kept 2 s, so per-symbol tools share it under the request budget. */
   private readonly metaAndAssetCtxs = memoize(SNAPSHOT_TTL_MS, async () => (await this.http.postJson("/info", { type: "metaAndAssetCtxs" }).catch(mapError)) as object);
 
-  protected async loadCatalog(): Promise<Catalog> {
-    return indexCatalog(parseInstruments(await this.metaAndAssetCtxs()));
+  protected async loadCatalog(): Promise<HyperliquidCatalog> {
+    const raw = await this.metaAndAssetCtxs();
+    return { ...indexCatalog(parseInstruments(raw)), meta: Array.isArray(raw) ? (raw as unknown[])[0] : raw };
   }
 }
 

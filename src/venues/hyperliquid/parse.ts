@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AppError } from "../../errors.js";
-import type { FundingPoint, FundingSnapshot, OpenInterest, PerpInstrument, PerpVenue, PredictedFunding } from "../perp/types.js";
+import type { FundingPoint, FundingSnapshot, MarginTier, OpenInterest, PerpInstrument, PerpVenue, PredictedFunding } from "../perp/types.js";
 import { Num, OptNum, parseShape, perCoin, scale } from "../wire.js";
 import { HOUR_MS } from "../../lib/time.js";
 
@@ -68,6 +68,45 @@ function toInstrument(name: string): PerpInstrument {
 export function parseInstruments(raw: unknown): PerpInstrument[] {
   if (!Array.isArray(raw)) return parse(Meta, raw, "meta").universe.filter((u) => !u.isDelisted).map((u) => toInstrument(u.name));
   return listed(raw).map((l) => l.inst);
+}
+
+const MarginMeta = z.object({
+  universe: z.array(z.object({ name: z.string(), maxLeverage: z.number().positive().optional(), marginTableId: z.number().optional() })),
+  marginTables: z
+    .array(
+      z.tuple([
+        z.number(),
+        z.object({ description: z.string().optional(), marginTiers: z.array(z.object({ lowerBound: Num, maxLeverage: z.number().positive() })).min(1) }),
+      ]),
+    )
+    .optional(),
+});
+
+/**
+ * Margin tiers of `inst` from the meta of `{"type":"meta"}` or `{"type":"metaAndAssetCtxs"}` (`[meta, ctxs]`):
+ * the universe entry's `marginTableId` selects a table of `meta.marginTables` (`[[id, {description,
+ * marginTiers:[{lowerBound:"0.0", maxLeverage:50}, …]}], …]`, `lowerBound` in USD notional). Tiers are sorted by
+ * `lowerBound`; a tier's upper bound is the next tier's `lowerBound` (null for the last). Without a
+ * `marginTableId` or a matching table (older metas), one unbounded tier at the universe `maxLeverage`.
+ * Hyperliquid's maintenance margin is half the initial margin at the tier's max leverage: mmr = 1 / (2 × maxLeverage).
+ * @throws AppError NOT_FOUND when the universe lacks the coin; UPSTREAM_ERROR on an unexpected shape or when
+ *   neither a table nor a `maxLeverage` is given.
+ */
+export function parseMarginTiers(raw: unknown, inst: PerpInstrument): MarginTier[] {
+  const meta = parse(MarginMeta, Array.isArray(raw) ? raw[0] : raw, "meta");
+  const asset = meta.universe.find((u) => u.name === inst.venueSymbol);
+  if (!asset) throw new AppError("NOT_FOUND", `${VENUE} meta lists no ${inst.venueSymbol}`);
+  const table = asset.marginTableId === undefined ? undefined : meta.marginTables?.find(([id]) => id === asset.marginTableId)?.[1];
+  const tiers = table ? [...table.marginTiers].sort((a, b) => a.lowerBound - b.lowerBound) : asset.maxLeverage !== undefined ? [{ lowerBound: 0, maxLeverage: asset.maxLeverage }] : [];
+  if (tiers.length === 0) throw new AppError("UPSTREAM_ERROR", `${VENUE} meta sent no margin table or max leverage for ${inst.venueSymbol}`);
+  return tiers.map((t, i) => ({
+    venue: VENUE,
+    base: inst.base,
+    minNotionalUsd: t.lowerBound,
+    maxNotionalUsd: tiers[i + 1]?.lowerBound ?? null,
+    maxLeverage: t.maxLeverage,
+    maintenanceMarginRate: Number((1 / (2 * t.maxLeverage)).toPrecision(15)),
+  }));
 }
 
 /** Start of the next full hour after `now` (Hyperliquid settles funding every hour on the hour). */

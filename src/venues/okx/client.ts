@@ -2,9 +2,11 @@ import { memoize } from "../../lib/memo.js";
 import { AppError } from "../../errors.js";
 import { VenueHttpError } from "../../lib/venue-http.js";
 import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
-import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpVenueClient } from "../perp/types.js";
+import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpVenueClient } from "../perp/types.js";
 import {
   OKX_NO_SUCH_INSTRUMENT,
+  okxInstFamily,
+  parseCandles,
   parseFundingRate,
   parseFundingRateHistory,
   parseIndexTickers,
@@ -12,6 +14,7 @@ import {
   parseMarkPrices,
   parseOkxError,
   parseOpenInterestRaw,
+  parsePositionTiers,
   parseTopTraderPositionRatio,
 } from "./parse.js";
 
@@ -28,13 +31,16 @@ export const OKX_CALLS_PER_MIN = 450;
 export type OkxClientOptions = PerpClientOptions;
 
 const RATIO_PERIOD = "5m";
+/** Most candles `/market/candles` returns per request. */
+export const OKX_MAX_CANDLES = 300;
 const empty = () => new Map<string, number>();
 
 /**
  * OKX v5 client, live USDT-margined SWAP only, `contractSize` = ctVal × ctMult (public REST, sources.md §4).
  * Endpoints: `/api/v5/public/instruments` (cached), `/public/funding-rate` (`instId=ANY` for all),
  * `/public/mark-price`, `/market/index-tickers`, `/public/funding-rate-history`, `/public/open-interest`,
- * `/rubik/stat/contracts/long-short-position-ratio-contract-top-trader`. Sizes are coins (contracts × ctVal).
+ * `/rubik/stat/contracts/long-short-position-ratio-contract-top-trader`, `/public/position-tiers`, `/market/candles`.
+ * Sizes are coins (contracts × ctVal).
  * Mark and index prices in funding snapshots are best effort (null when those calls fail).
  * Errors: see {@link VenueHttpClient}; an unlisted base or code 51001 → `NOT_FOUND`; other failures → `UPSTREAM_ERROR`.
  */
@@ -104,6 +110,40 @@ export class OkxPerpClient extends PerpClientBase implements PerpVenueClient {
       .getJson("/api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader", { instId: inst.venueSymbol, period: RATIO_PERIOD, limit: 1 })
       .catch(mapError(inst.venueSymbol));
     return parseTopTraderPositionRatio(raw, inst, RATIO_PERIOD);
+  }
+
+  /**
+   * Cross-margin maintenance tiers of the swap, first tier first, from `/public/position-tiers?instType=SWAP&
+   * tdMode=cross&instFamily=<BASE>-USDT`. OKX bounds tiers in contracts; they become USD notional as contracts ×
+   * contractSize × the current mark price (index price when OKX sent no mark) of the funding snapshot, fetched
+   * alongside. `maintenanceMarginRate` is OKX's `mmr` fraction.
+   * @throws AppError NOT_FOUND when not listed (or code 51001); UPSTREAM_ERROR when no price is available.
+   */
+  async marginTiers(base: string): Promise<MarginTier[]> {
+    const { inst } = await this.require(base);
+    const instId = inst.venueSymbol;
+    const [raw, snap] = await Promise.all([
+      this.http
+        .getJson("/api/v5/public/position-tiers", { instType: "SWAP", tdMode: "cross", instFamily: okxInstFamily(instId) })
+        .catch(mapError(instId)),
+      this.funding(base),
+    ]);
+    const price = snap.markPrice ?? snap.indexPrice;
+    if (price === null) throw new AppError("UPSTREAM_ERROR", `okx sent no mark or index price for ${instId}`);
+    return parsePositionTiers(raw, inst, price);
+  }
+
+  /**
+   * The last `limit` (at most {@link OKX_MAX_CANDLES}) hourly last-price candles from `/market/candles?bar=1H`,
+   * oldest first, the current open hour included; prices per coin, volumes in coins and USDT. `limit` < 1 → [].
+   * @throws AppError NOT_FOUND when not listed (or code 51001).
+   */
+  async hourlyCandles(base: string, limit: number): Promise<Candle[]> {
+    const { inst } = await this.require(base);
+    if (!(limit >= 1)) return [];
+    const n = Math.min(OKX_MAX_CANDLES, Math.floor(limit));
+    const raw = await this.http.getJson("/api/v5/market/candles", { instId: inst.venueSymbol, bar: "1H", limit: n }).catch(mapError(inst.venueSymbol));
+    return parseCandles(raw, inst).slice(-n);
   }
 
   protected async loadCatalog(): Promise<Catalog> {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AppError } from "../../errors.js";
-import type { FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument } from "../perp/types.js";
-import { invalidShape, Num, OptNum, scale } from "../wire.js";
+import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpInstrument } from "../perp/types.js";
+import { invalidShape, Num, OptNum, perCoin, scale } from "../wire.js";
 
 /*
  * Pure parsers for OKX v5 public payloads, USDT-margined SWAP only (sources.md §4, §11).
@@ -51,6 +51,14 @@ export function toOkxSymbol(base: string): string {
 
 /** Index instId of a swap (`BTC-USDT-SWAP` → `BTC-USDT`), as used by `/market/index-tickers`. */
 export function okxIndexId(instId: string): string {
+  return instId.replace(/-SWAP$/, "");
+}
+
+/**
+ * Instrument family of a USDT-margined swap (`BTC-USDT-SWAP` → `BTC-USDT`), the `instFamily` / `uly` of
+ * its instruments row, as `/public/position-tiers` expects it.
+ */
+export function okxInstFamily(instId: string): string {
   return instId.replace(/-SWAP$/, "");
 }
 
@@ -239,6 +247,75 @@ export function parseTopTraderPositionRatio(raw: unknown, inst: PerpInstrument, 
     period,
     time: newest[0],
   };
+}
+
+const PositionTiersData = z.array(
+  z.object({
+    tier: Num,
+    minSz: Num,
+    maxSz: OptNum,
+    mmr: Num,
+    maxLever: Num,
+    instFamily: z.string().optional(),
+    uly: z.string().optional(),
+  }),
+);
+
+/**
+ * Parses `GET /api/v5/public/position-tiers?instType=SWAP&tdMode=cross&instFamily=BTC-USDT` (rows
+ * `{tier, minSz, maxSz, mmr, imr, maxLever, instFamily, uly, …}`, every value a string) into the margin
+ * tiers of `inst`, first tier first. SWAP sizes are contracts; each bound becomes USD notional as
+ * contracts × `contractSize` × `priceUsd` (the current mark price per coin), so the USD bounds move with the
+ * price while the venue's contract bounds stay fixed. `mmr` is a fraction (0.004 = 0.4 %). An empty `maxSz`
+ * leaves the tier unbounded (null). Rows of another instrument family (when the row names one) are skipped.
+ * @throws AppError NOT_FOUND on code 51001; UPSTREAM_ERROR otherwise on failure or an unexpected shape.
+ */
+export function parsePositionTiers(raw: unknown, inst: PerpInstrument, priceUsd: number): MarginTier[] {
+  const rows = unwrap(raw, "/api/v5/public/position-tiers", PositionTiersData, inst.venueSymbol);
+  const family = okxInstFamily(inst.venueSymbol);
+  const usd = (contracts: number) => scale(scale(contracts, inst.contractSize), priceUsd);
+  return rows
+    .filter((r) => !r.instFamily || r.instFamily === family || r.uly === family)
+    .sort((a, b) => a.tier - b.tier || a.minSz - b.minSz)
+    .map((r) => ({
+      venue: VENUE,
+      base: inst.base,
+      minNotionalUsd: usd(r.minSz),
+      maxNotionalUsd: r.maxSz === null ? null : usd(r.maxSz),
+      maxLeverage: r.maxLever,
+      maintenanceMarginRate: r.mmr,
+    }));
+}
+
+const CandlesData = z.array(z.tuple([Num, Num, Num, Num, Num, Num], OptNum));
+
+/**
+ * Parses `GET /api/v5/market/candles?instId=&bar=1H` (rows `[ts, o, h, l, c, vol, volCcy, volCcyQuote,
+ * confirm]`, strings, NEWEST first; `confirm` "0" marks the current, still open candle) into candles of
+ * `inst`, OLDEST first. Prices are per coin; `vol` counts contracts, so `volumeCoins` is `volCcy` (else
+ * `vol` × contractSize) and `volumeUsd` is `volCcyQuote` (else coins × close, for older 7-column rows).
+ * @throws AppError NOT_FOUND on code 51001; UPSTREAM_ERROR otherwise on failure or an unexpected shape.
+ */
+export function parseCandles(raw: unknown, inst: PerpInstrument): Candle[] {
+  const rows = unwrap(raw, "/api/v5/market/candles", CandlesData, inst.venueSymbol);
+  const m = inst.multiplier;
+  return rows
+    .map(([openTime, o, h, l, c, vol, volCcy, volCcyQuote]): Candle => {
+      const coins = volCcy ?? scale(vol, inst.contractSize);
+      const close = perCoin(c, m);
+      return {
+        venue: VENUE,
+        base: inst.base,
+        openTime,
+        open: perCoin(o, m),
+        high: perCoin(h, m),
+        low: perCoin(l, m),
+        close,
+        volumeCoins: coins,
+        volumeUsd: volCcyQuote ?? scale(coins, close),
+      };
+    })
+    .sort((a, b) => a.openTime - b.openTime);
 }
 
 const ErrorBody = z.object({ code: z.union([z.string(), z.number()]).transform(String), msg: z.string().optional() });
