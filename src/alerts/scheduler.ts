@@ -23,6 +23,8 @@ export class AlertScheduler {
   private task?: ScheduledTask;
   private poll?: NodeJS.Timeout;
   private dispatching?: Promise<number>;
+  /** The round in progress, so that `stop()` can wait for it (node-cron's destroy does not). */
+  private running?: Promise<void>;
 
   constructor(
     private readonly store: AlertStore,
@@ -42,8 +44,13 @@ export class AlertScheduler {
     void this.dispatch();
   }
 
-  /** One evaluation round followed by a dispatch of what it queued. */
-  async round(): Promise<void> {
+  /** One evaluation round followed by a dispatch of what it queued; concurrent calls share one round. */
+  round(): Promise<void> {
+    this.running ??= this.runRound().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async runRound(): Promise<void> {
     try {
       await this.engine.evaluate();
     } catch (err) {
@@ -58,12 +65,13 @@ export class AlertScheduler {
     return this.dispatching;
   }
 
-  /** Stops rounds and polling and waits for the attempts in flight. */
+  /** Stops rounds and polling and waits for the round and the attempts in flight. */
   async stop(): Promise<void> {
     await this.task?.destroy();
     this.task = undefined;
     if (this.poll) clearInterval(this.poll);
     this.poll = undefined;
+    await this.running;
     await this.dispatching;
   }
 }

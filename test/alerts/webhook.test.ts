@@ -18,19 +18,10 @@ import {
   type WebhookTargetPolicy,
 } from "../../src/alerts/webhook/target.js";
 import { AppError } from "../../src/errors.js";
+import { appError } from "../helpers/errors.js";
 import { VERSION } from "../../src/version.js";
 import { startHttpsReceiver, type HttpsReceiver } from "../helpers/https-receiver.js";
 
-/** The AppError `fn` throws (or rejects with), failing the test when it does not. */
-async function appError(fn: () => unknown): Promise<AppError> {
-  try {
-    await fn();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AppError);
-    return e as AppError;
-  }
-  throw new Error("expected an AppError");
-}
 
 function details(e: AppError): { field?: string; reason?: string; address?: string } {
   return e.details as { field?: string; reason?: string; address?: string };

@@ -16,3 +16,14 @@ export function expectAppError(fn: () => unknown, code = "UPSTREAM_ERROR", messa
   expect((thrown as AppError).code).toBe(code);
   if (message) expect((thrown as AppError).message).toMatch(message);
 }
+
+/** The `AppError` that `fn` throws or rejects with, failing the test when it throws anything else or nothing. */
+export async function appError(fn: () => unknown): Promise<AppError> {
+  try {
+    await fn();
+  } catch (e) {
+    expect(e).toBeInstanceOf(AppError);
+    return e as AppError;
+  }
+  throw new Error("expected an AppError");
+}
