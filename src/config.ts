@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { validate as validateCron } from "node-cron";
 import { z } from "zod";
 
@@ -55,6 +56,10 @@ const EnvSchema = z.object({
   BYBIT_WS_URL: z.string().default("wss://stream.bybit.com"),
   OKX_WS_URL: z.string().default("wss://ws.okx.com:8443"),
   HYPERLIQUID_WS_URL: z.string().default("wss://api.hyperliquid.xyz"),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, "expected redis://host:port or rediss://…").optional(),
+  REDIS_PREFIX: z.string().min(1).max(40).default("mg:"),
+  REPLICA_ID: z.string().min(1).max(100).optional(),
+  LEASE_TTL_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
   ALERTS: z.enum(["on", "off"]).default("on"),
   ALERT_EVAL_CRON: z.string().default("*/30 * * * * *").refine((v) => validateCron(v), "expected a node-cron expression such as */30 * * * * *"),
   ALERT_COOLDOWN_MIN: z.coerce.number().min(0).default(15),
@@ -146,6 +151,15 @@ export interface Config {
   };
   /** Whether MCP over stdio charges for paid tools (off by default: it is the operator's own agent). */
   mcpStdioPayments: boolean;
+  /** Shared state of several replicas; undefined (embedded state) without `REDIS_URL`. */
+  redis?: {
+    url: string;
+    prefix: string;
+    /** This replica's identity in leases (default `<hostname>-<pid>-<random>`). */
+    replicaId: string;
+    /** Leadership lease lifetime: a dead leader is replaced within this time. */
+    leaseTtlMs: number;
+  };
   /** Liquidation and price alerts; undefined when `ALERTS=off`. */
   alerts?: {
     /** `DATA_DIR`: the alert database is `<dataDir>/alerts.sqlite` (`:memory:` keeps it in memory). */
@@ -280,6 +294,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dexscreenerCallsPerMin: e.DEXSCREENER_CALLS_PER_MIN,
     mcpStdioPayments: e.MCP_PAYMENTS ?? false,
     mpp: e.MPP === "off" ? undefined : parseMpp(e),
+    redis: e.REDIS_URL
+      ? { url: e.REDIS_URL, prefix: e.REDIS_PREFIX, replicaId: e.REPLICA_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`, leaseTtlMs: e.LEASE_TTL_MS }
+      : undefined,
     alerts:
       e.ALERTS === "off"
         ? undefined
