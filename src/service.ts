@@ -23,6 +23,7 @@ import { MppGate } from "./payments/mpp.js";
 import { PaymentProcessor } from "./payments/processor.js";
 import { createFacilitators, createResourceServer, PaymentCatalog } from "./payments/x402.js";
 import type { AnyTool } from "./registry/tool.js";
+import { RedisHandle } from "./state/redis.js";
 import { VERSION } from "./version.js";
 
 /** Options of {@link createService}; the overrides exist for tests and the sandbox. */
@@ -102,7 +103,9 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const { config } = opts;
   const tools = opts.tools ?? TOOLS;
   const metrics = new Metrics();
-  const ctx = createToolContext(config, { metrics, log: logger, version: VERSION, now: opts.now });
+  const redis = config.redis ? new RedisHandle({ url: config.redis.url, prefix: config.redis.prefix, log: logger }) : undefined;
+  redis?.start();
+  const ctx = createToolContext(config, { metrics, log: logger, version: VERSION, now: opts.now, redis });
   const runner = new ToolRunner(ctx, metrics, { maxEntries: config.cacheMaxEntries });
   const limiter = new MissRateLimiter(config.rateLimitPerMin);
   const payments = paymentProcessor(opts, tools);
@@ -163,6 +166,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
               await alerts?.stop();
               await ctx.streams?.stop();
               ctx.alerts?.store.close();
+              await redis?.close();
             },
           });
         });

@@ -9,6 +9,7 @@ import { HyperliquidPerpClient } from "../venues/hyperliquid/client.js";
 import { OkxPerpClient } from "../venues/okx/client.js";
 import { createAlertService } from "../alerts/create.js";
 import type { AlertService } from "../alerts/service.js";
+import type { RedisHandle } from "../state/redis.js";
 import { createStreamManager } from "../streams/create.js";
 import type { StreamManager } from "../streams/manager.js";
 import { PERP_VENUES, type PerpVenue, type PerpVenueClient, type PredictedFunding } from "../venues/perp/types.js";
@@ -46,10 +47,12 @@ export interface ToolContext {
   streams?: StreamManager;
   /** Liquidation and price alerts (store and lifecycle); undefined when `ALERTS=off`. */
   alerts?: AlertService;
+  /** Shared state of several replicas (`REDIS_URL`); undefined with embedded state. */
+  redis?: RedisHandle;
 }
 
 /** Builds the venue clients and the handler context from the configuration. */
-export function createToolContext(config: Config, deps: { metrics: Metrics; log: Logger; version: string; now?: () => number }): ToolContext {
+export function createToolContext(config: Config, deps: { metrics: Metrics; log: Logger; version: string; now?: () => number; redis?: RedisHandle }): ToolContext {
   const health = new VenueHealth(["coingecko", ...PERP_VENUES, "dexscreener", "geckoterminal"]);
   const common = { timeoutMs: config.upstreamTimeoutMs, metrics: deps.metrics, health };
   const v = config.venues;
@@ -74,5 +77,6 @@ export function createToolContext(config: Config, deps: { metrics: Metrics; log:
     log: deps.log,
     streams: config.streams ? createStreamManager({ ...config, streams: config.streams }, perps, deps.metrics) : undefined,
     alerts: config.alerts ? createAlertService(config.alerts, now) : undefined,
+    redis: deps.redis,
   };
 }
