@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < ALERTS; i++) {
     const symbol = `SYM${i % SYMBOLS}`;
     const liq = Math.floor(i / SYMBOLS) % 5 !== 0;
-    svc.create(
+    await svc.create(
       liq ? "liquidation" : "price",
       {
         symbol,
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
   store.close();
   rmSync(dir, { recursive: true, force: true });
 
-  const median = (xs: number[]) => percentile(xs, 50);
+  const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
   const results = {
     alerts: ALERTS,
     symbols: SYMBOLS,

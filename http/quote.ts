@@ -45,7 +45,7 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
         ...(tool.preflight ? { interim_possible: "the first request for a symbol that is not streamed yet is answered free with a warm-up body (202)" } : {}),
       };
       if (isFree(tool) || !deps.gate) return res.json({ ...base, charged: false, reason: isFree(tool) ? "free_tool" : "payments_off" });
-      if (deps.runner.has(tool, input)) return res.json({ ...base, charged: false, reason: "cache_hit" });
+      if (await deps.runner.has(tool, input)) return res.json({ ...base, charged: false, reason: "cache_hit" });
       const resource = { url: `${deps.publicUrl ?? `${req.protocol}://${req.get("host")}`}${base.path}`, description: tool.summary, mimeType: "application/json" };
       const required = await deps.gate.processor.paymentRequired(tool, resource, "Payment required");
       const response = await deps.gate.required(tool, required);

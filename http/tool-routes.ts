@@ -51,7 +51,7 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
       let input: unknown;
       try {
         input = readInput({ params: req.params, query: req.query as Record<string, unknown>, body: req.body });
-        const hit = deps.runner.lookup(tool, input);
+        const hit = await deps.runner.lookup(tool, input);
         if (hit) {
           return send(res, 200, { "X-Cache": "HIT", "Cache-Control": `public, max-age=${hit.ttlRemainingSec}` }, hit.value);
         }
@@ -70,7 +70,7 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
       if (!paid) {
         try {
           const value = await deps.runner.execute(tool, input, { credentials });
-          deps.runner.commit(tool, input, value);
+          await deps.runner.commit(tool, input, value);
           return send(res, 200, { "X-Cache": "MISS" }, value);
         } catch (err) {
           return sendError(res, err);
@@ -123,7 +123,7 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
         case "settled":
           deps.metrics.paymentsSettled.inc({ tool: tool.name, transport: "http" });
           deps.metrics.revenueUsdc.inc({ tool: tool.name }, Number(tool.priceUsd));
-          deps.runner.commit(tool, input, value);
+          await deps.runner.commit(tool, input, value);
           return send(res, 200, { ...receipt(settled.receipt), "X-Cache": "MISS", "Cache-Control": "private, no-store" }, value);
       }
     };

@@ -122,7 +122,7 @@ export class McpCatalog {
     try {
       const split = splitCredentials(tool, args);
       const input = parseToolInput(tool, split.args);
-      const hit = runner.lookup(tool, input);
+      const hit = await runner.lookup(tool, input);
       if (hit) return this.ok(hit.value, { "marketgate/cache": "HIT" });
       if (cc.rateLimitKey !== undefined) await this.deps.limiter?.consume(cc.rateLimitKey);
       await runner.precheck(tool, input);
@@ -130,7 +130,7 @@ export class McpCatalog {
       if (interim) return this.ok(interim.body, { "marketgate/interim": { status: interim.status, retryAfterSec: interim.retryAfterSec ?? null } });
       if (isFree(tool) || !this.deps.payments) {
         const value = await runner.execute(tool, input, { credentials: split.credentials });
-        runner.commit(tool, input, value);
+        await runner.commit(tool, input, value);
         return this.ok(value, { "marketgate/cache": "MISS" });
       }
       const resource = { url: `mcp://tool/${tool.name}`, description: tool.summary, mimeType: "application/json" };
@@ -162,7 +162,7 @@ export class McpCatalog {
       }
       metrics.paymentsSettled.inc({ tool: tool.name, transport: "mcp" });
       metrics.revenueUsdc.inc({ tool: tool.name }, Number(tool.priceUsd));
-      runner.commit(tool, input, value);
+      await runner.commit(tool, input, value);
       return this.ok(value, { "marketgate/cache": "MISS", [PAYMENT_RESPONSE_META]: settled.receipt });
     } catch (err) {
       return this.error(err);

@@ -13,12 +13,14 @@ import { McpCatalog } from "../mcp/catalog.js";
 import { ConfigError, type Config } from "./config.js";
 import { createToolContext, type ToolContext } from "./core/context.js";
 import { Metrics } from "./core/metrics.js";
+import { MemoryResponseCache, RedisResponseCache } from "./core/response-cache.js";
 import { ToolRunner } from "./core/runner.js";
+import { RedisSingleFlight } from "./state/flight.js";
 import type { ServiceInfo } from "./docs/openapi.js";
 import { priceBook, type PriceBook } from "./docs/pricing.js";
 import { logger } from "./lib/log.js";
 import { AuthorizationReader } from "./payments/chain.js";
-import { PaymentLedger } from "./payments/ledger.js";
+import { MemoryPaymentLedger, RedisPaymentLedger, type PaymentLedger } from "./payments/ledger.js";
 import { MppGate } from "./payments/mpp.js";
 import { PaymentProcessor } from "./payments/processor.js";
 import { createFacilitators, createResourceServer, PaymentCatalog } from "./payments/x402.js";
@@ -70,7 +72,7 @@ export function serviceInfo(config: Config): ServiceInfo {
 }
 
 /** The payment processor, or undefined when payments are off (no `PAY_TO`, or explicitly off). */
-function paymentProcessor(opts: ServiceOptions, tools: readonly AnyTool[]): PaymentProcessor | undefined {
+function paymentProcessor(opts: ServiceOptions, tools: readonly AnyTool[], redis: RedisHandle | undefined): PaymentProcessor | undefined {
   const { payments } = opts.config;
   if (opts.paymentsOff || !payments.payTo) return undefined;
   const facilitator = opts.facilitator ?? createFacilitators(payments);
@@ -79,7 +81,8 @@ function paymentProcessor(opts: ServiceOptions, tools: readonly AnyTool[]): Paym
   }
   const catalog = new PaymentCatalog(createResourceServer(facilitator, payments.network), tools, { ...payments, payTo: payments.payTo });
   // The ledger outlives every authorization's validity, so replays are refused locally.
-  const ledger = new PaymentLedger({ ttlMs: Math.max(24 * 3600_000, payments.timeoutSec * 2000) });
+  const ttlMs = Math.max(24 * 3600_000, payments.timeoutSec * 2000);
+  const ledger: PaymentLedger = redis ? new RedisPaymentLedger(redis, ttlMs) : new MemoryPaymentLedger({ ttlMs });
   return new PaymentProcessor(catalog, ledger, {
     chain: payments.rpcUrl ? new AuthorizationReader(payments.rpcUrl) : undefined,
     reconcileWindowMs: payments.reconcileWindowMs,
@@ -106,9 +109,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const redis = config.redis ? new RedisHandle({ url: config.redis.url, prefix: config.redis.prefix, log: logger }) : undefined;
   redis?.start();
   const ctx = createToolContext(config, { metrics, log: logger, version: VERSION, now: opts.now, redis });
-  const runner = new ToolRunner(ctx, metrics, { maxEntries: config.cacheMaxEntries });
-  const limiter = new MissRateLimiter(config.rateLimitPerMin);
-  const payments = paymentProcessor(opts, tools);
+  const cache = redis ? new RedisResponseCache(redis, config.cacheMaxEntries, logger) : new MemoryResponseCache(config.cacheMaxEntries);
+  const runner = new ToolRunner(ctx, metrics, cache, redis ? new RedisSingleFlight(redis) : undefined);
+  const limiter = new MissRateLimiter(config.rateLimitPerMin, redis);
+  const payments = paymentProcessor(opts, tools, redis);
   const prices = await priceBook(tools, { network: config.payments.network, payTo: payments?.catalog.settings.payTo, timeoutSec: config.payments.timeoutSec });
   const info = serviceInfo(config);
   const mcp = new McpCatalog({ tools, runner, metrics, dataMode: config.dataMode, prices, limiter, payments });
@@ -116,7 +120,12 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const firstPrice = prices.values().next().value;
   const alerts =
     config.alerts && ctx.alerts
-      ? createAlertScheduler(config.alerts, ctx.alerts, alertSignals(ctx), { now: ctx.now, log: logger, dataSource: config.dataMode === "sim" ? "simulated" : "live" })
+      ? createAlertScheduler(config.alerts, ctx.alerts, alertSignals(ctx), {
+          now: ctx.now,
+          log: logger,
+          dataSource: config.dataMode === "sim" ? "simulated" : "live",
+          lease: redis && config.redis ? { redis, holderId: config.redis.replicaId, ttlMs: config.redis.leaseTtlMs } : undefined,
+        })
       : undefined;
   const app = createApp({
     config,
@@ -165,7 +174,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
               await new Promise<void>((r) => server.close(() => r()));
               await alerts?.stop();
               await ctx.streams?.stop();
-              ctx.alerts?.store.close();
+              await ctx.alerts?.store.close();
               await redis?.close();
             },
           });

@@ -1,5 +1,5 @@
 import type { Logger } from "../lib/log.js";
-import type { AlertStore } from "./store.js";
+import type { AlertRepository } from "./repository.js";
 import type { AttemptRecord, DeliveryRecord } from "./types.js";
 import type { WebhookSender } from "./webhook/send.js";
 
@@ -37,19 +37,37 @@ export interface DispatcherOptions {
  */
 export class DeliveryDispatcher {
   private readonly inFlight = new Set<string>();
+  /**
+   * Attempts finished while an outbox read was under way (id → finish stamp): such a read may still show
+   * the delivery as due (an asynchronous store answers from before the attempt was recorded), and must
+   * not send it again. Cleared whenever no read is under way.
+   */
+  private readonly finished = new Map<string, number>();
+  private stamp = 0;
+  private reading = 0;
   private readonly concurrency: number;
 
   constructor(
-    private readonly store: AlertStore,
+    private readonly store: AlertRepository,
     private readonly sender: WebhookSender,
     private readonly opts: DispatcherOptions,
   ) {
     this.concurrency = Math.max(1, opts.concurrency ?? 8);
   }
 
-  /** Attempts every due delivery once; resolves with the number of attempts made. Never throws. */
+  /** Attempts every due delivery once; resolves with the number of attempts made. Never throws (a store that cannot be read counts as nothing due). */
   async dispatchDue(): Promise<number> {
-    const due = this.store.due(this.opts.now(), 500).filter((d) => !this.inFlight.has(d.id));
+    let due: DeliveryRecord[];
+    const since = this.stamp;
+    this.reading++;
+    try {
+      due = (await this.store.due(this.opts.now(), 500)).filter((d) => !this.inFlight.has(d.id) && !((this.finished.get(d.id) ?? 0) > since));
+    } catch (err) {
+      this.opts.log?.warn({ err }, "webhook outbox could not be read");
+      return 0;
+    } finally {
+      if (--this.reading === 0) this.finished.clear();
+    }
     for (const d of due) this.inFlight.add(d.id);
     let next = 0;
     const worker = async () => {
@@ -61,6 +79,7 @@ export class DeliveryDispatcher {
           this.opts.log?.error({ err, delivery: d.id }, "webhook attempt failed unexpectedly");
         } finally {
           this.inFlight.delete(d.id);
+          if (this.reading > 0) this.finished.set(d.id, ++this.stamp);
         }
       }
     };
@@ -69,7 +88,7 @@ export class DeliveryDispatcher {
   }
 
   private async attempt(d: DeliveryRecord): Promise<void> {
-    const alert = this.store.get(d.alertId);
+    const alert = await this.store.get(d.alertId);
     if (!alert) return;
     const startedAt = this.opts.now();
     const r = await this.sender.send({
@@ -85,13 +104,13 @@ export class DeliveryDispatcher {
     const now = this.opts.now();
     const { maxAttempts, baseDelayMs, factor } = this.opts.retry;
     if (r.ok) {
-      this.store.recordAttempt(d.id, attempts, { status: "delivered", nextAttemptAt: now, deliveredAt: now });
+      await this.store.recordAttempt(d.id, attempts, { status: "delivered", nextAttemptAt: now, deliveredAt: now });
     } else if (attempts.length >= maxAttempts) {
-      this.store.recordAttempt(d.id, attempts, { status: "failed", nextAttemptAt: now, deliveredAt: null });
+      await this.store.recordAttempt(d.id, attempts, { status: "failed", nextAttemptAt: now, deliveredAt: null });
       this.opts.log?.warn({ delivery: d.id, alert: d.alertId, attempts: attempts.length, last: r.error ?? r.status }, "webhook delivery gave up");
     } else {
       const wait = baseDelayMs * factor ** (attempts.length - 1);
-      this.store.recordAttempt(d.id, attempts, { status: "pending", nextAttemptAt: now + wait, deliveredAt: null });
+      await this.store.recordAttempt(d.id, attempts, { status: "pending", nextAttemptAt: now + wait, deliveredAt: null });
     }
   }
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { toAppError } from "../errors.js";
 import type { Logger } from "../lib/log.js";
-import type { AlertStore, Evaluation } from "./store.js";
+import type { AlertRepository, Evaluation } from "./repository.js";
 import type { AlertRecord, LiquidationParams, PriceParams } from "./types.js";
 
 /** Liquidation risk of a symbol, as the heatmap reports it. */
@@ -93,19 +93,19 @@ export class AlertEngine {
   private readonly concurrency: number;
 
   constructor(
-    private readonly store: AlertStore,
+    private readonly store: AlertRepository,
     private readonly signals: AlertSignals,
     private readonly opts: AlertEngineOptions,
   ) {
     this.concurrency = Math.max(1, opts.concurrency ?? 4);
   }
 
-  /** Runs one round. Never throws for venue failures (they are recorded per alert). */
+  /** Runs one round. Never throws for venue failures (they are recorded per alert); rejects when the store does (e.g. Redis unreachable). */
   async evaluate(): Promise<RoundStats> {
     const started = performance.now();
     const now = this.opts.now();
-    const expired = this.store.expireDue(now);
-    const alerts = this.store.active();
+    const expired = await this.store.expireDue(now);
+    const alerts = await this.store.active();
     const bySymbol = new Map<string, { liq: AlertRecord[]; price: AlertRecord[] }>();
     for (const a of alerts) {
       const g = bySymbol.get(a.symbol) ?? { liq: [], price: [] };
@@ -125,7 +125,7 @@ export class AlertEngine {
       for (const a of g.liq) evaluations.push(this.decide(a, now, risk!, (r) => liquidationConditionMet(a.params as LiquidationParams, r), (r) => ({ value: r.oiAtRiskPct, cascade_risk: r.cascadeRisk }), (r) => liquidationPayload(a, r, now)));
       for (const a of g.price) evaluations.push(this.decide(a, now, priceReading!, (p) => priceConditionMet(a.params as PriceParams, p), (p) => ({ value: p }), (p) => pricePayload(a, p, now)));
     });
-    this.store.recordEvaluations(now, evaluations);
+    await this.store.recordEvaluations(now, evaluations);
     const triggered = evaluations.filter((e) => e.trigger).length;
     const stats = { expired, evaluated: evaluations.length, triggered, failedSymbols, durationMs: performance.now() - started };
     if (triggered || failedSymbols.length || expired) this.opts.log?.info(stats, "alert round");
@@ -146,7 +146,7 @@ export class AlertEngine {
     const cooled = a.lastTriggeredAt === null || now - a.lastTriggeredAt >= this.opts.cooldownMs;
     if (!conditionMet || !cooled) return { alertId: a.id, evaluation };
     const body = payload(reading.value);
-    return { alertId: a.id, evaluation, trigger: { deliveryId: `dlv_${randomUUID()}`, event: body.event as string, body: JSON.stringify(body) } };
+    return { alertId: a.id, evaluation, trigger: { deliveryId: `dlv_${randomUUID()}`, event: body.event as string, body: JSON.stringify(body), previousTriggeredAt: a.lastTriggeredAt } };
   }
 }
 

@@ -2,7 +2,7 @@ import { AppError } from "../errors.js";
 import { HOUR_MS } from "../lib/time.js";
 import type { CallerCredentials } from "../registry/tool.js";
 import { authorize, hashManageToken, newManageToken, type ManageAction } from "./auth.js";
-import type { AlertStore } from "./store.js";
+import type { AlertRepository } from "./repository.js";
 import type { AlertKind, AlertRecord, LiquidationParams, PriceParams } from "./types.js";
 import { parseWebhookUrl, resolveWebhookTarget, type WebhookTargetPolicy } from "./webhook/target.js";
 import { newWebhookSecret } from "./webhook/sign.js";
@@ -38,13 +38,15 @@ export interface CreatedAlert {
 }
 
 /**
- * Alert lifecycle over the {@link AlertStore}: create (after payment), read, authorise, cancel, extend.
+ * Alert lifecycle over an {@link AlertRepository} (SQLite, or Redis shared by replicas): create (after payment), read, authorise, cancel, extend.
  * Rules (README "Alerts"): only the manage token or an owner-wallet signature may cancel or read the full
  * webhook URL; anyone may pay to extend; remaining lifetime is capped at {@link MAX_LIFETIME_HOURS}.
+ * Every method that touches the store is async; with Redis storage they reject with AppError
+ * UPSTREAM_UNAVAILABLE (503) while Redis is unreachable, and nothing is stored.
  */
 export class AlertService {
   constructor(
-    readonly store: AlertStore,
+    readonly store: AlertRepository,
     private readonly opts: AlertServiceOptions,
   ) {}
 
@@ -62,18 +64,18 @@ export class AlertService {
   }
 
   /** @throws AppError UPSTREAM_UNAVAILABLE (503) when the service holds its maximum of active alerts. */
-  checkCapacity(): void {
-    if (this.store.countActive() >= this.opts.maxActive) {
+  async checkCapacity(): Promise<void> {
+    if ((await this.store.countActive()) >= this.opts.maxActive) {
       throw new AppError("UPSTREAM_UNAVAILABLE", `this service holds its maximum of ${this.opts.maxActive} active alerts; try again later`, { retryAfterSec: 300 });
     }
   }
 
   /** Stores a new active alert owned by `owner` (the payer). Secrets are returned once; only the token's hash is kept. */
-  create(kind: AlertKind, req: CreateAlert, owner: string | undefined): CreatedAlert {
+  async create(kind: AlertKind, req: CreateAlert, owner: string | undefined): Promise<CreatedAlert> {
     const now = this.now();
     const manageToken = newManageToken();
     const webhookSecret = newWebhookSecret();
-    const alert = this.store.insert(`${ID_PREFIX[kind]}_${req.symbol.toLowerCase()}`, {
+    const alert = await this.store.insert(`${ID_PREFIX[kind]}_${req.symbol.toLowerCase()}`, {
       kind,
       symbol: req.symbol,
       params: req.params,
@@ -92,9 +94,9 @@ export class AlertService {
    * past its expiry, whatever the scheduler's timing).
    * @throws AppError NOT_FOUND for an unknown id or an id of the other kind.
    */
-  require(kind: AlertKind, id: string): AlertRecord {
-    this.store.expireDue(this.now());
-    const a = this.store.get(id);
+  async require(kind: AlertKind, id: string): Promise<AlertRecord> {
+    await this.store.expireDue(this.now());
+    const a = await this.store.get(id);
     if (!a || a.kind !== kind) throw new AppError("NOT_FOUND", `no ${kind} alert '${id}'`);
     return a;
   }
@@ -111,13 +113,13 @@ export class AlertService {
    *   `marketgate:cancel:<id>:<signed_at>`; CONFLICT when the alert already expired.
    */
   async cancel(kind: AlertKind, id: string, creds: CallerCredentials): Promise<AlertRecord> {
-    const alert = this.require(kind, id);
+    const alert = await this.require(kind, id);
     if (!(await this.authorize(alert, creds, "cancel"))) {
       throw new AppError("FORBIDDEN", "cancelling an alert needs its manage token (Authorization: Bearer <manage_token>) or a signature by the owner wallet (X-Wallet-Signature, X-Signed-At)");
     }
     if (alert.status === "expired") throw new AppError("CONFLICT", `alert '${id}' already expired`);
-    this.store.cancel(id, this.now());
-    return this.store.get(id)!;
+    await this.store.cancel(id, this.now());
+    return (await this.store.get(id))!;
   }
 
   /**
@@ -125,8 +127,8 @@ export class AlertService {
    * @throws AppError NOT_FOUND; CONFLICT when the alert is not active; BAD_REQUEST when it already has
    *   the full 168 h remaining (nothing to add).
    */
-  extension(kind: AlertKind, id: string, addHours: number): { alert: AlertRecord; expiresAt: number; addedMs: number } {
-    const alert = this.require(kind, id);
+  async extension(kind: AlertKind, id: string, addHours: number): Promise<{ alert: AlertRecord; expiresAt: number; addedMs: number }> {
+    const alert = await this.require(kind, id);
     if (alert.status !== "active") throw new AppError("CONFLICT", `alert '${id}' is ${alert.status}; only active alerts can be extended`);
     const cap = this.now() + MAX_LIFETIME_HOURS * HOUR_MS;
     const expiresAt = Math.min(alert.expiresAt + addHours * HOUR_MS, cap);
@@ -138,15 +140,15 @@ export class AlertService {
    * Extends an active alert (after payment): re-checks {@link extension} against the current state and
    * writes the new expiry. @throws AppError as {@link extension}.
    */
-  extend(kind: AlertKind, id: string, addHours: number): { alert: AlertRecord; addedMs: number } {
-    const { expiresAt, addedMs } = this.extension(kind, id, addHours);
-    if (!this.store.setExpiry(id, expiresAt)) throw new AppError("CONFLICT", `alert '${id}' is no longer active`);
-    return { alert: this.store.get(id)!, addedMs };
+  async extend(kind: AlertKind, id: string, addHours: number): Promise<{ alert: AlertRecord; addedMs: number }> {
+    const { expiresAt, addedMs } = await this.extension(kind, id, addHours);
+    if (!(await this.store.setExpiry(id, expiresAt))) throw new AppError("CONFLICT", `alert '${id}' is no longer active`);
+    return { alert: (await this.store.get(id))!, addedMs };
   }
 
   /** Active alerts of a kind, optionally of one owner wallet, oldest first. */
-  listActive(kind: AlertKind, wallet?: string): AlertRecord[] {
-    this.store.expireDue(this.now());
+  async listActive(kind: AlertKind, wallet?: string): Promise<AlertRecord[]> {
+    await this.store.expireDue(this.now());
     return this.store.active(kind, wallet);
   }
 }

@@ -1,6 +1,9 @@
 import { join } from "node:path";
 import { openSqlite, type Database } from "../lib/sqlite.js";
+import type { AlertRepository, Evaluation, NewAlert } from "./repository.js";
 import type { AlertKind, AlertRecord, AlertStatus, AttemptRecord, DeliveryRecord, DeliveryStatus } from "./types.js";
+
+export type { Evaluation, NewAlert } from "./repository.js";
 
 /** File name of the alert database inside `DATA_DIR`. */
 export const ALERT_DB_FILE = "alerts.sqlite";
@@ -123,24 +126,13 @@ function toDelivery(r: DeliveryRow): DeliveryRecord {
   };
 }
 
-/** A new alert, before its id is assigned. */
-export type NewAlert = Omit<AlertRecord, "id" | "status" | "endedAt" | "lastEvaluatedAt" | "lastEvaluation" | "lastTriggeredAt" | "triggerCount">;
-
-/** The outcome of one evaluation of one alert, written by {@link AlertStore.recordEvaluations}. */
-export interface Evaluation {
-  alertId: string;
-  evaluation: NonNullable<AlertRecord["lastEvaluation"]>;
-  /** When set, the alert fired: a delivery with this id, event and body is queued in the same transaction. */
-  trigger?: { deliveryId: string; event: string; body: string };
-}
-
 /**
  * Durable alert and delivery storage (SQLite under `DATA_DIR`, synchronous better-sqlite3). Every
  * state change is one transaction, so a process killed at any moment leaves each alert and each
  * delivery either before or after the change, never in between; pending deliveries (the outbox) are
- * picked up again after a restart.
+ * picked up again after a restart. The {@link AlertRepository} of a single-process deployment (no `REDIS_URL`).
  */
-export class AlertStore {
+export class AlertStore implements AlertRepository {
   readonly db: Database;
   private readonly stmts;
 

@@ -10,8 +10,8 @@ import { OkxPerpClient } from "../venues/okx/client.js";
 import { createAlertService } from "../alerts/create.js";
 import type { AlertService } from "../alerts/service.js";
 import type { RedisHandle } from "../state/redis.js";
-import { createStreamManager } from "../streams/create.js";
-import type { StreamManager } from "../streams/manager.js";
+import { createStreamService } from "../streams/create.js";
+import type { StreamService } from "../streams/service.js";
 import { PERP_VENUES, type PerpVenue, type PerpVenueClient, type PredictedFunding } from "../venues/perp/types.js";
 import type { Metrics } from "./metrics.js";
 import { VenueHealth } from "./venue-health.js";
@@ -44,7 +44,7 @@ export interface ToolContext {
   now(): number;
   log: Logger;
   /** Live streams (CVD, liquidations); undefined when `STREAMS=off`. */
-  streams?: StreamManager;
+  streams?: StreamService;
   /** Liquidation and price alerts (store and lifecycle); undefined when `ALERTS=off`. */
   alerts?: AlertService;
   /** Shared state of several replicas (`REDIS_URL`); undefined with embedded state. */
@@ -75,8 +75,8 @@ export function createToolContext(config: Config, deps: { metrics: Metrics; log:
     startedAt: Date.now(),
     now,
     log: deps.log,
-    streams: config.streams ? createStreamManager({ ...config, streams: config.streams }, perps, deps.metrics) : undefined,
-    alerts: config.alerts ? createAlertService(config.alerts, now) : undefined,
+    streams: config.streams ? createStreamService({ ...config, streams: config.streams }, perps, deps.metrics, deps.redis) : undefined,
+    alerts: config.alerts ? createAlertService(config.alerts, now, deps.redis) : undefined,
     redis: deps.redis,
   };
 }

@@ -1,14 +1,9 @@
-import { LRUCache } from "lru-cache";
 import { ANONYMOUS, type AnyTool, type CallerInfo, type InterimAnswer } from "../registry/tool.js";
 import { SingleFlight } from "../lib/single-flight.js";
+import type { RedisSingleFlight } from "../state/flight.js";
+import type { ResponseCache } from "./response-cache.js";
 import type { ToolContext } from "./context.js";
 import type { Metrics } from "./metrics.js";
-
-/** A cached tool answer. */
-interface CacheEntry {
-  value: unknown;
-  storedAt: number;
-}
 
 /** Result of a cache lookup. */
 export interface CacheHit {
@@ -41,22 +36,21 @@ function markCached(value: unknown): unknown {
 }
 
 /**
- * Runs tools for every mount: response cache keyed by tool + canonical input (per-tool TTL),
- * single-flight of concurrent identical misses. An answer enters the cache only through
+ * Runs tools for every mount: response cache keyed by tool + canonical input (per-tool TTL; in process,
+ * or shared by the replicas through Redis), single-flight of concurrent identical misses (in process, and
+ * across replicas when `flights` is given). An answer enters the cache only through
  * {@link ToolRunner.commit}, which the mounts call once the request is paid (or free), so a failed
  * settlement never leaves data behind for a free hit.
  */
 export class ToolRunner {
-  private readonly cache: LRUCache<string, CacheEntry>;
   private readonly flights = new SingleFlight<unknown>();
 
   constructor(
     private readonly ctx: ToolContext,
     private readonly metrics: Metrics,
-    opts: { maxEntries: number },
-  ) {
-    this.cache = new LRUCache({ max: opts.maxEntries, ttlAutopurge: false });
-  }
+    private readonly cache: ResponseCache,
+    private readonly shared?: RedisSingleFlight,
+  ) {}
 
   /** Canonical cache key of a validated input. */
   key(tool: AnyTool, input: unknown): string {
@@ -64,18 +58,17 @@ export class ToolRunner {
   }
 
   /** Looks the answer up; counts hit/miss. Tools with TTL 0 never hit. */
-  lookup(tool: AnyTool, input: unknown): CacheHit | undefined {
+  async lookup(tool: AnyTool, input: unknown): Promise<CacheHit | undefined> {
     if (tool.cacheTtlSec <= 0) return undefined;
-    const k = this.key(tool, input);
-    const e = this.cache.get(k);
+    const e = await this.cache.get(this.key(tool, input));
     this.metrics.cache.inc({ tool: tool.name, result: e ? "hit" : "miss" });
     if (!e) return undefined;
-    return { value: markCached(e.value), ttlRemainingSec: Math.max(0, Math.ceil(this.cache.getRemainingTTL(k) / 1000)) };
+    return { value: markCached(e.value), ttlRemainingSec: Math.max(0, Math.ceil(e.ttlRemainingMs / 1000)) };
   }
 
   /** Whether an answer is cached, without counting a lookup (for quotes). */
-  has(tool: AnyTool, input: unknown): boolean {
-    return tool.cacheTtlSec > 0 && this.cache.has(this.key(tool, input));
+  async has(tool: AnyTool, input: unknown): Promise<boolean> {
+    return tool.cacheTtlSec > 0 && (await this.cache.has(this.key(tool, input)));
   }
 
   /** Runs the tool's precheck, if any (before payment). Throws its `AppError`. */
@@ -94,12 +87,14 @@ export class ToolRunner {
    */
   execute(tool: AnyTool, input: unknown, caller: CallerInfo = ANONYMOUS): Promise<unknown> {
     if (tool.method !== "GET" || tool.acceptsCredentials) return tool.handler(input, this.ctx, caller);
-    return this.flights.run(this.key(tool, input), () => tool.handler(input, this.ctx, caller));
+    const key = this.key(tool, input);
+    const run = () => tool.handler(input, this.ctx, caller);
+    return this.flights.run(key, this.shared ? () => this.shared!.run(key, run) : run);
   }
 
-  /** Stores an answer that has been paid for (or is free) for the tool's TTL. */
-  commit(tool: AnyTool, input: unknown, value: unknown): void {
+  /** Stores an answer that has been paid for (or is free) for the tool's TTL. Never rejects. */
+  async commit(tool: AnyTool, input: unknown, value: unknown): Promise<void> {
     if (tool.cacheTtlSec <= 0) return;
-    this.cache.set(this.key(tool, input), { value, storedAt: Date.now() }, { ttl: tool.cacheTtlSec * 1000 });
+    await this.cache.set(this.key(tool, input), value, tool.cacheTtlSec * 1000);
   }
 }

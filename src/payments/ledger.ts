@@ -1,5 +1,7 @@
 import { LRUCache } from "lru-cache";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
+import { AppError } from "../errors.js";
+import type { RedisHandle } from "../state/redis.js";
 
 /** State of one signed authorization (payer + nonce) as this service has seen it. */
 export type AuthorizationState =
@@ -22,10 +24,32 @@ export interface IdempotentRecord {
 }
 
 /**
- * Exactly-once bookkeeping of payments, in process memory (the multi-replica store arrives with Redis).
- * Entries expire after `ttlMs`, which must outlive any authorization's validity window.
+ * Exactly-once bookkeeping of payments. Entries expire after the ledger's TTL, which must outlive any
+ * authorization's validity window. Two implementations: {@link MemoryPaymentLedger} (one process) and
+ * {@link RedisPaymentLedger} (shared by every replica, so one authorization runs the handler once across
+ * all of them). Every method rejects with `AppError UPSTREAM_UNAVAILABLE` when the store is unreachable:
+ * a payment that cannot be recorded is not accepted (nothing is charged).
  */
-export class PaymentLedger {
+export interface PaymentLedger {
+  /**
+   * Claims an authorization for one request, atomically. Resolves undefined when the claim succeeded (it
+   * is now `in_flight`), or with the state that blocks it.
+   */
+  claim(key: string): Promise<AuthorizationState | undefined>;
+  /** Sets the state of an authorization. */
+  set(key: string, state: AuthorizationState): Promise<void>;
+  /** Forgets an authorization that was never used on chain (handler failed, or verification refused it). */
+  release(key: string): Promise<void>;
+  /** Idempotency record of a payment identifier. */
+  idempotent(id: string): Promise<IdempotentRecord | undefined>;
+  /** Starts (or completes) the idempotency record of a payment identifier. */
+  setIdempotent(id: string, record: IdempotentRecord): Promise<void>;
+  /** Drops an identifier whose request did not complete, so that the client may retry with it. */
+  releaseIdempotent(id: string): Promise<void>;
+}
+
+/** The ledger in process memory (embedded mode): LRU maps with a TTL. */
+export class MemoryPaymentLedger implements PaymentLedger {
   private readonly authorizations: LRUCache<string, AuthorizationState>;
   private readonly idempotency: LRUCache<string, IdempotentRecord>;
 
@@ -35,44 +59,91 @@ export class PaymentLedger {
     this.idempotency = new LRUCache({ max, ttl: opts.ttlMs });
   }
 
-  /**
-   * Claims an authorization for one request. Returns undefined when the claim succeeded (it is now
-   * `in_flight`), or the state that blocks it.
-   */
-  claim(key: string): AuthorizationState | undefined {
+  async claim(key: string): Promise<AuthorizationState | undefined> {
     const existing = this.authorizations.get(key);
     if (existing) return existing;
     this.authorizations.set(key, { state: "in_flight" });
     return undefined;
   }
 
-  /** Current state of an authorization, if known. */
-  get(key: string): AuthorizationState | undefined {
-    return this.authorizations.get(key);
-  }
-
-  /** Sets the state of an authorization. */
-  set(key: string, state: AuthorizationState): void {
+  async set(key: string, state: AuthorizationState): Promise<void> {
     this.authorizations.set(key, state);
   }
 
-  /** Forgets an authorization that was never used on chain (handler failed, or verification refused it). */
-  release(key: string): void {
+  async release(key: string): Promise<void> {
     this.authorizations.delete(key);
   }
 
-  /** Idempotency record of a payment identifier. */
-  idempotent(id: string): IdempotentRecord | undefined {
+  async idempotent(id: string): Promise<IdempotentRecord | undefined> {
     return this.idempotency.get(id);
   }
 
-  /** Starts (or completes) the idempotency record of a payment identifier. */
-  setIdempotent(id: string, record: IdempotentRecord): void {
+  async setIdempotent(id: string, record: IdempotentRecord): Promise<void> {
     this.idempotency.set(id, record);
   }
 
-  /** Drops an identifier whose request did not complete, so that the client may retry with it. */
-  releaseIdempotent(id: string): void {
+  async releaseIdempotent(id: string): Promise<void> {
     this.idempotency.delete(id);
+  }
+}
+
+/**
+ * The ledger in Redis (multi-replica mode): one key per authorization (`<prefix>pay:auth:<key>`) and per
+ * payment identifier (`<prefix>pay:id:<id>`), JSON values with the ledger TTL. `claim` is `SET NX`, so
+ * of concurrent requests on any replicas exactly one wins.
+ */
+export class RedisPaymentLedger implements PaymentLedger {
+  constructor(
+    private readonly redis: RedisHandle,
+    private readonly ttlMs: number,
+  ) {}
+
+  private async run<T>(op: () => Promise<T>): Promise<T> {
+    try {
+      return await op();
+    } catch (err) {
+      throw new AppError("UPSTREAM_UNAVAILABLE", "the payment ledger (Redis) is unreachable, so the payment cannot be recorded exactly once; nothing was charged", {
+        retryAfterSec: 5,
+        cause: err,
+      });
+    }
+  }
+
+  private k(kind: "auth" | "id", key: string): string {
+    return this.redis.key(`pay:${kind}:${key}`);
+  }
+
+  claim(key: string): Promise<AuthorizationState | undefined> {
+    return this.run(async () => {
+      const c = this.redis.client;
+      const ok = await c.set(this.k("auth", key), JSON.stringify({ state: "in_flight" }), { condition: "NX", expiration: { type: "PX", value: this.ttlMs } });
+      if (ok === "OK") return undefined;
+      const existing = await c.get(this.k("auth", key));
+      // Expired between the two calls: claim again.
+      return existing ? (JSON.parse(existing) as AuthorizationState) : this.claim(key);
+    });
+  }
+
+  set(key: string, state: AuthorizationState): Promise<void> {
+    return this.run(async () => void (await this.redis.client.set(this.k("auth", key), JSON.stringify(state), { expiration: { type: "PX", value: this.ttlMs } })));
+  }
+
+  release(key: string): Promise<void> {
+    return this.run(async () => void (await this.redis.client.del(this.k("auth", key))));
+  }
+
+  idempotent(id: string): Promise<IdempotentRecord | undefined> {
+    return this.run(async () => {
+      const v = await this.redis.client.get(this.k("id", id));
+      return v ? (JSON.parse(v) as IdempotentRecord) : undefined;
+    });
+  }
+
+  setIdempotent(id: string, record: IdempotentRecord): Promise<void> {
+    return this.run(async () => void (await this.redis.client.set(this.k("id", id), JSON.stringify(record), { expiration: { type: "PX", value: this.ttlMs } })));
+  }
+
+  releaseIdempotent(id: string): Promise<void> {
+    return this.run(async () => void (await this.redis.client.del(this.k("id", id))));
   }
 }

@@ -137,7 +137,7 @@ export class PaymentProcessor {
     if (!validation.valid) return required(`invalid_payment_identifier: ${(validation.errors ?? []).join("; ")}`);
     const idKey = id ? `${auth.from.toLowerCase()}:${id}` : undefined;
     if (idKey) {
-      const rec = this.ledger.idempotent(idKey);
+      const rec = await this.ledger.idempotent(idKey);
       if (rec && rec.fingerprint !== fingerprint) {
         throw new AppError("CONFLICT", "this payment identifier was already used for a different request");
       }
@@ -146,10 +146,10 @@ export class PaymentProcessor {
     }
 
     const key = this.authKey(match, auth);
-    const blocked = this.ledger.claim(key);
+    const blocked = await this.ledger.claim(key);
     if (blocked?.state === "pending") return this.resumePending(key, blocked, tool, resource);
     if (blocked) return required(blocked.state === "settled" ? "invalid_exact_evm_nonce_already_used" : "authorization_in_use");
-    if (idKey) this.ledger.setIdempotent(idKey, { fingerprint });
+    if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint });
 
     const attempt: SettleAttempt = { tool, resource, key, idKey, payload, match, auth };
     const release = () => this.release(attempt);
@@ -157,11 +157,11 @@ export class PaymentProcessor {
     try {
       verified = await rs.verifyPayment(payload, match);
     } catch (err) {
-      release();
+      await release();
       throw err;
     }
     if (!verified.isValid) {
-      release();
+      await release();
       return required(verified.invalidReason ?? "invalid_payment");
     }
 
@@ -176,7 +176,7 @@ export class PaymentProcessor {
         payment: {
           payer: verified.payer,
           settle: async (value) => {
-            if (idKey) this.ledger.setIdempotent(idKey, { fingerprint, result: { value, receipt: pre.receipt } });
+            if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, result: { value, receipt: pre.receipt } });
             return pre;
           },
           abandon: () => logger.error({ tool: tool.name }, "handler failed after an upfront settlement"),
@@ -189,24 +189,32 @@ export class PaymentProcessor {
         payer: verified.payer,
         settle: async (value) => {
           const r = await settleNow();
-          if (r.kind === "settled" && idKey) this.ledger.setIdempotent(idKey, { fingerprint, result: { value, receipt: r.receipt } });
-          if (r.kind === "unknown") this.ledger.set(key, { state: "pending", value, payload, requirements: match });
+          if (r.kind === "settled" && idKey) await this.ledger.setIdempotent(idKey, { fingerprint, result: { value, receipt: r.receipt } });
+          if (r.kind === "unknown") await this.ledger.set(key, { state: "pending", value, payload, requirements: match });
           return r;
         },
-        abandon: release,
+        abandon: () => void release(),
       },
     };
   }
 
   /** Frees an authorization (and its payment identifier) that did not and can no longer move funds. */
-  private release(a: SettleAttempt): void {
-    this.ledger.release(a.key);
-    if (a.idKey) this.ledger.releaseIdempotent(a.idKey);
+  private async release(a: SettleAttempt): Promise<void> {
+    await this.ledger.release(a.key).catch((err: unknown) => logger.error({ err }, "payment ledger release failed"));
+    if (a.idKey) await this.ledger.releaseIdempotent(a.idKey).catch((err: unknown) => logger.error({ err }, "payment ledger release failed"));
+  }
+
+  /**
+   * Records a settled authorization. The money has moved, so a ledger outage must not turn the answer
+   * into an error: it is logged, and the chain still refuses a replay of the authorization.
+   */
+  private async setSettled(key: string, receipt: SettleResponse): Promise<void> {
+    await this.ledger.set(key, { state: "settled", receipt }).catch((err: unknown) => logger.error({ err, key }, "payment ledger could not record a settlement"));
   }
 
   /** {@link release}, then the 402 a retry needs. */
   private async fail(a: SettleAttempt, reason: string): Promise<SettleResult> {
-    this.release(a);
+    await this.release(a);
     return { kind: "failed", required: await this.paymentRequired(a.tool, a.resource, reason, a.payload) };
   }
 
@@ -220,7 +228,7 @@ export class PaymentProcessor {
       logger.warn({ err, tool: tool.name }, "settlement outcome unknown; reconciling");
     }
     if (receipt?.success) {
-      this.ledger.set(key, { state: "settled", receipt });
+      await this.setSettled(key, receipt);
       return { kind: "settled", receipt };
     }
     if (receipt && receipt.errorReason !== "settlement_pending") {
@@ -246,7 +254,7 @@ export class PaymentProcessor {
       try {
         if (await chain.used(match.asset as Address, auth.from, auth.nonce)) {
           const receipt = await settledReceipt();
-          this.ledger.set(key, { state: "settled", receipt });
+          await this.setSettled(key, receipt);
           return { kind: "settled", receipt };
         }
       } catch (err) {
@@ -281,7 +289,7 @@ export class PaymentProcessor {
       const r = await this.catalog.resourceServer.settlePayment(pending.payload, pending.requirements).catch(() => undefined);
       if (r?.success || (r && NONCE_USED.test(`${r.errorReason} ${r.errorMessage ?? ""}`))) {
         const receipt: SettleResponse = r.success ? r : { success: true, transaction: "", network: pending.requirements.network, payer: auth.from };
-        this.ledger.set(key, { state: "settled", receipt });
+        await this.setSettled(key, receipt);
         outcome = { kind: "settled", receipt };
       } else {
         outcome = { kind: "unknown", retryAfterSec: 5 };
@@ -289,7 +297,7 @@ export class PaymentProcessor {
     }
     if (outcome.kind === "settled") return { kind: "confirmed", value: pending.value, receipt: outcome.receipt };
     if (outcome.kind === "failed") return { kind: "required", required: outcome.required };
-    this.ledger.set(key, pending);
+    await this.ledger.set(key, pending);
     throw new AppError("UPSTREAM_ERROR", "the settlement of this payment is still unconfirmed; retry shortly", { retryAfterSec: outcome.retryAfterSec });
   }
 }

@@ -1,6 +1,8 @@
 import type { Config } from "../config.js";
 import type { Metrics } from "../core/metrics.js";
+import type { RedisHandle } from "../state/redis.js";
 import type { PerpVenue, PerpVenueClient } from "../venues/perp/types.js";
+import type { TradeBackfill } from "./backfill/common.js";
 import { BinanceTradeBackfill } from "./backfill/binance.js";
 import { BybitTradeBackfill } from "./backfill/bybit.js";
 import { HyperliquidTradeBackfill } from "./backfill/hyperliquid.js";
@@ -10,38 +12,98 @@ import { BybitFeed } from "./feeds/bybit.js";
 import { HyperliquidFeed } from "./feeds/hyperliquid.js";
 import { FeedMetrics } from "./feeds/metrics.js";
 import { OkxFeed } from "./feeds/okx.js";
-import { StreamManager } from "./manager.js";
+import type { VenueFeed } from "./feeds/feed-base.js";
+import { StreamManager, type StreamManagerOptions } from "./manager.js";
+import { ReplicatedStreams } from "./replication/replicated-streams.js";
+import type { StreamService } from "./service.js";
 import { CvdStore } from "./store/cvd-store.js";
 import { openStreamDb, streamDbPath } from "./store/db.js";
 import { LiquidationStore } from "./store/liquidation-store.js";
+import type { StreamVenue } from "./types.js";
+
+type StreamsConfig = Config & { streams: NonNullable<Config["streams"]> };
+
+/** The four venue feeds (websocket bases from config); new instances on every call. */
+function createFeeds(config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, feedMetrics: FeedMetrics): Record<StreamVenue, VenueFeed> {
+  const s = config.streams;
+  const common = { metrics: feedMetrics };
+  return {
+    binance: new BinanceFeed({ ...common, instruments: perps.binance, baseUrl: s.wsUrls.binance }),
+    bybit: new BybitFeed({ ...common, instruments: perps.bybit, baseUrl: s.wsUrls.bybit }),
+    okx: new OkxFeed({ ...common, instruments: perps.okx, baseUrl: s.wsUrls.okx }),
+    hyperliquid: new HyperliquidFeed({ ...common, instruments: perps.hyperliquid, baseUrl: s.wsUrls.hyperliquid }),
+  };
+}
+
+/** The REST trade backfills of the four venues (REST bases from config). */
+function createBackfills(config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): Record<StreamVenue, TradeBackfill> {
+  const v = config.venues;
+  const rest = { timeoutMs: config.upstreamTimeoutMs, metrics };
+  return {
+    binance: new BinanceTradeBackfill({ ...rest, instruments: perps.binance, baseUrl: v.binanceFapi }),
+    bybit: new BybitTradeBackfill({ ...rest, instruments: perps.bybit, baseUrl: v.bybit }),
+    okx: new OkxTradeBackfill({ ...rest, instruments: perps.okx, baseUrl: v.okx }),
+    hyperliquid: new HyperliquidTradeBackfill({ ...rest, instruments: perps.hyperliquid, baseUrl: v.hyperliquid }),
+  };
+}
+
+/**
+ * The CVD and liquidation stores in one SQLite file under `DATA_DIR` (`:memory:` when DATA_DIR is `:memory:`).
+ * `flushMs` (default the stores' 1 s) is also the replication period in replicated mode.
+ */
+function createStores(config: StreamsConfig, flushMs?: number): { cvd: CvdStore; liquidations: LiquidationStore } {
+  const dir = config.streams.dataDir;
+  const db = openStreamDb(dir === ":memory:" ? ":memory:" : streamDbPath(dir));
+  return { cvd: new CvdStore(db, { flushMs }), liquidations: new LiquidationStore(db, { flushMs }) };
+}
+
+/**
+ * Flush (and so publication) period of the stores of replicas, ms: what a leader has counted but not yet
+ * published when it dies must be backfilled from REST, and some venues' REST serves only the latest trades.
+ */
+const REPLICATED_FLUSH_MS = 250;
+
+function managerOptions(config: StreamsConfig): StreamManagerOptions {
+  const s = config.streams;
+  return { maxOnDemand: s.maxOnDemand, idleMs: s.idleMs, warmupMs: s.warmupMs };
+}
 
 /**
  * Builds the stream manager from the configuration: the four venue feeds (websocket bases from config),
  * their REST backfills (REST bases from config), and the CVD and liquidation stores in one SQLite file
  * under `DATA_DIR` (`:memory:` when DATA_DIR is `:memory:`). Nothing connects until `start()`.
  */
-export function createStreamManager(config: Config & { streams: NonNullable<Config["streams"]> }, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): StreamManager {
-  const s = config.streams;
-  const feedMetrics = new FeedMetrics(metrics.registry);
-  const v = config.venues;
-  const db = openStreamDb(s.dataDir === ":memory:" ? ":memory:" : streamDbPath(s.dataDir));
-  const common = { metrics: feedMetrics };
-  const rest = { timeoutMs: config.upstreamTimeoutMs, metrics };
+export function createStreamManager(config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): StreamManager {
+  const { cvd, liquidations } = createStores(config);
   return new StreamManager(
-    {
-      binance: new BinanceFeed({ ...common, instruments: perps.binance, baseUrl: s.wsUrls.binance }),
-      bybit: new BybitFeed({ ...common, instruments: perps.bybit, baseUrl: s.wsUrls.bybit }),
-      okx: new OkxFeed({ ...common, instruments: perps.okx, baseUrl: s.wsUrls.okx }),
-      hyperliquid: new HyperliquidFeed({ ...common, instruments: perps.hyperliquid, baseUrl: s.wsUrls.hyperliquid }),
-    },
-    {
-      binance: new BinanceTradeBackfill({ ...rest, instruments: perps.binance, baseUrl: v.binanceFapi }),
-      bybit: new BybitTradeBackfill({ ...rest, instruments: perps.bybit, baseUrl: v.bybit }),
-      okx: new OkxTradeBackfill({ ...rest, instruments: perps.okx, baseUrl: v.okx }),
-      hyperliquid: new HyperliquidTradeBackfill({ ...rest, instruments: perps.hyperliquid, baseUrl: v.hyperliquid }),
-    },
-    new CvdStore(db),
-    new LiquidationStore(db),
-    { maxOnDemand: s.maxOnDemand, idleMs: s.idleMs, warmupMs: s.warmupMs },
+    createFeeds(config, perps, new FeedMetrics(metrics.registry)),
+    createBackfills(config, perps, metrics),
+    cvd,
+    liquidations,
+    managerOptions(config),
   );
+}
+
+/**
+ * The live streams as configured: with `REDIS_URL` (and its handle) a {@link ReplicatedStreams} (one replica
+ * ingests, all serve; local stores as in embedded mode, a fresh manager with fresh feeds each time this
+ * replica starts leading), else the embedded {@link StreamManager} of {@link createStreamManager}.
+ */
+export function createStreamService(config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics, redis?: RedisHandle): StreamService {
+  const r = config.redis;
+  if (!r || !redis) return createStreamManager(config, perps, metrics);
+  const { cvd, liquidations } = createStores(config, REPLICATED_FLUSH_MS);
+  const feedMetrics = new FeedMetrics(metrics.registry);
+  const backfills = createBackfills(config, perps, metrics);
+  const opts = managerOptions(config);
+  return new ReplicatedStreams({
+    redis,
+    cvd,
+    liquidations,
+    createManager: () => new StreamManager(createFeeds(config, perps, feedMetrics), backfills, cvd, liquidations, opts),
+    replicaId: r.replicaId,
+    leaseTtlMs: r.leaseTtlMs,
+    warmupMs: opts.warmupMs,
+    idleMs: opts.idleMs,
+  });
 }

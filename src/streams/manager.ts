@@ -4,6 +4,7 @@ import type { TradeBackfill } from "./backfill/common.js";
 import type { VenueFeed } from "./feeds/feed-base.js";
 import type { CvdStore } from "./store/cvd-store.js";
 import type { LiquidationStore } from "./store/liquidation-store.js";
+import type { StreamReadiness, StreamService } from "./service.js";
 import { STREAM_VENUES, type FeedState, type StreamGap, type StreamVenue } from "./types.js";
 
 /** Symbols subscribed at start-up and always ready (spec 4.5). */
@@ -24,15 +25,21 @@ export interface StreamManagerOptions {
   now?: () => number;
 }
 
-/** Whether a symbol's CVD can be answered now. */
-export type StreamReadiness = "ready" | "warming_up";
+export type { StreamReadiness } from "./service.js";
+
+/** An on-demand symbol: when it was subscribed and last requested, epoch ms. */
+export interface OnDemandSymbol {
+  base: string;
+  subscribedAt: number;
+  lastRequested: number;
+}
 
 /**
  * Owns the venue feeds and the stores: routes trades to CVD buckets and liquidations to their buffer,
  * backfills every reported gap from REST (marking what could not be filled), keeps the pre-subscribed
  * symbols, subscribes others on first request under a bound, and drops idle ones.
  */
-export class StreamManager {
+export class StreamManager implements StreamService {
   private readonly pre: Set<string>;
   private readonly onDemand = new Map<string, { subscribedAt: number; lastRequested: number }>();
   private readonly maxOnDemand: number;
@@ -75,10 +82,19 @@ export class StreamManager {
 
   /** Disconnects, flushes and closes the stores. */
   async stop(): Promise<void> {
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
-    await Promise.all(STREAM_VENUES.map((v) => this.feeds[v].stop()));
+    await this.stopFeeds();
     this.cvd.close();
     this.liquidations.close();
+  }
+
+  /**
+   * Disconnects every feed and stops the sweep, leaving the stores open (a replica that stops leading keeps
+   * serving them). A gap backfill already under way still completes into the stores.
+   */
+  async stopFeeds(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
+    await Promise.all(STREAM_VENUES.map((v) => this.feeds[v].stop()));
   }
 
   private async subscribeEverywhere(bases: string[]): Promise<string[]> {
@@ -139,22 +155,47 @@ export class StreamManager {
     return this.onDemand.size;
   }
 
+  /** The on-demand symbols with their subscription and last request times. */
+  onDemandSymbols(): OnDemandSymbol[] {
+    return [...this.onDemand].map(([base, s]) => ({ base, subscribedAt: s.subscribedAt, lastRequested: s.lastRequested }));
+  }
+
+  /** Canonical bases the feed of `venue` has subscribed. */
+  venueSubscriptions(venue: StreamVenue): string[] {
+    return this.feeds[venue].subscriptions();
+  }
+
   /** Backfills a gap from REST for every symbol the venue streams, marking what could not be filled. */
   private async fillGap(gap: StreamGap): Promise<void> {
     const feed = this.feeds[gap.venue];
     this.backfills++;
-    await Promise.all(
-      feed.subscriptions().map(async (base) => {
-        try {
-          const { trades, complete } = await this.backfill[gap.venue].fetchTrades(base, gap.from, gap.to);
-          this.cvd.add(trades);
-          this.cvd.markGap({ ...gap, base, filled: complete });
-        } catch (err) {
-          logger.warn({ err, venue: gap.venue, base }, "gap backfill failed");
-          this.cvd.markGap({ ...gap, base, filled: false });
-        }
-      }),
-    );
+    await Promise.all(feed.subscriptions().map((base) => this.fillRange(gap, base)));
+  }
+
+  /**
+   * Backfills the trades of `base` on `gap.venue` in `[gap.from, gap.to)` from REST into the CVD store and
+   * marks those buckets `filled`, or `unfilled` when REST could not cover the interval. Trades already
+   * counted are skipped by id (see {@link CvdStore.add}), so the interval may overlap the live stream.
+   * Used by a replica taking over ingestion to close the interval nobody streamed. Returns whether the
+   * interval was covered. Never throws.
+   */
+  async backfillSince(gap: StreamGap & { base: string }): Promise<boolean> {
+    if (!(gap.to > gap.from)) return true;
+    this.backfills++;
+    return this.fillRange(gap, gap.base);
+  }
+
+  private async fillRange(gap: StreamGap, base: string): Promise<boolean> {
+    let complete = false;
+    try {
+      const res = await this.backfill[gap.venue].fetchTrades(base, gap.from, gap.to);
+      this.cvd.add(res.trades);
+      complete = res.complete;
+    } catch (err) {
+      logger.warn({ err, venue: gap.venue, base }, "gap backfill failed");
+    }
+    this.cvd.markGap({ venue: gap.venue, from: gap.from, to: gap.to, base, filled: complete });
+    return complete;
   }
 
   /** Open websocket connections (one per connected venue). */

@@ -102,39 +102,39 @@ function rig(opts: { path?: string; clock?: { t: number; now: () => number }; re
   return { clock, store, service, signals, engine, sender, dispatcher, retry };
 }
 
-function liq(r: Rig, symbol: string, threshold_pct: number, min_value_usd = 0, hours = 24, owner?: string): AlertRecord {
+async function liq(r: Rig, symbol: string, threshold_pct: number, min_value_usd = 0, hours = 24, owner?: string): Promise<AlertRecord> {
   const params: LiquidationParams = { condition: "cascade_risk", threshold_pct, min_value_usd };
-  return r.service.create("liquidation", { symbol, params, webhookUrl: HOOK, expiresInHours: hours }, owner).alert;
+  return (await r.service.create("liquidation", { symbol, params, webhookUrl: HOOK, expiresInHours: hours }, owner)).alert;
 }
 
-function priceAlert(r: Rig, symbol: string, direction: PriceParams["direction"], target_price: number, hours = 24): AlertRecord {
-  return r.service.create("price", { symbol, params: { direction, target_price }, webhookUrl: HOOK, expiresInHours: hours }, undefined).alert;
+async function priceAlert(r: Rig, symbol: string, direction: PriceParams["direction"], target_price: number, hours = 24): Promise<AlertRecord> {
+  return (await r.service.create("price", { symbol, params: { direction, target_price }, webhookUrl: HOOK, expiresInHours: hours }, undefined)).alert;
 }
 
 describe("alert ids", () => {
-  it("count 1, 2, 3 within one second and restart at 1 in the next", () => {
+  it("count 1, 2, 3 within one second and restart at 1 in the next", async () => {
     const r = rig();
-    const ids = [liq(r, "BTC", 5), liq(r, "BTC", 5)];
+    const ids = [await liq(r, "BTC", 5), await liq(r, "BTC", 5)];
     r.clock.t += 999; // same second
-    ids.push(liq(r, "BTC", 5));
+    ids.push(await liq(r, "BTC", 5));
     expect(ids.map((a) => a.id)).toEqual([`alert_liq_btc_${T0_SEC}_1`, `alert_liq_btc_${T0_SEC}_2`, `alert_liq_btc_${T0_SEC}_3`]);
     r.clock.t += 1; // next second
-    expect(liq(r, "BTC", 5).id).toBe(`alert_liq_btc_${T0_SEC + 1}_1`);
-    expect(liq(r, "BTC", 5).id).toBe(`alert_liq_btc_${T0_SEC + 1}_2`);
+    expect((await liq(r, "BTC", 5)).id).toBe(`alert_liq_btc_${T0_SEC + 1}_1`);
+    expect((await liq(r, "BTC", 5)).id).toBe(`alert_liq_btc_${T0_SEC + 1}_2`);
     // Sequences are per symbol and kind.
-    expect(liq(r, "ETH", 5).id).toBe(`alert_liq_eth_${T0_SEC + 1}_1`);
-    expect(priceAlert(r, "BTC", "above", 1).id).toBe(`alert_price_btc_${T0_SEC + 1}_1`);
+    expect((await liq(r, "ETH", 5)).id).toBe(`alert_liq_eth_${T0_SEC + 1}_1`);
+    expect((await priceAlert(r, "BTC", "above", 1)).id).toBe(`alert_price_btc_${T0_SEC + 1}_1`);
   });
 
-  it("stay unique after closing and reopening a file-backed store within the same second", () => {
+  it("stay unique after closing and reopening a file-backed store within the same second", async () => {
     const path = alertDbPath(tempDir(cleanup, "mg-alert-ids-"));
     const clock = manualClock(T0 + 250);
     const a = rig({ path, clock });
-    const first = [liq(a, "BTC", 5).id, liq(a, "BTC", 5).id];
+    const first = [(await liq(a, "BTC", 5)).id, (await liq(a, "BTC", 5)).id];
     a.store.close();
     clock.t += 500; // still the same second
     const b = rig({ path, clock });
-    const second = [liq(b, "BTC", 5).id, liq(b, "BTC", 5).id];
+    const second = [(await liq(b, "BTC", 5)).id, (await liq(b, "BTC", 5)).id];
     expect([...first, ...second]).toEqual([1, 2, 3, 4].map((n) => `alert_liq_btc_${T0_SEC}_${n}`));
     expect(b.store.active("liquidation").map((x) => x.id)).toEqual([...first, ...second]);
   });
@@ -149,10 +149,10 @@ describe("trigger rule", () => {
 
     const r = rig();
     r.signals.risk.set("BTC", risk(5, 1_000_000));
-    const equal = liq(r, "BTC", 5, 1_000_000);
-    const pctAbove = liq(r, "BTC", 5.0001, 0);
-    const usdAbove = liq(r, "BTC", 1, 1_000_001);
-    const below = liq(r, "BTC", 4, 0);
+    const equal = await liq(r, "BTC", 5, 1_000_000);
+    const pctAbove = await liq(r, "BTC", 5.0001, 0);
+    const usdAbove = await liq(r, "BTC", 1, 1_000_001);
+    const below = await liq(r, "BTC", 4, 0);
     const stats = await r.engine.evaluate();
     expect(stats).toMatchObject({ expired: 0, evaluated: 4, triggered: 2, failedSymbols: [] });
     const got = (a: AlertRecord) => r.store.get(a.id)!;
@@ -173,7 +173,7 @@ describe("trigger rule", () => {
 
     const r = rig();
     r.signals.prices.set("ETH", 2500);
-    const alerts = [priceAlert(r, "ETH", "above", 2500), priceAlert(r, "ETH", "above", 2500.01), priceAlert(r, "ETH", "below", 2500), priceAlert(r, "ETH", "below", 2499.99)];
+    const alerts = [await priceAlert(r, "ETH", "above", 2500), await priceAlert(r, "ETH", "above", 2500.01), await priceAlert(r, "ETH", "below", 2500), await priceAlert(r, "ETH", "below", 2499.99)];
     expect(await r.engine.evaluate()).toMatchObject({ evaluated: 4, triggered: 2 });
     expect(alerts.map((a) => r.store.get(a.id)!.lastEvaluation)).toEqual([
       { value: 2500, condition_met: true },
@@ -191,12 +191,12 @@ describe("signals per round", () => {
     r.signals.risk.set("BTC", risk(10, 5e6, 64_000));
     r.signals.risk.set("SOL", risk(1, 1e5, 150));
     r.signals.prices.set("ETH", 2500);
-    for (let i = 0; i < 3; i++) liq(r, "BTC", 5);
-    const btcAbove = priceAlert(r, "BTC", "above", 64_000);
-    const btcBelow = priceAlert(r, "BTC", "below", 60_000);
-    priceAlert(r, "ETH", "above", 3000);
-    priceAlert(r, "ETH", "below", 3000);
-    liq(r, "SOL", 5);
+    for (let i = 0; i < 3; i++) await liq(r, "BTC", 5);
+    const btcAbove = await priceAlert(r, "BTC", "above", 64_000);
+    const btcBelow = await priceAlert(r, "BTC", "below", 60_000);
+    await priceAlert(r, "ETH", "above", 3000);
+    await priceAlert(r, "ETH", "below", 3000);
+    await liq(r, "SOL", 5);
 
     const stats = await r.engine.evaluate();
     expect(stats).toMatchObject({ evaluated: 8, triggered: 3 + 1 + 1, failedSymbols: [] });
@@ -220,10 +220,10 @@ describe("signals per round", () => {
     r.signals.risk.set("BTC", risk(10, 5e6));
     r.signals.risk.set("ETH", new AppError("UPSTREAM_UNAVAILABLE", "no venue answered for ETH"));
     r.signals.prices.set("SOL", new Error("socket hang up"));
-    const btc = liq(r, "BTC", 5);
-    const eth = liq(r, "ETH", 5);
-    const ethPrice = priceAlert(r, "ETH", "above", 1);
-    const sol = priceAlert(r, "SOL", "above", 1);
+    const btc = await liq(r, "BTC", 5);
+    const eth = await liq(r, "ETH", 5);
+    const ethPrice = await priceAlert(r, "ETH", "above", 1);
+    const sol = await priceAlert(r, "SOL", "above", 1);
 
     const stats = await r.engine.evaluate();
     expect(stats.failedSymbols.slice().sort()).toEqual(["ETH", "SOL"]);
@@ -243,7 +243,7 @@ describe("cooldown", () => {
   it("queues nothing again within the cooldown and fires again once it passed while the condition holds", async () => {
     const r = rig();
     r.signals.risk.set("BTC", risk(10, 5e6));
-    const a = liq(r, "BTC", 5);
+    const a = await liq(r, "BTC", 5);
     await r.engine.evaluate();
     expect(r.store.get(a.id)).toMatchObject({ triggerCount: 1, lastTriggeredAt: T0 });
 
@@ -272,7 +272,7 @@ describe("payloads", () => {
   it("liquidation alert: exactly the spec keys", async () => {
     const r = rig();
     r.signals.risk.set("BTC", risk(12.3456, 1_234_567.8, 64_000.5, "high"));
-    const a = liq(r, "BTC", 5);
+    const a = await liq(r, "BTC", 5);
     await r.engine.evaluate();
     const [d] = r.store.deliveries(a.id, 10);
     expect(d).toMatchObject({ alertId: a.id, event: "liquidation_alert", status: "pending", createdAt: T0, nextAttemptAt: T0, attempts: [], deliveredAt: null });
@@ -293,7 +293,7 @@ describe("payloads", () => {
   it("price alert: event price_alert", async () => {
     const r = rig();
     r.signals.prices.set("ETH", 2500.25);
-    const a = priceAlert(r, "ETH", "below", 2600);
+    const a = await priceAlert(r, "ETH", "below", 2600);
     await r.engine.evaluate();
     const [d] = r.store.deliveries(a.id, 10);
     expect(d!.event).toBe("price_alert");
@@ -312,8 +312,8 @@ describe("expiry", () => {
     const r = rig();
     r.signals.risk.set("BTC", risk(10, 5e6));
     r.signals.risk.set("ETH", risk(10, 5e6));
-    const short = liq(r, "BTC", 5, 0, 1);
-    const long = liq(r, "ETH", 5, 0, 48);
+    const short = await liq(r, "BTC", 5, 0, 1);
+    const long = await liq(r, "ETH", 5, 0, 48);
     r.clock.t = T0 + 3 * HOUR_MS;
     const stats = await r.engine.evaluate();
     expect(stats).toMatchObject({ expired: 1, evaluated: 1, triggered: 1 });
@@ -326,7 +326,7 @@ describe("expiry", () => {
   it("expires exactly at expires_at", async () => {
     const r = rig();
     r.signals.risk.set("BTC", risk(10, 5e6));
-    const a = liq(r, "BTC", 5, 0, 1);
+    const a = await liq(r, "BTC", 5, 0, 1);
     r.clock.t = T0 + HOUR_MS - 1;
     expect(await r.engine.evaluate()).toMatchObject({ expired: 0, evaluated: 1 });
     r.clock.t = T0 + HOUR_MS;
@@ -334,18 +334,18 @@ describe("expiry", () => {
     expect(r.store.get(a.id)).toMatchObject({ status: "expired", endedAt: T0 + HOUR_MS });
   });
 
-  it("service.require() applies an overdue expiry", () => {
+  it("service.require() applies an overdue expiry", async () => {
     const r = rig();
-    const a = liq(r, "BTC", 5, 0, 2);
+    const a = await liq(r, "BTC", 5, 0, 2);
     r.clock.t = T0 + 5 * HOUR_MS;
     expect(r.store.get(a.id)!.status).toBe("active"); // nothing ran yet
-    expect(r.service.require("liquidation", a.id)).toMatchObject({ status: "expired", endedAt: T0 + 2 * HOUR_MS });
-    expect(r.service.listActive("liquidation")).toEqual([]);
+    expect(await r.service.require("liquidation", a.id)).toMatchObject({ status: "expired", endedAt: T0 + 2 * HOUR_MS });
+    expect(await r.service.listActive("liquidation")).toEqual([]);
   });
 
   it("service.require() refuses unknown ids and ids of the other kind", async () => {
     const r = rig();
-    const a = liq(r, "BTC", 5);
+    const a = await liq(r, "BTC", 5);
     expect((await appError(() => r.service.require("price", a.id))).code).toBe("NOT_FOUND");
     expect((await appError(() => r.service.require("liquidation", "alert_liq_btc_1_1"))).code).toBe("NOT_FOUND");
   });
@@ -369,7 +369,7 @@ describe("cancel", () => {
 
   it("refuses a missing or wrong manage token with FORBIDDEN", async () => {
     const r = rig();
-    const { alert, manageToken } = created(r);
+    const { alert, manageToken } = await created(r);
     expect(alert.owner).toBe(owner.address.toLowerCase());
     expect(manageToken).toMatch(/^mgt_/);
     expect(alert.manageTokenHash).not.toContain(manageToken);
@@ -382,7 +382,7 @@ describe("cancel", () => {
   it("with the manage token: cancelled, pending deliveries cancelled, nothing sent", async () => {
     const r = rig({ sender: fakeSender(() => fail()) });
     r.signals.risk.set("BTC", risk(10, 5e6));
-    const { alert, manageToken } = created(r);
+    const { alert, manageToken } = await created(r);
     await r.engine.evaluate();
     // One delivery already failed once and waits for its retry.
     expect(await r.dispatcher.dispatchDue()).toBe(1);
@@ -405,7 +405,7 @@ describe("cancel", () => {
     let release!: (a: DeliveryAttempt) => void;
     const r = rig({ sender: fakeSender(() => new Promise<DeliveryAttempt>((res) => (release = res))) });
     r.signals.risk.set("BTC", risk(10, 5e6));
-    const { alert, manageToken } = created(r);
+    const { alert, manageToken } = await created(r);
     await r.engine.evaluate();
     const pass = r.dispatcher.dispatchDue();
     await r.service.cancel("liquidation", alert.id, { bearerToken: manageToken });
@@ -416,7 +416,7 @@ describe("cancel", () => {
 
   it("with an owner-wallet signature of the cancel message: allowed", async () => {
     const r = rig();
-    const { alert } = created(r);
+    const { alert } = await created(r);
     r.clock.t = T0 + 42_500;
     const creds = await signed(owner, "cancel", alert.id, T0_SEC + 40);
     await expect(r.service.authorize(alert, creds, "cancel")).resolves.toBe("owner_wallet");
@@ -425,7 +425,7 @@ describe("cancel", () => {
 
   it("a signature at the edge of the window is allowed, older is refused", async () => {
     const r = rig();
-    const { alert } = created(r);
+    const { alert } = await created(r);
     r.clock.t = T0 + 3600_000;
     const now = T0_SEC + 3600;
     await expect(r.service.authorize(alert, await signed(owner, "cancel", alert.id, now - SIGNATURE_WINDOW_SEC), "cancel")).resolves.toBe("owner_wallet");
@@ -438,8 +438,8 @@ describe("cancel", () => {
 
   it("refuses a signature for another action, another alert, another key, or a mismatched signed_at", async () => {
     const r = rig();
-    const { alert } = created(r);
-    const other1 = created(r).alert;
+    const { alert } = await created(r);
+    const other1 = (await created(r)).alert;
     const refused = async (creds: CallerCredentials) => {
       expect((await appError(() => r.service.cancel("liquidation", alert.id, creds))).code).toBe("FORBIDDEN");
     };
@@ -456,7 +456,7 @@ describe("cancel", () => {
 
   it("an alert without an owner can only be cancelled with its token", async () => {
     const r = rig();
-    const { alert, manageToken } = r.service.create("liquidation", { symbol: "BTC", params: { condition: "cascade_risk", threshold_pct: 5, min_value_usd: 0 }, webhookUrl: HOOK, expiresInHours: 24 }, undefined);
+    const { alert, manageToken } = await r.service.create("liquidation", { symbol: "BTC", params: { condition: "cascade_risk", threshold_pct: 5, min_value_usd: 0 }, webhookUrl: HOOK, expiresInHours: 24 }, undefined);
     expect(alert.owner).toBeNull();
     expect((await appError(async () => r.service.cancel("liquidation", alert.id, await signed(owner, "cancel", alert.id, T0_SEC)))).code).toBe("FORBIDDEN");
     await expect(r.service.cancel("liquidation", alert.id, { bearerToken: manageToken })).resolves.toMatchObject({ status: "cancelled" });
@@ -464,7 +464,7 @@ describe("cancel", () => {
 
   it("cancelling an expired alert is a CONFLICT", async () => {
     const r = rig();
-    const { alert, manageToken } = created(r);
+    const { alert, manageToken } = await created(r);
     r.clock.t = T0 + 25 * HOUR_MS;
     expect((await appError(() => r.service.cancel("liquidation", alert.id, { bearerToken: manageToken }))).code).toBe("CONFLICT");
     // Still refused without credentials: authorisation comes first.
@@ -476,13 +476,13 @@ describe("cancel", () => {
 describe("extend", () => {
   it("adds hours, caps the remaining lifetime at 168 h and refuses when already at the cap", async () => {
     const r = rig();
-    const a = liq(r, "BTC", 5, 0, 24);
-    const ext = r.service.extend("liquidation", a.id, 10);
+    const a = await liq(r, "BTC", 5, 0, 24);
+    const ext = await r.service.extend("liquidation", a.id, 10);
     expect(ext.addedMs).toBe(10 * HOUR_MS);
     expect(ext.alert.expiresAt).toBe(T0 + 34 * HOUR_MS);
     expect(r.store.get(a.id)!.expiresAt).toBe(T0 + 34 * HOUR_MS);
 
-    const capped = r.service.extend("liquidation", a.id, 168);
+    const capped = await r.service.extend("liquidation", a.id, 168);
     expect(capped.alert.expiresAt).toBe(T0 + MAX_LIFETIME_HOURS * HOUR_MS);
     expect(capped.addedMs).toBe((MAX_LIFETIME_HOURS - 34) * HOUR_MS);
 
@@ -493,18 +493,18 @@ describe("extend", () => {
 
     // An hour later one hour fits again, no more.
     r.clock.t += HOUR_MS;
-    const again = r.service.extend("liquidation", a.id, 5);
+    const again = await r.service.extend("liquidation", a.id, 5);
     expect(again.addedMs).toBe(HOUR_MS);
     expect(again.alert.expiresAt).toBe(r.clock.t + MAX_LIFETIME_HOURS * HOUR_MS);
   });
 
   it("refuses alerts that are not active with CONFLICT", async () => {
     const r = rig();
-    const cancelled = r.service.create("liquidation", { symbol: "BTC", params: { condition: "cascade_risk", threshold_pct: 5, min_value_usd: 0 }, webhookUrl: HOOK, expiresInHours: 24 }, undefined);
+    const cancelled = await r.service.create("liquidation", { symbol: "BTC", params: { condition: "cascade_risk", threshold_pct: 5, min_value_usd: 0 }, webhookUrl: HOOK, expiresInHours: 24 }, undefined);
     await r.service.cancel("liquidation", cancelled.alert.id, { bearerToken: cancelled.manageToken });
     expect((await appError(() => r.service.extend("liquidation", cancelled.alert.id, 1))).code).toBe("CONFLICT");
 
-    const expiring = liq(r, "BTC", 5, 0, 1);
+    const expiring = await liq(r, "BTC", 5, 0, 1);
     r.clock.t += 2 * HOUR_MS;
     expect((await appError(() => r.service.extend("liquidation", expiring.id, 24))).code).toBe("CONFLICT");
     expect(r.store.get(expiring.id)).toMatchObject({ status: "expired", expiresAt: T0 + HOUR_MS });
@@ -516,7 +516,7 @@ describe("DeliveryDispatcher", () => {
   it("retries failures with backoff base × 3^(n−1) and gives up after maxAttempts", async () => {
     const r = rig({ sender: fakeSender(() => fail(500)), retry: { maxAttempts: 4, baseDelayMs: 1000, factor: 3 } });
     r.signals.risk.set("BTC", risk(10, 5e6));
-    const a = liq(r, "BTC", 5);
+    const a = await liq(r, "BTC", 5);
     await r.engine.evaluate();
     const [queued] = r.store.deliveries(a.id, 1);
 
@@ -560,7 +560,7 @@ describe("DeliveryDispatcher", () => {
   it("a 2xx marks the delivery delivered with delivered_at", async () => {
     const r = rig({ sender: fakeSender((_req, n) => (n === 1 ? { ok: false, status: null, error: "connect ECONNREFUSED 127.0.0.1:443", durationMs: 3 } : ok(204))) });
     r.signals.risk.set("BTC", risk(10, 5e6));
-    const a = liq(r, "BTC", 5);
+    const a = await liq(r, "BTC", 5);
     await r.engine.evaluate();
     await r.dispatcher.dispatchDue();
     r.clock.t = T0 + 1000;
@@ -581,9 +581,9 @@ describe("DeliveryDispatcher", () => {
     const r = rig({ sender: fakeSender(() => new Promise<DeliveryAttempt>((res) => releases.push(res))) });
     r.signals.risk.set("BTC", risk(10, 5e6));
     r.signals.risk.set("ETH", risk(10, 5e6));
-    liq(r, "BTC", 5);
-    liq(r, "BTC", 6);
-    liq(r, "ETH", 5);
+    await liq(r, "BTC", 5);
+    await liq(r, "BTC", 6);
+    await liq(r, "ETH", 5);
     await r.engine.evaluate();
 
     const passes = [r.dispatcher.dispatchDue(), r.dispatcher.dispatchDue(), r.dispatcher.dispatchDue()];
@@ -610,8 +610,8 @@ describe("AlertScheduler", () => {
     // First process: both alerts fire, the first attempts fail.
     const a = rig({ path, clock, retry, sender: fakeSender(() => fail(503)) });
     a.signals.risk.set("BTC", risk(10, 5e6));
-    const shortLived = liq(a, "BTC", 5, 0, 1);
-    const longLived = liq(a, "BTC", 5, 0, 24);
+    const shortLived = await liq(a, "BTC", 5, 0, 1);
+    const longLived = await liq(a, "BTC", 5, 0, 24);
     await a.engine.evaluate();
     expect(await a.dispatcher.dispatchDue()).toBe(2);
     const deliveries = [shortLived, longLived].map((x) => a.store.deliveries(x.id, 1)[0]!);
@@ -655,7 +655,7 @@ describe("AlertScheduler", () => {
       await gate;
       return risk(10, 5e6);
     };
-    liq(r, "BTC", 5);
+    await liq(r, "BTC", 5);
     const scheduler = new AlertScheduler(r.store, r.engine, r.dispatcher, { evalCron: "* * * * * *", dispatchPollMs: 60_000, now: r.clock.now });
     running.push(scheduler);
     scheduler.start();
@@ -673,7 +673,7 @@ describe("AlertScheduler", () => {
     let release!: (a: DeliveryAttempt) => void;
     const r = rig({ sender: fakeSender(() => new Promise<DeliveryAttempt>((res) => (release = res))) });
     r.signals.risk.set("BTC", risk(10, 5e6));
-    const a = liq(r, "BTC", 5);
+    const a = await liq(r, "BTC", 5);
     const scheduler = new AlertScheduler(r.store, r.engine, r.dispatcher, { evalCron: NEVER, dispatchPollMs: 60_000, now: r.clock.now });
     running.push(scheduler);
     scheduler.start();

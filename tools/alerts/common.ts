@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ALERT_STORAGE_RETRY_SEC, ALERT_STORAGE_UNREACHABLE, isAlertStorageError } from "../../src/alerts/redis-store.js";
 import { MAX_LIFETIME_HOURS, type AlertService } from "../../src/alerts/service.js";
 import type { AlertKind, AlertRecord, DeliveryRecord } from "../../src/alerts/types.js";
 import type { ToolContext } from "../../src/core/context.js";
@@ -11,6 +12,19 @@ export const SHOWN_DELIVERIES = 10;
 export function alertService(ctx: ToolContext): AlertService {
   if (!ctx.alerts) throw new AppError("UPSTREAM_UNAVAILABLE", "alerts are disabled on this server (ALERTS=off)");
   return ctx.alerts;
+}
+
+/**
+ * Runs a precheck (before any payment): an alert storage that cannot be reached answers 503 saying that
+ * nothing was stored or charged.
+ */
+export async function beforePayment<T>(check: () => Promise<T>): Promise<T> {
+  try {
+    return await check();
+  } catch (err) {
+    if (!isAlertStorageError(err)) throw err;
+    throw new AppError("UPSTREAM_UNAVAILABLE", `${ALERT_STORAGE_UNREACHABLE}; nothing was stored or charged, try again in a few seconds`, { retryAfterSec: ALERT_STORAGE_RETRY_SEC, cause: err.cause });
+  }
 }
 
 /** `:id` of an alert. */
@@ -89,9 +103,10 @@ function deliveryView(d: DeliveryRecord): z.infer<typeof Delivery> {
 
 /**
  * The public view of an alert: kind-specific condition fields spread at the top level, the webhook URL
- * reduced to its origin unless `full`, deliveries when `withDeliveries`.
+ * reduced to its origin unless `full`, deliveries when `withDeliveries` (read from the store).
  */
-export function alertView(svc: AlertService, a: AlertRecord, opts: { full: boolean; withDeliveries: boolean }) {
+export async function alertView(svc: AlertService, a: AlertRecord, opts: { full: boolean; withDeliveries: boolean }) {
+  const deliveries = opts.withDeliveries ? (await svc.store.deliveries(a.id, SHOWN_DELIVERIES)).map(deliveryView) : undefined;
   return {
     alert_id: a.id,
     type: a.kind,
@@ -108,7 +123,7 @@ export function alertView(svc: AlertService, a: AlertRecord, opts: { full: boole
     last_evaluation: a.lastEvaluation,
     last_triggered_at: iso(a.lastTriggeredAt),
     trigger_count: a.triggerCount,
-    ...(opts.withDeliveries ? { deliveries: svc.store.deliveries(a.id, SHOWN_DELIVERIES).map(deliveryView) } : {}),
+    ...(deliveries ? { deliveries } : {}),
   };
 }
 

@@ -4,7 +4,7 @@ import type { AlertKind } from "../../src/alerts/types.js";
 import type { ToolContext } from "../../src/core/context.js";
 import type { CallerInfo } from "../../src/registry/tool.js";
 import { requireListed } from "../perp/common.js";
-import { alertService } from "./common.js";
+import { alertService, beforePayment } from "./common.js";
 
 /** Response fields every create answer has (spec 2.1 plus the two secrets). */
 export const CreatedShape = {
@@ -23,13 +23,13 @@ export const CreatedShape = {
 /** Precheck of a create request, before any payment: symbol listed on a perp venue, capacity, webhook URL safe. */
 export async function precheckCreate(ctx: ToolContext, symbol: string, webhookUrl: string): Promise<void> {
   const svc = alertService(ctx);
-  svc.checkCapacity();
+  await beforePayment(() => svc.checkCapacity());
   await Promise.all([requireListed(symbol, ctx), svc.checkWebhook(webhookUrl)]);
 }
 
 /** Stores the alert (after the upfront settlement) owned by the payer and returns the common create fields. */
-export function createAlert(ctx: ToolContext, kind: AlertKind, req: CreateAlert, caller: CallerInfo, describe: string) {
-  const { alert, webhookSecret, manageToken } = alertService(ctx).create(kind, req, caller.payer);
+export async function createAlert(ctx: ToolContext, kind: AlertKind, req: CreateAlert, caller: CallerInfo, describe: string) {
+  const { alert, webhookSecret, manageToken } = await alertService(ctx).create(kind, req, caller.payer);
   return {
     alert_id: alert.id,
     symbol: alert.symbol,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTool, type AnyTool } from "../../src/registry/tool.js";
 import { isoNow, Timestamp } from "../common.js";
-import { AlertId, alertService, alertView, AlertViewBase, ExtendInput, type AlertKindSpec } from "./common.js";
+import { AlertId, alertService, alertView, AlertViewBase, beforePayment, ExtendInput, type AlertKindSpec } from "./common.js";
 
 const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte wallet address");
 
@@ -31,7 +31,7 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     stateful: true,
     async handler({ id }, ctx, caller) {
       const svc = alertService(ctx);
-      const a = svc.require(k.kind, id);
+      const a = await svc.require(k.kind, id);
       return alertView(svc, a, { full: (await svc.authorize(a, caller.credentials, "read")) !== null, withDeliveries: true });
     },
   });
@@ -55,7 +55,7 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     async handler({ id }, ctx, caller) {
       const svc = alertService(ctx);
       const a = await svc.cancel(k.kind, id, caller.credentials);
-      return { ...alertView(svc, a, { full: true, withDeliveries: true }), message: `${k.label} ${a.id} is cancelled; no further webhooks will be sent.` };
+      return { ...(await alertView(svc, a, { full: true, withDeliveries: true })), message: `${k.label} ${a.id} is cancelled; no further webhooks will be sent.` };
     },
   });
 
@@ -75,7 +75,7 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     stateful: true,
     async handler({ wallet }, ctx) {
       const svc = alertService(ctx);
-      const alerts = svc.listActive(k.kind, wallet).map((a) => alertView(svc, a, { full: false, withDeliveries: false }));
+      const alerts = await Promise.all((await svc.listActive(k.kind, wallet)).map((a) => alertView(svc, a, { full: false, withDeliveries: false })));
       return { count: alerts.length, wallet_filter: wallet?.toLowerCase() ?? null, alerts, timestamp: isoNow(ctx) };
     },
   });
@@ -96,14 +96,14 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     paymentFlow: "upfront",
     stateful: true,
     annotations: { readOnlyHint: false, idempotentHint: false },
-    precheck: async ({ id, add_hours }, ctx) => void alertService(ctx).extension(k.kind, id, add_hours),
+    precheck: async ({ id, add_hours }, ctx) => void (await beforePayment(() => alertService(ctx).extension(k.kind, id, add_hours))),
     async handler({ id, add_hours }, ctx) {
       const svc = alertService(ctx);
-      const before = svc.require(k.kind, id).expiresAt;
-      const { alert, addedMs } = svc.extend(k.kind, id, add_hours);
+      const before = (await svc.require(k.kind, id)).expiresAt;
+      const { alert, addedMs } = await svc.extend(k.kind, id, add_hours);
       const added = Math.round((addedMs / 3_600_000) * 1000) / 1000;
       return {
-        ...alertView(svc, alert, { full: false, withDeliveries: false }),
+        ...(await alertView(svc, alert, { full: false, withDeliveries: false })),
         previous_expires_at: new Date(before).toISOString(),
         added_hours: added,
         message: `${k.label} ${alert.id} now expires at ${new Date(alert.expiresAt).toISOString()}${added < add_hours ? ` (capped: ${added} h added, 168 h remaining at most)` : ""}.`,

@@ -2,10 +2,10 @@ import { z } from "zod";
 import type { ToolContext } from "../../src/core/context.js";
 import { AppError } from "../../src/errors.js";
 import type { InterimAnswer } from "../../src/registry/tool.js";
-import type { StreamManager } from "../../src/streams/manager.js";
+import type { StreamService } from "../../src/streams/service.js";
 
-/** The stream manager, or 503 when this instance runs without live streams (`STREAMS=off`). */
-export function streams(ctx: ToolContext): StreamManager {
+/** The streams (one process, or a replica of the ingest leader), or 503 when this instance runs without them (`STREAMS=off`). */
+export function streams(ctx: ToolContext): StreamService {
   if (!ctx.streams) throw new AppError("UPSTREAM_UNAVAILABLE", "live trade streams are disabled on this instance (STREAMS=off)");
   return ctx.streams;
 }

@@ -65,6 +65,26 @@ function chainFor(chainId: number, rpcUrl: string): Chain {
   });
 }
 
+/** Node errors meaning "this nonce is taken": the transaction was not accepted, so sending it again is safe. */
+const NONCE_CLASH = /nonce too low|nonce has already been used|replacement transaction underpriced|already known|nonce.*(lower|too low)/i;
+
+/**
+ * Sends with a fresh nonce again when another settlement from the same relayer took it first: several
+ * replicas (or concurrent requests) settling with one relayer key ask for the pending nonce at the same
+ * moment. A refused transaction moved nothing, and an EIP-3009 authorization can be used once only, so a
+ * retry can never transfer twice.
+ */
+async function retryOnNonceClash<T>(send: () => Promise<T>, attempts = 8): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await send();
+    } catch (err) {
+      if (i >= attempts || !NONCE_CLASH.test(String((err as Error).message))) throw err;
+      await new Promise((r) => setTimeout(r, 30 + Math.random() * 120 * i));
+    }
+  }
+}
+
 /**
  * Builds the x402 facilitator signer: each method delegates to a viem wallet client
  * (extended with public actions) for `account` on `chain` over `rpcUrl`.
@@ -80,14 +100,16 @@ function buildSigner(rpcUrl: string, privateKey: Hex, chain: Chain, confirmation
         client.readContract({ address: args.address, abi: args.abi as Abi, functionName: args.functionName, args: args.args ?? [] }),
       verifyTypedData: (args) => client.verifyTypedData(args as typeof args & TypedDataDefinition),
       writeContract: (args) =>
-        client.writeContract({
-          address: args.address,
-          abi: args.abi as Abi,
-          functionName: args.functionName,
-          args: args.args,
-          ...(args.gas !== undefined ? { gas: args.gas } : {}),
-          ...(args.dataSuffix !== undefined ? { dataSuffix: args.dataSuffix } : {}),
-        }),
+        retryOnNonceClash(() =>
+          client.writeContract({
+            address: args.address,
+            abi: args.abi as Abi,
+            functionName: args.functionName,
+            args: args.args,
+            ...(args.gas !== undefined ? { gas: args.gas } : {}),
+            ...(args.dataSuffix !== undefined ? { dataSuffix: args.dataSuffix } : {}),
+          }),
+        ),
       sendTransaction: (args) => client.sendTransaction({ to: args.to, data: args.data }),
       waitForTransactionReceipt: (args) => client.waitForTransactionReceipt(args),
     },

@@ -1,4 +1,5 @@
 import type { Statement } from "better-sqlite3";
+import { logger } from "../../lib/log.js";
 import { STREAM_VENUES, type StreamGap, type StreamVenue, type Trade } from "../types.js";
 import { CVD_BUCKET_MS, alignBucket } from "./cvd-math.js";
 import type { Database } from "./db.js";
@@ -95,10 +96,41 @@ export interface CvdStoreStats {
   maxBucketsPerSymbol: number;
 }
 
-interface StoredBucket extends CvdBucket {
+/** A bucket with its identity, as the store persists and replicates it (absolute values). */
+export interface CvdBucketRow extends CvdBucket {
   base: string;
   venue: StreamVenue;
 }
+
+/**
+ * Newest trade time counted for (venue, base), with the ids of the trades counted at exactly that time:
+ * where a backfill resumes without counting those again.
+ */
+export interface CvdLastTrade {
+  venue: StreamVenue;
+  base: string;
+  time: number;
+  ids: string[];
+}
+
+/**
+ * What a flush wrote (see {@link CvdStore.observe}), or a whole store ({@link CvdStore.exportChanges}):
+ * buckets as absolute values, so applying them again or out of date order converges on the same state.
+ */
+export interface CvdChanges {
+  /** Tracked symbols and the start of their tracked range (epoch ms). */
+  symbols: Array<{ base: string; trackedSince: number }>;
+  buckets: CvdBucketRow[];
+  lastTrades: CvdLastTrade[];
+}
+
+/** Observer of a store's writes: each flush's changes, and dropped symbols. Called synchronously; must not throw. */
+export interface CvdObserver {
+  flushed?(changes: CvdChanges): void;
+  dropped?(base: string): void;
+}
+
+type StoredBucket = CvdBucketRow;
 
 interface SymbolState {
   /** Earliest slot start ever tracked (5-min aligned), epoch ms. */
@@ -142,6 +174,29 @@ function addFlow(into: CvdFlow, f: CvdFlow): void {
   into.buyUsd += f.buyUsd;
   into.sellUsd += f.sellUsd;
   into.trades += f.trades;
+}
+
+const GAP_STATES: ReadonlySet<string> = new Set(["none", "filled", "unfilled"]);
+const finiteNonNegative = (x: unknown): boolean => typeof x === "number" && Number.isFinite(x) && x >= 0;
+
+/** A replicated bucket row that can be stored as is. */
+function validRow(r: CvdBucketRow | undefined): r is CvdBucketRow {
+  return (
+    r !== undefined &&
+    r !== null &&
+    VENUE_SET.has(r.venue) &&
+    typeof r.base === "string" &&
+    r.base.length > 0 &&
+    Number.isInteger(r.start) &&
+    r.start % CVD_BUCKET_MS === 0 &&
+    finiteNonNegative(r.buyBase) &&
+    finiteNonNegative(r.sellBase) &&
+    finiteNonNegative(r.buyUsd) &&
+    finiteNonNegative(r.sellUsd) &&
+    Number.isInteger(r.trades) &&
+    r.trades >= 0 &&
+    GAP_STATES.has(r.gap)
+  );
 }
 
 function validTrade(t: Trade): boolean {
@@ -189,6 +244,7 @@ export class CvdStore {
   private readonly flusher: Flusher;
   private readonly purgeTimer: NodeJS.Timeout | null;
   private closed = false;
+  private readonly observers = new Set<CvdObserver>();
 
   private readonly st: {
     upsertBucket: Statement<[string, string, number, number, number, number, number, number, GapState]>;
@@ -455,7 +511,118 @@ export class CvdStore {
       this.st.dropSymbol.run(base);
       this.st.dropSeen.run(base);
     })();
+    if (had) this.notify((o) => o.dropped?.(base));
     return had;
+  }
+
+  /**
+   * Registers an observer of this store's writes: after each flush has committed, `flushed` gets the
+   * symbols (tracked ranges), buckets (absolute values) and newest trades that flush wrote; `dropped` is
+   * called when a symbol is dropped. Writes by {@link applyReplicated} are not reported. Returns the function
+   * that removes the observer.
+   */
+  observe(observer: CvdObserver): () => void {
+    this.observers.add(observer);
+    return () => this.observers.delete(observer);
+  }
+
+  /**
+   * Writes replicated state as is, in memory and in SQLite at once: symbols with their tracked range (set,
+   * not merged), buckets as absolute values (replacing what is held; outside retention ignored), and newest
+   * trades (advancing {@link lastTradeTime} and remembering those ids, so a backfill from there skips them).
+   * No de-duplication and no observer call: the rows come from the replica that counted them. Invalid rows
+   * are skipped. Returns the number of buckets written. Ignored after `close()`.
+   */
+  applyReplicated(changes: Partial<CvdChanges>): number {
+    if (this.closed) return 0;
+    this.maybePurge();
+    const [lo, hi] = this.window();
+    const syms = new Map<string, number>();
+    const rows: StoredBucket[] = [];
+    for (const r of changes.symbols ?? []) {
+      if (typeof r?.base !== "string" || r.base.length === 0 || !Number.isFinite(r.trackedSince)) continue;
+      const sym = this.syms.get(r.base);
+      if (sym) sym.trackedSince = r.trackedSince;
+      else this.syms.set(r.base, { trackedSince: r.trackedSince, venues: new Map() });
+      syms.set(r.base, r.trackedSince);
+    }
+    for (const r of changes.buckets ?? []) {
+      if (!validRow(r) || r.start < lo || r.start > hi) continue;
+      let sym = this.syms.get(r.base);
+      if (!sym) {
+        this.syms.set(r.base, (sym = { trackedSince: r.start, venues: new Map() }));
+        syms.set(r.base, r.start);
+      }
+      let m = sym.venues.get(r.venue);
+      if (!m) sym.venues.set(r.venue, (m = new Map()));
+      let b = m.get(r.start);
+      if (!b) m.set(r.start, (b = { base: r.base, venue: r.venue, start: r.start, buyBase: 0, sellBase: 0, buyUsd: 0, sellUsd: 0, trades: 0, gap: "none" }));
+      // In place: a bucket object may sit in the dirty set, which must then write these values.
+      b.buyBase = r.buyBase;
+      b.sellBase = r.sellBase;
+      b.buyUsd = r.buyUsd;
+      b.sellUsd = r.sellUsd;
+      b.trades = r.trades;
+      b.gap = r.gap;
+      rows.push(b);
+    }
+    for (const t of changes.lastTrades ?? []) {
+      if (!VENUE_SET.has(t?.venue) || typeof t.base !== "string" || t.base.length === 0 || !Number.isFinite(t.time) || t.time < lo) continue;
+      const s = this.seenFor(t.venue, t.base);
+      if (t.time > s.newest) s.newest = t.time;
+      for (const id of Array.isArray(t.ids) ? t.ids : []) {
+        if (typeof id !== "string" || s.ids.has(id)) continue;
+        s.ids.set(id, t.time);
+        s.order.push(id);
+      }
+      this.evictSeen(s);
+    }
+    if (syms.size === 0 && rows.length === 0) return 0;
+    try {
+      this.db.transaction(() => {
+        for (const [base, since] of syms) this.st.upsertSymbol.run(base, since);
+        for (const b of rows) this.st.upsertBucket.run(b.base, b.venue, b.start, b.buyBase, b.sellBase, b.buyUsd, b.sellUsd, b.trades, b.gap);
+      })();
+    } catch (err) {
+      // Memory is up to date; leave the rows to the flusher, which retries.
+      logger.error({ err }, "cvd store: writing replicated rows failed; retrying with the next flush");
+      for (const base of syms.keys()) this.dirtySymbols.add(base);
+      for (const b of rows) this.dirty.add(b);
+      this.flusher.schedule();
+    }
+    return rows.length;
+  }
+
+  /** Everything held within retention, as {@link CvdChanges} (copies): for a full republication. */
+  exportChanges(): CvdChanges {
+    const [lo] = this.window();
+    const out: CvdChanges = { symbols: [], buckets: [], lastTrades: [] };
+    for (const [base, sym] of this.syms) {
+      out.symbols.push({ base, trackedSince: sym.trackedSince });
+      for (const m of sym.venues.values()) for (const b of m.values()) if (b.start >= lo) out.buckets.push({ ...b });
+    }
+    for (const s of this.seen.values()) if (Number.isFinite(s.newest)) out.lastTrades.push(this.lastTradeOf(s));
+    return out;
+  }
+
+  private lastTradeOf(s: SeenSet): CvdLastTrade {
+    const ids = new Set<string>();
+    // Trades arrive about in time order: the ones at the newest time are at the end of the queue.
+    for (let i = s.order.length - 1, n = 0; i >= s.head && n < 256; i--, n++) {
+      const id = s.order[i]!;
+      if (s.ids.get(id) === s.newest) ids.add(id);
+    }
+    return { venue: s.venue, base: s.base, time: s.newest, ids: [...ids] };
+  }
+
+  private notify(fn: (o: CvdObserver) => void): void {
+    for (const o of this.observers) {
+      try {
+        fn(o);
+      } catch (err) {
+        logger.error({ err }, "cvd store observer threw");
+      }
+    }
   }
 
   /**
@@ -589,6 +756,7 @@ export class CvdStore {
     if (this.dirty.size === 0 && this.dirtySymbols.size === 0 && this.pendingSeen.length === 0 && this.touchedSeen.size === 0 && this.pendingPurgeBefore === null) {
       return;
     }
+    const changes = this.observers.size > 0 ? this.pendingChanges() : null;
     this.db.transaction(() => {
       for (const base of this.dirtySymbols) {
         const sym = this.syms.get(base);
@@ -610,6 +778,23 @@ export class CvdStore {
     this.pendingSeen = [];
     this.touchedSeen.clear();
     this.pendingPurgeBefore = null;
+    if (changes && (changes.symbols.length > 0 || changes.buckets.length > 0 || changes.lastTrades.length > 0)) {
+      this.notify((o) => o.flushed?.(changes));
+    }
+  }
+
+  /** What the pending flush writes, as copies (see {@link observe}). */
+  private pendingChanges(): CvdChanges {
+    const symbols: CvdChanges["symbols"] = [];
+    for (const base of this.dirtySymbols) {
+      const sym = this.syms.get(base);
+      if (sym) symbols.push({ base, trackedSince: sym.trackedSince });
+    }
+    const buckets: CvdBucketRow[] = [];
+    for (const b of this.dirty) buckets.push({ ...b });
+    const lastTrades: CvdLastTrade[] = [];
+    for (const s of this.touchedSeen) if (Number.isFinite(s.newest)) lastTrades.push(this.lastTradeOf(s));
+    return { symbols, buckets, lastTrades };
   }
 
   private load(): void {

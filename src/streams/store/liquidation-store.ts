@@ -3,6 +3,7 @@ import { STREAM_VENUES, type Liquidation, type StreamVenue } from "../types.js";
 import type { Database } from "./db.js";
 import { Flusher } from "./flusher.js";
 import { HOUR_MS as HOUR } from "../../lib/time.js";
+import { logger } from "../../lib/log.js";
 
 /*
  * The recent-liquidations buffer of `/liquidation/recent` (spec 2.5, 8): the newest events of all venues,
@@ -161,6 +162,7 @@ export class LiquidationStore {
   private metaDirty = false;
   private readonly flusher: Flusher;
   private closed = false;
+  private readonly observers = new Set<(added: LiquidationRecord[]) => void>();
 
   private readonly st: {
     insert: Statement<[string, number, number, string, string, string, number, string, number, number, number]>;
@@ -247,7 +249,83 @@ export class LiquidationStore {
       added.push(this.publicCopy(rec));
     }
     if (added.length > 0 || this.pendingDelete.length > 0 || this.metaDirty) this.flusher.schedule();
+    if (added.length > 0) {
+      for (const fn of this.observers) {
+        try {
+          fn(added);
+        } catch (err) {
+          logger.error({ err }, "liquidation store observer threw");
+        }
+      }
+    }
     return added;
+  }
+
+  /**
+   * Registers an observer of {@link add}: called synchronously with the records stored (with their ids),
+   * never for {@link applyReplicated}. Returns the function that removes it.
+   */
+  observe(fn: (added: LiquidationRecord[]) => void): () => void {
+    this.observers.add(fn);
+    return () => this.observers.delete(fn);
+  }
+
+  /**
+   * Stores records replicated from the ingesting replica with THEIR ids (`liq_<second>_<seq>`), ignoring
+   * one already held (same id, or the same event), invalid ones and ones outside the age limit; the
+   * per-second sequences advance past those ids so this store never issues them again. The caps apply as
+   * in {@link add}. Returns the number stored. Ignored after `close()`.
+   */
+  applyReplicated(records: readonly LiquidationRecord[]): number {
+    if (this.closed || records.length === 0) return 0;
+    const now = this.now();
+    this.expire(now);
+    const ids = new Set(this.events.map((e) => e.id));
+    let stored = 0;
+    for (const r of records) {
+      if (!r || !valid(r) || typeof r.id !== "string" || r.time < now - this.maxAgeMs || r.time > now + FUTURE_SKEW_MS) continue;
+      const m = /^liq_(\d+)_(\d+)$/.exec(r.id);
+      if (!m) continue;
+      const second = Number(m[1]);
+      const seq = Number(m[2]);
+      if ((this.seqs.get(second) ?? 0) < seq) {
+        this.seqs.set(second, seq);
+        this.pendingSeq.add(second);
+      }
+      const key = dedupeKey(r);
+      if (ids.has(r.id) || this.keys.has(key)) continue;
+      const oldest = this.events[0];
+      if (this.events.length >= this.maxEvents && oldest && r.time < oldest.time) {
+        this.noteCapDrop(r.time);
+        continue;
+      }
+      const rec: Stored = {
+        venue: r.venue,
+        base: r.base,
+        venueSymbol: r.venueSymbol,
+        time: r.time,
+        side: r.side,
+        price: r.price,
+        size: r.size,
+        valueUsd: r.valueUsd,
+        id: r.id,
+        second,
+        seq,
+        key,
+      };
+      this.insertSorted(rec);
+      this.keys.add(key);
+      ids.add(rec.id);
+      this.pendingInsert.push(rec);
+      stored++;
+      while (this.events.length > this.maxEvents) {
+        const gone = this.events.shift()!;
+        this.forget(gone);
+        this.noteCapDrop(gone.time);
+      }
+    }
+    if (stored > 0 || this.pendingSeq.size > 0 || this.pendingDelete.length > 0 || this.metaDirty) this.flusher.schedule();
+    return stored;
   }
 
   /**
