@@ -2,63 +2,25 @@
  * Kill-and-restart across OS processes: a webhook retry pending in SQLite when process A is SIGKILLed
  * is sent by process B started on the same DATA_DIR, with the same delivery id and a valid signature.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhookSignature } from "../../src/alerts/webhook/sign.js";
 import { simEnv } from "../../src/sandbox/sim-env.js";
 import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 import { startHttpsReceiver, type HttpsReceiver } from "../helpers/https-receiver.js";
 import { cleanupAfterEach, tempDir } from "../helpers/scratch.js";
+import { FREE_SERVICE_ENTRY, startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const ENTRY = "test/alerts/alert-process.ts";
 /** tsx compiles the whole service at startup: a few seconds on a small machine, more under load. */
 const START_TIMEOUT_MS = 45_000;
 
-interface Running {
-  child: ChildProcess;
-  url: string;
-  /** stderr so far (logs at warn and above), for failure messages. */
-  stderr(): string;
-  exited: Promise<void>;
-}
+const running = new Set<ServiceProcess>();
 
-const children = new Set<ChildProcess>();
-
-/** Starts the service process and resolves once it printed `LISTENING <url>`. */
-function startProcess(env: NodeJS.ProcessEnv): Promise<Running> {
-  const child = spawn(process.execPath, ["--import", "tsx", ENTRY], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  children.add(child);
-  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-  void exited.then(() => children.delete(child));
-  let out = "";
-  let err = "";
-  child.stderr!.setEncoding("utf8").on("data", (c: string) => (err = (err + c).slice(-20_000)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      reject(new Error(`service process did not listen within ${START_TIMEOUT_MS} ms; stderr:\n${err}`));
-    }, START_TIMEOUT_MS);
-    child.stdout!.setEncoding("utf8").on("data", (c: string) => {
-      out += c;
-      const m = /^LISTENING (\S+)$/m.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      resolve({ child, url: m[1]!, stderr: () => err, exited });
-    });
-    child.once("exit", (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`service process exited (code ${code}, signal ${signal}) before listening; stderr:\n${err}`));
-    });
-  });
-}
-
-/** SIGKILL (no shutdown code runs) and wait until the process is gone. */
-async function kill(p: { child: ChildProcess; exited: Promise<void> }): Promise<void> {
-  if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGKILL");
-  await p.exited;
+async function startProcess(env: Record<string, string>): Promise<ServiceProcess> {
+  const p = await startServiceProcess(env, { entry: FREE_SERVICE_ENTRY, timeoutMs: START_TIMEOUT_MS });
+  running.add(p);
+  return p;
 }
 
 /** Polls `fn` until it returns a value (not undefined) or `timeoutMs` passes. */
@@ -118,8 +80,8 @@ describe("alert durability across a kill -9", () => {
   });
   // Registered after cleanupAfterEach: runs first, so processes are gone before their directories are removed.
   afterEach(async () => {
-    for (const child of children) child.kill("SIGKILL");
-    await Promise.all([...children].map((c) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once("exit", () => r())))));
+    await Promise.all([...running].map((p) => p.kill()));
+    running.clear();
   });
 
   it(
@@ -128,8 +90,7 @@ describe("alert durability across a kill -9", () => {
       const dataDir = tempDir(cleanup, "mg-alert-data-");
       const caFile = join(tempDir(cleanup, "mg-alert-ca-"), "receiver-ca.pem");
       writeFileSync(caFile, receiver.ca);
-      const env: NodeJS.ProcessEnv = {
-        ...process.env,
+      const env: Record<string, string> = {
         ...simEnv(sim),
         HOST: "127.0.0.1",
         PORT: "0",
@@ -141,7 +102,6 @@ describe("alert durability across a kill -9", () => {
         WEBHOOK_RETRY_BASE_MS: "1500",
         WEBHOOK_ALLOW_LOOPBACK: "true",
         WEBHOOK_EXTRA_CA_FILE: caFile,
-        LOG_LEVEL: "warn",
       };
       receiver.respond(() => ({ status: 500, body: "not yet" }));
 
@@ -172,7 +132,7 @@ describe("alert durability across a kill -9", () => {
         const d = (await getAlert(a.url, id, created.manage_token)).body.deliveries?.[0];
         return d && d.attempts.length >= 1 ? d : undefined;
       });
-      await kill(a);
+      await a.kill();
       const seenBeforeKill = receiver.requests.length;
       expect(pendingInA).toMatchObject({ delivery_id: deliveryId, status: "pending", delivered_at: null });
       expect(pendingInA.attempts[0]).toMatchObject({ status: 500, error: "HTTP 500" });
@@ -211,7 +171,7 @@ describe("alert durability across a kill -9", () => {
       const anon = await getAlert(b.url, id);
       expect(anon.body).toMatchObject({ webhook_url: new URL(hook).origin, webhook_url_redacted: true });
 
-      await kill(b);
+      await b.kill();
     },
     120_000,
   );

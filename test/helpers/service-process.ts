@@ -7,16 +7,23 @@ export interface ServiceProcess {
   child: ChildProcess;
   /** Sends `signal` (default SIGKILL) and waits for the process to exit. */
   kill(signal?: NodeJS.Signals): Promise<void>;
+  /** The last 200 lines of its stderr (its logs), for failure messages. */
+  stderr(): string;
 }
 
+/** Entry of a payment-free service process (the production entry refuses to start without PAY_TO). */
+export const FREE_SERVICE_ENTRY = "test/helpers/free-service-main.ts";
+
 /**
- * Starts the production entry (`src/main.ts`, through tsx) with `env` on top of this process's
- * environment, and resolves with its URL once it logs "marketgate listening". Its stderr is kept for
- * the error message when it fails to start within `timeoutMs`.
+ * Starts a service in its own OS process (through tsx): the production entry `src/main.ts` by default,
+ * or `opts.entry` (e.g. {@link FREE_SERVICE_ENTRY}), with `env` on top of this process's environment.
+ * Resolves with its URL once it logs "marketgate listening". Its stderr is kept for the error message
+ * when it fails to start within `timeoutMs`.
  */
-export function startServiceProcess(env: Record<string, string>, opts: { timeoutMs?: number } = {}): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-    env: { ...process.env, LOG_LEVEL: "info", ...env },
+export function startServiceProcess(env: Record<string, string>, opts: { timeoutMs?: number; entry?: string } = {}): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", opts.entry ?? "src/main.ts"], {
+    // Info level: the "marketgate listening" line is how the URL is learnt.
+    env: { ...process.env, ...env, LOG_LEVEL: "info" },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
@@ -35,7 +42,7 @@ export function startServiceProcess(env: Record<string, string>, opts: { timeout
       if (log.length > 200) log.shift();
       if (!line.includes('"marketgate listening"')) return;
       clearTimeout(timer);
-      resolve({ url: (JSON.parse(line) as { url: string }).url, child, kill });
+      resolve({ url: (JSON.parse(line) as { url: string }).url, child, kill, stderr: () => log.join("\n") });
     });
     child.once("exit", (code) => {
       clearTimeout(timer);
