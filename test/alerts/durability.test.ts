@@ -4,40 +4,14 @@
  */
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhookSignature } from "../../src/alerts/webhook/sign.js";
 import { simEnv } from "../../src/sandbox/sim-env.js";
 import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 import { startHttpsReceiver, type HttpsReceiver } from "../helpers/https-receiver.js";
 import { cleanupAfterEach, tempDir } from "../helpers/scratch.js";
-import { FREE_SERVICE_ENTRY, startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
-
-/** tsx compiles the whole service at startup: a few seconds on a small machine, more under load. */
-const START_TIMEOUT_MS = 45_000;
-
-const running = new Set<ServiceProcess>();
-
-async function startProcess(env: Record<string, string>): Promise<ServiceProcess> {
-  const p = await startServiceProcess(env, { entry: FREE_SERVICE_ENTRY, timeoutMs: START_TIMEOUT_MS });
-  running.add(p);
-  return p;
-}
-
-/** Polls `fn` until it returns a value (not undefined) or `timeoutMs` passes. */
-async function until<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ""}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+import { freeServiceProcesses } from "../helpers/service-process.js";
+import { until } from "../helpers/wait.js";
 
 interface AttemptView {
   at: string;
@@ -78,11 +52,8 @@ describe("alert durability across a kill -9", () => {
     await receiver?.close();
     await sim?.close();
   });
-  // Registered after cleanupAfterEach: runs first, so processes are gone before their directories are removed.
-  afterEach(async () => {
-    await Promise.all([...running].map((p) => p.kill()));
-    running.clear();
-  });
+  // After cleanupAfterEach: its afterEach runs first, so processes are gone before their directories are removed.
+  const startProcess = freeServiceProcesses();
 
   it(
     "a retry pending when process A is killed is delivered by process B with the same delivery id",

@@ -8,7 +8,6 @@ import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createServer, connect, type Server, type Socket } from "node:net";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DeliveryDispatcher, type RetryPolicy } from "../../src/alerts/dispatcher.js";
 import { AlertEngine, type AlertSignals, type LiquidationRisk } from "../../src/alerts/engine.js";
@@ -28,6 +27,7 @@ import { appError } from "../helpers/errors.js";
 import { startFreeStack } from "../helpers/free-stack.js";
 import { startHttpsReceiver } from "../helpers/https-receiver.js";
 import { manualClock } from "../helpers/scratch.js";
+import { startRedisProxy, type RedisProxy } from "../helpers/redis-proxy.js";
 
 const REDIS_URL = "redis://127.0.0.1:6379";
 /** A whole second (ids carry unix seconds). */
@@ -491,41 +491,11 @@ describe("AlertScheduler with a lease (replicas on one Redis)", () => {
   }, 20_000);
 });
 
-/** A TCP proxy to the real Redis that can be cut and restored on the same port. */
-async function redisProxy(): Promise<{ url: string; down(): Promise<void>; up(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  let port = 0;
-  const up = () =>
-    new Promise<void>((resolve) => {
-      server = createServer((client) => {
-        const upstream = connect(6379, "127.0.0.1");
-        for (const s of [client, upstream]) {
-          sockets.add(s);
-          s.on("error", () => undefined);
-          s.on("close", () => {
-            sockets.delete(s);
-            client.destroy();
-            upstream.destroy();
-          });
-        }
-        client.pipe(upstream).pipe(client);
-      });
-      server.listen(port, "127.0.0.1", () => {
-        port = (server!.address() as { port: number }).port;
-        resolve();
-      });
-    });
-  const down = () =>
-    new Promise<void>((resolve) => {
-      for (const s of sockets) s.destroy();
-      if (server) server.close(() => resolve());
-      else resolve();
-      server = undefined;
-    });
-  await up();
-  undo.unshift(down);
-  return { url: `redis://127.0.0.1:${port}`, down, up };
+/** A proxy to the test Redis, closed after the test. */
+async function redisProxy(): Promise<RedisProxy> {
+  const proxy = await startRedisProxy();
+  undo.unshift(() => proxy.close());
+  return proxy;
 }
 
 describe("Redis unreachable", () => {
@@ -577,13 +547,13 @@ describe("Redis unreachable", () => {
     scheduler.start();
     await vi.waitFor(() => expect(scheduler.isRunning).toBe(true), { timeout: 2000, interval: 10 });
 
-    await proxy.down();
+    await proxy.cut();
     await vi.waitFor(() => expect(redis.ready).toBe(false), { timeout: 2000, interval: 10 });
     expect((await appError(() => liq(r.service, "BTC"))).code).toBe("UPSTREAM_UNAVAILABLE");
     // Leadership is given up once the lease could not be renewed for its TTL.
     await vi.waitFor(() => expect(scheduler.isRunning).toBe(false), { timeout: 3000, interval: 20 });
 
-    await proxy.up();
+    await proxy.restore();
     await redis.waitReady(5000);
     const alert = (await liq(r.service, "BTC")).alert;
     await vi.waitFor(() => expect(scheduler.isRunning).toBe(true), { timeout: 3000, interval: 20 });

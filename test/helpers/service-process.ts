@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createInterface } from "node:readline";
+import { afterEach } from "vitest";
 
 /** A marketgate service running in its own OS process. */
 export interface ServiceProcess {
@@ -49,4 +50,23 @@ export function startServiceProcess(env: Record<string, string>, opts: { timeout
       reject(new Error(`service exited with ${code} before listening:\n${log.slice(-20).join("\n")}`));
     });
   });
+}
+
+/**
+ * Payment-free service processes for multi-process tests: the returned function starts one
+ * ({@link FREE_SERVICE_ENTRY}, up to 45 s to start, tsx compiles at startup); every process it started is
+ * SIGKILLed after each test of the calling file. Call it after `cleanupAfterEach()` so that the processes
+ * are gone before their directories are removed.
+ */
+export function freeServiceProcesses(): (env: Record<string, string>) => Promise<ServiceProcess> {
+  const running = new Set<ServiceProcess>();
+  afterEach(async () => {
+    await Promise.all([...running].map((p) => p.kill()));
+    running.clear();
+  });
+  return async (env) => {
+    const p = await startServiceProcess(env, { entry: FREE_SERVICE_ENTRY, timeoutMs: 45_000 });
+    running.add(p);
+    return p;
+  };
 }

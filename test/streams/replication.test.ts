@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { createServer, connect, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startRedisProxy, type RedisProxy } from "../helpers/redis-proxy.js";
 import { logger } from "../../src/lib/log.js";
 import { RedisHandle } from "../../src/state/redis.js";
 import type { BackfillResult, TradeBackfill } from "../../src/streams/backfill/common.js";
@@ -10,7 +12,7 @@ import type { SubscribeResult, VenueFeed } from "../../src/streams/feeds/feed-ba
 import { StreamManager } from "../../src/streams/manager.js";
 import { ReplicatedStreams } from "../../src/streams/replication/replicated-streams.js";
 import { CVD_BUCKET_MS } from "../../src/streams/store/cvd-math.js";
-import { CvdStore, type CvdBucketRow } from "../../src/streams/store/cvd-store.js";
+import { CvdStore, type CvdBucketRow, type CvdChanges } from "../../src/streams/store/cvd-store.js";
 import { openStreamDb } from "../../src/streams/store/db.js";
 import { LiquidationStore } from "../../src/streams/store/liquidation-store.js";
 import { STREAM_VENUES, type FeedState, type Liquidation, type StreamVenue, type Trade } from "../../src/streams/types.js";
@@ -122,39 +124,6 @@ const backfills = Object.fromEntries(
   ]),
 ) as Record<StreamVenue, TradeBackfill>;
 
-/** A TCP proxy to Redis that can be cut (connections dropped, new ones refused) and restored. */
-async function redisProxy(): Promise<{ url: string; cut(): void; restore(): void; close(): Promise<void> }> {
-  const target = new URL(REDIS_URL);
-  const sockets = new Set<Socket>();
-  let open = true;
-  const server: Server = createServer((client) => {
-    if (!open) return void client.destroy();
-    const upstream = connect(Number(target.port || 6379), target.hostname);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on("close", () => {
-        sockets.delete(s);
-        client.destroy();
-        upstream.destroy();
-      });
-      s.on("error", () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `redis://127.0.0.1:${port}`,
-    cut() {
-      open = false;
-      for (const s of sockets) s.destroy();
-    },
-    restore() {
-      open = true;
-    },
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
-}
 
 interface Replica {
   id: string;
@@ -188,7 +157,7 @@ async function startReplica(id: string, url = REDIS_URL): Promise<Replica> {
     createManager: () => {
       const set = Object.fromEntries(STREAM_VENUES.map((v) => [v, new FakeFeed(v)])) as Record<StreamVenue, FakeFeed>;
       feeds.push(...Object.values(set));
-      return new StreamManager(set as unknown as Record<StreamVenue, VenueFeed>, backfills, cvd, liquidations, { preSubscribed: PRE, warmupMs: 500 });
+      return new StreamManager(set as unknown as Record<StreamVenue, VenueFeed>, backfills, cvd, liquidations, { preSubscribed: PRE, warmupMs: 500, maxOnDemand: 1 });
     },
   });
   await rs.start();
@@ -222,13 +191,13 @@ async function settled(leader: Replica, others: Replica[]): Promise<CvdBucketRow
 }
 
 describe("replicated streams (real Redis, scripted feeds)", () => {
-  let proxy: Awaited<ReturnType<typeof redisProxy>>;
+  let proxy: RedisProxy;
   let a: Replica;
   let b: Replica;
   let c: Replica | undefined;
 
   beforeAll(async () => {
-    proxy = await redisProxy();
+    proxy = await startRedisProxy();
     a = await startReplica("A", proxy.url);
     await until("A to lead", () => a.rs.isLeader, 5000);
     b = await startReplica("B");
@@ -296,18 +265,25 @@ describe("replicated streams (real Redis, scripted feeds)", () => {
     await until("WIF to be ready on B", async () => (await b.rs.ensure("WIF")) === "ready", 5000);
     expect(b.rs.subscribedBases()).toContain("WIF");
     expect(b.rs.onDemandCount).toBe(1);
+    // At the bound (1 on-demand symbol here) the leader evicts the least recently requested: dropped everywhere.
+    expect(await b.rs.ensure("PEPE")).toBe("warming_up");
+    await until("the leader to swap WIF for PEPE", () => a.rs.subscribedBases().includes("PEPE") && !a.rs.cvd.symbols().includes("WIF"));
+    await until("B to drop WIF", () => !b.rs.cvd.symbols().includes("WIF") && b.rs.cvd.symbols().includes("PEPE"));
+    expect(b.rs.cvd.cumulative("WIF").trackedSince).toBeNull();
     expect(await b.rs.ensure("NOTAPERP")).toBe("warming_up");
     await until("NOTAPERP to be refused on B", () => b.rs.ensure("NOTAPERP").then(() => false, (e: { code?: string }) => e.code === "UNKNOWN_SYMBOL"));
     await expect(a.rs.ensure("NOTAPERP")).rejects.toMatchObject({ code: "UNKNOWN_SYMBOL" });
   });
 
   it("the leader keeps ingesting through a short Redis outage and republishes what changed", async () => {
-    const before = b.rs.cvd.cumulative("BTC").total.trades;
-    proxy.cut();
-    await sleep(700);
+    void proxy.cut();
+    await sleep(250);
+    const during = b.rs.cvd.cumulative("BTC").total.trades;
+    await sleep(500);
     // Meanwhile the leader counted trades the followers could not receive.
-    expect(a.rs.cvd.cumulative("BTC").total.trades).toBeGreaterThan(before);
-    proxy.restore();
+    expect(b.rs.cvd.cumulative("BTC").total.trades).toBe(during);
+    expect(a.rs.cvd.cumulative("BTC").total.trades).toBeGreaterThan(during + 20);
+    void proxy.restore();
     await until("A to publish again", async () => b.rs.cvd.cumulative("BTC").total.trades > a.rs.cvd.cumulative("BTC").total.trades - 200, 5000);
     expect(a.rs.isLeader).toBe(true);
     await settled(a, [b, c!]);
@@ -316,7 +292,7 @@ describe("replicated streams (real Redis, scripted feeds)", () => {
   it("when the leader is cut off, another replica leads within the lease TTL and backfills the gap: no hole, nothing twice", async () => {
     await sleep(500);
     const callsBefore = backfillCalls.length;
-    proxy.cut(); // A can no longer renew, publish or be seen: dead to the others
+    void proxy.cut(); // A can no longer renew, publish or be seen: dead to the others
     const cutAt = Date.now();
     const next = await until("another replica to lead", () => [b, c!].find((r) => r.rs.isLeader), LEASE_TTL_MS + 3000);
     const tookMs = Date.now() - cutAt;
@@ -349,3 +325,72 @@ describe("replicated streams (real Redis, scripted feeds)", () => {
   });
 });
 
+
+describe("store hooks of replication", () => {
+  it("CvdStore: a flush reports absolute rows; applying them elsewhere reproduces history, persisted, with the newest trades", () => {
+    const dir = mkdtempSync(join(tmpdir(), "mg-repl-store-"));
+    try {
+      const now = Date.now();
+      const src = new CvdStore(openStreamDb(":memory:"), { flushMs: 60_000 });
+      const seen: CvdChanges[] = [];
+      const off = src.observe({ flushed: (c) => seen.push(c) });
+      src.track("BTC");
+      src.add(tape("binance", "BTC", now - 20 * 60_000, now));
+      src.flush();
+      src.add(tape("bybit", "BTC", now - 60_000, now));
+      src.flush();
+      src.flush(); // nothing changed: nothing reported
+      expect(seen).toHaveLength(2);
+      expect(seen[1]!.buckets.every((b) => b.venue === "bybit")).toBe(true);
+      expect(seen[0]!.lastTrades).toEqual([{ venue: "binance", base: "BTC", time: expect.any(Number), ids: expect.arrayContaining([expect.stringMatching(/a$/), expect.stringMatching(/b$/)]) }]);
+
+      const path = join(dir, "replica.sqlite");
+      const db = openStreamDb(path);
+      const dst = new CvdStore(db, { flushMs: 60_000 });
+      const reported: CvdChanges[] = [];
+      dst.observe({ flushed: (c) => reported.push(c) });
+      for (const c of seen) dst.applyReplicated(c);
+      dst.applyReplicated(seen[0]!); // again, out of order: absolute values converge
+      dst.applyReplicated(seen[1]!);
+      dst.flush();
+      expect(reported).toEqual([]); // replicated rows are not reported again
+      const h = (st: CvdStore) => st.history("BTC", now - 3_600_000, now + 1, CVD_BUCKET_MS, { perVenue: true });
+      expect(h(dst)).toEqual(h(src));
+      expect(dst.lastTradeTime("binance", "BTC")).toBe(src.lastTradeTime("binance", "BTC"));
+      // The newest trades' ids are remembered: a backfill from there counts nothing twice.
+      const last = src.lastTradeTime("binance", "BTC")!;
+      expect(dst.add(tape("binance", "BTC", last, last + 1))).toBe(0);
+      expect(dst.applyReplicated({ buckets: [{ ...seen[0]!.buckets[0]!, venue: "nope" as StreamVenue }, { ...seen[0]!.buckets[0]!, trades: -1 }] })).toBe(0);
+      dst.close();
+      db.close();
+      const reopened = new CvdStore(openStreamDb(path), { flushMs: 60_000 });
+      expect(h(reopened)).toEqual(h(src));
+      reopened.close();
+      off();
+      src.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("LiquidationStore: replicated records keep their ids and later local ids continue after them", () => {
+    const now = Date.now();
+    const leader = new LiquidationStore(openStreamDb(":memory:"), { flushMs: 0 });
+    const got: string[] = [];
+    leader.observe((added) => got.push(...added.map((r) => r.id)));
+    const t = Math.floor(now / 1000) * 1000 - 5000;
+    const recs = leader.add([
+      { venue: "binance", base: "BTC", venueSymbol: "BTCUSDT", time: t, side: "long", price: 50_000, size: 0.5, valueUsd: 25_000 },
+      { venue: "bybit", base: "BTC", venueSymbol: "BTCUSDT", time: t + 1, side: "short", price: 50_000, size: 1, valueUsd: 50_000 },
+    ]);
+    expect(got).toEqual(recs.map((r) => r.id));
+    const follower = new LiquidationStore(openStreamDb(":memory:"), { flushMs: 0 });
+    expect(follower.applyReplicated([...recs, ...recs])).toBe(2);
+    expect(follower.recent()).toEqual(leader.recent());
+    const mine = follower.add([{ venue: "okx", base: "ETH", venueSymbol: "ETH-USDT-SWAP", time: t + 2, side: "long", price: 1300, size: 1, valueUsd: 1300 }]);
+    expect(mine[0]!.id).toBe(`liq_${t / 1000}_3`);
+    expect(follower.applyReplicated([{ ...recs[0]!, id: "bogus" }])).toBe(0);
+    leader.close();
+    follower.close();
+  });
+});

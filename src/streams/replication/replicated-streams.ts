@@ -56,7 +56,7 @@ export interface ReplicatedStreamsOptions {
   tailBlockMs?: number;
   /** A replica taking over backfills at most this far back (default 30 min). */
   maxBackfillMs?: number;
-  /** After a venue's first message, the takeover backfill waits this long before reading up to now (default 500). */
+  /** After a venue's first message, the takeover backfill waits this long before reading up to now (default 250). */
   settleMs?: number;
   now?: () => number;
   log?: Logger;
@@ -150,7 +150,7 @@ export class ReplicatedStreams implements StreamService {
     this.wantedPollMs = opts.wantedPollMs ?? 500;
     this.tailBlockMs = opts.tailBlockMs ?? 1000;
     this.maxBackfillMs = opts.maxBackfillMs ?? 30 * 60_000;
-    this.settleMs = opts.settleMs ?? 500;
+    this.settleMs = opts.settleMs ?? 250;
     this.publisher = new Publisher({ redis: opts.redis, keys: this.keys, replicaId: opts.replicaId, now: this.now, log: this.log });
     this.lease = new Lease(opts.redis, {
       name: STREAMS_LEASE,
@@ -419,6 +419,7 @@ export class ReplicatedStreams implements StreamService {
     const entries = Object.entries(raw)
       .map(([b, v]) => [b, Number(v)] as const)
       .sort((a, b) => a[1] - b[1]);
+    for (const [base, until] of this.unknownUntil) if (until <= now) this.unknownUntil.delete(base);
     const stale = entries.filter(([, t]) => !Number.isFinite(t) || now - t > this.idleMs).map(([b]) => b);
     if (stale.length) await this.redis.client.hDel(this.keys.wanted, stale);
     for (const [base, t] of entries) {
