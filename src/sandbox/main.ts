@@ -1,12 +1,19 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { TOOLS } from "../../tools/index.js";
+import { logger } from "../lib/log.js";
+import { runAlertDemo } from "./alert-demo.js";
 import { runDemo } from "./demo.js";
+import { startHttpsReceiver } from "./https-receiver.js";
 import { startOfflineStack } from "./offline-stack.js";
 
 /**
  * `npm run sandbox [-- --port N --chain-port M --no-demo]`: the whole service offline (simulated venues,
- * local chain, in-process facilitator). With the demo (default) a client pays for every paid tool, prints
- * the answers and exits; with `--no-demo` it serves until killed.
+ * local chain, in-process facilitator, a local HTTPS webhook receiver). With the demo (default) a client
+ * pays for every paid tool and prints the answers, then creates a liquidation alert, shows its signed
+ * webhook and cancels it, and exits; with `--no-demo` it serves until killed.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -18,12 +25,19 @@ async function main(): Promise<void> {
       "no-demo": { type: "boolean", default: false },
     },
   });
-  process.env.LOG_LEVEL ??= "warn";
+  // The logger exists before main() runs: set its level here (quiet unless LOG_LEVEL says otherwise).
+  logger.level = process.env.LOG_LEVEL ?? "warn";
+  // A local HTTPS webhook receiver with a self-signed certificate, trusted by this sandbox only.
+  const receiver = await startHttpsReceiver();
+  const caDir = mkdtempSync(join(tmpdir(), "marketgate-sandbox-"));
+  const caFile = join(caDir, "receiver-ca.pem");
+  writeFileSync(caFile, receiver.ca);
   const stack = await startOfflineStack({
     port: Number(values.port),
     chainPort: Number(values["chain-port"]),
     simPort: Number(values["sim-port"]),
     seed: Number(values.seed),
+    env: { WEBHOOK_ALLOW_LOOPBACK: "true", WEBHOOK_EXTRA_CA_FILE: caFile },
   });
   const out = (l = "") => process.stdout.write(`${l}\n`);
   out("marketgate sandbox: simulated venues, local chain (anvil, chain id 8453), in-process facilitator");
@@ -32,6 +46,7 @@ async function main(): Promise<void> {
   out(`  chain RPC     ${stack.rpcUrl}`);
   out(`  test USDC     ${stack.usdcAddress}`);
   out(`  simulator     ${stack.sim.baseUrl}`);
+  out(`  webhooks      ${receiver.url("/")}   (local HTTPS receiver for alert webhooks; loopback allowed in the sandbox only)`);
   out(`  operator #0   ${stack.operator.address}  (relayer and PAY_TO)`);
   out("  funded payers (1,000 test USDC each):");
   for (const p of stack.payers) out(`    #${p.index} ${p.address}  key ${p.privateKey}`);
@@ -42,6 +57,8 @@ async function main(): Promise<void> {
 
   const stop = async () => {
     await stack.close();
+    await receiver.close();
+    rmSync(caDir, { recursive: true, force: true });
     process.exit(0);
   };
   process.on("SIGINT", () => void stop());
@@ -52,6 +69,8 @@ async function main(): Promise<void> {
   }
   out("demo client (official @x402/fetch, payer #1):\n");
   await runDemo({ baseUrl: stack.url, tools: TOOLS, payer: stack.payers[0]!, payTo: stack.operator.address, balanceOf: stack.balanceOf });
+  out("\nalert walk-through (payer #1, webhook to the local receiver):\n");
+  await runAlertDemo({ baseUrl: stack.url, payer: stack.payers[0]!, receiver, round: () => stack.service.alerts!.round(), balanceOf: stack.balanceOf });
   await stop();
 }
 

@@ -12,7 +12,7 @@ import { ownerMessage } from "../../src/alerts/auth.js";
 import { verifyWebhookSignature } from "../../src/alerts/webhook/sign.js";
 import { HOUR_MS, MINUTE_MS } from "../../src/lib/time.js";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
-import { startHttpsReceiver, type HttpsReceiver, type ReceivedWebhook } from "../helpers/https-receiver.js";
+import { startHttpsReceiver, type HttpsReceiver, type ReceivedWebhook } from "../../src/sandbox/https-receiver.js";
 import { json } from "../helpers/json.js";
 import { connectInMemory } from "../helpers/mcp.js";
 import { cleanupAfterEach, manualClock, tempDir } from "../helpers/scratch.js";

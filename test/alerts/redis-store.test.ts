@@ -25,7 +25,7 @@ import { RedisHandle } from "../../src/state/redis.js";
 import { precheckCreate } from "../../tools/alerts/create.js";
 import { appError } from "../helpers/errors.js";
 import { startFreeStack } from "../helpers/free-stack.js";
-import { startHttpsReceiver } from "../helpers/https-receiver.js";
+import { startHttpsReceiver } from "../../src/sandbox/https-receiver.js";
 import { manualClock } from "../helpers/scratch.js";
 import { startRedisProxy, type RedisProxy } from "../helpers/redis-proxy.js";
 

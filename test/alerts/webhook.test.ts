@@ -20,7 +20,7 @@ import {
 import { AppError } from "../../src/errors.js";
 import { appError } from "../helpers/errors.js";
 import { VERSION } from "../../src/version.js";
-import { startHttpsReceiver, type HttpsReceiver } from "../helpers/https-receiver.js";
+import { startHttpsReceiver, type HttpsReceiver } from "../../src/sandbox/https-receiver.js";
 
 
 function details(e: AppError): { field?: string; reason?: string; address?: string } {

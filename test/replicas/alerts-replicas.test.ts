@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhookSignature } from "../../src/alerts/webhook/sign.js";
 import { simEnv } from "../../src/sandbox/sim-env.js";
 import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
-import { startHttpsReceiver, type HttpsReceiver } from "../helpers/https-receiver.js";
+import { startHttpsReceiver, type HttpsReceiver } from "../../src/sandbox/https-receiver.js";
 import { json } from "../helpers/json.js";
 import { startRedisProxy, type RedisProxy } from "../helpers/redis-proxy.js";
 import { cleanupAfterEach, tempDir } from "../helpers/scratch.js";
