@@ -125,10 +125,13 @@ describe("a dropped connection is backfilled from REST with no hole", () => {
 
   it("counts exactly the tape's trades across the drop", async () => {
     const m = s.service.ctx.streams!;
-    await sleep(600);
+    // Enough trades on both sides of the drop, however slowly a loaded machine runs.
+    await until(() => counted.length >= 8);
+    const beforeDrop = counted.length;
     s.sim.wsFaults.drop("binance");
     await sleep(2500); // reconnect (1 s backoff) + backfill
     await until(() => m.backfillCount > 0);
+    await until(() => counted.length >= beforeDrop + 8);
     await sleep(800);
     const ids = new Map(counted.map((t) => [t.id, t]));
     const times = [...ids.values()].map((t) => t.time).sort((a, b) => a - b);
