@@ -9,9 +9,11 @@ import { inputReader } from "./input.js";
 import type { HttpPaymentGate } from "./payment-gate.js";
 
 /**
- * `GET /api/v1/quote?path=<request path with query>[&method=GET]` (free): what a request would cost,
- * without running it. Validates the request like the real route (same 400/404), says whether it would be
- * a free cache hit, and returns the exact x402 requirements (and MPP challenges) its 402 would carry.
+ * `GET /api/v1/quote?path=<request path with query>[&method=GET][&body=<JSON>]` (free): what a request
+ * would cost, without running it. Validates the request like the real route (same 400/404), says whether
+ * it would be a free cache hit, and returns the exact x402 requirements (and MPP challenges) its 402 would
+ * carry. A POST request's JSON body goes in `body`; without it the price is still quoted (it does not
+ * depend on the body) and the answer says `input_checked: false`.
  */
 export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner; gate?: HttpPaymentGate; publicUrl?: string }): Router {
   const routes = deps.tools.map((tool) => ({ tool, match: match<Record<string, string>>(tool.path, { decode: decodeURIComponent }), read: inputReader(tool) }));
@@ -33,19 +35,25 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
       }
       if (!found) throw new AppError("NOT_FOUND", `no route ${method} ${url.pathname}`);
       const { tool } = found;
-      const input = found.read({ params: found.params, query: Object.fromEntries(url.searchParams), body: {} });
-      await deps.runner.precheck(tool, input);
+      const bodyRaw = typeof req.query.body === "string" ? req.query.body : undefined;
+      const inputChecked = method !== "POST" || bodyRaw !== undefined;
+      let input: unknown;
+      if (inputChecked) {
+        input = found.read({ params: found.params, query: Object.fromEntries(url.searchParams), body: bodyRaw === undefined ? {} : parseBody(bodyRaw) });
+        await deps.runner.precheck(tool, input);
+      }
       const base = {
         tool: tool.name,
         method,
         path: url.pathname + url.search,
         price_usd: isFree(tool) ? "0" : tool.priceUsd,
         cache_ttl_sec: tool.cacheTtlSec,
+        input_checked: inputChecked,
         // Quoting has no side effects, so it cannot tell whether a preflight (e.g. CVD warm-up) would answer first.
         ...(tool.preflight ? { interim_possible: "the first request for a symbol that is not streamed yet is answered free with a warm-up body (202)" } : {}),
       };
       if (isFree(tool) || !deps.gate) return res.json({ ...base, charged: false, reason: isFree(tool) ? "free_tool" : "payments_off" });
-      if (await deps.runner.has(tool, input)) return res.json({ ...base, charged: false, reason: "cache_hit" });
+      if (inputChecked && (await deps.runner.has(tool, input))) return res.json({ ...base, charged: false, reason: "cache_hit" });
       const resource = { url: `${deps.publicUrl ?? `${req.protocol}://${req.get("host")}`}${base.path}`, description: tool.summary, mimeType: "application/json" };
       const required = await deps.gate.processor.paymentRequired(tool, resource, "Payment required");
       const response = await deps.gate.required(tool, required);
@@ -61,4 +69,16 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
     }
   });
   return router;
+}
+
+/** The `body` parameter of a POST quote: a JSON object. @throws AppError BAD_REQUEST otherwise. */
+function parseBody(raw: string): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(raw);
+  } catch {
+    v = undefined;
+  }
+  if (!v || typeof v !== "object" || Array.isArray(v)) throw new AppError("BAD_REQUEST", "body must be the JSON object the POST request would send", { details: [{ field: "body", message: "not a JSON object" }] });
+  return v as Record<string, unknown>;
 }

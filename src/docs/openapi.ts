@@ -84,6 +84,7 @@ const QUOTE_OPERATION = {
   parameters: [
     { name: "path", in: "query", required: true, description: "request path with its query, e.g. /api/v1/prices?symbols=btc", schema: { type: "string" } },
     { name: "method", in: "query", required: false, description: "HTTP method (default GET)", schema: { type: "string", enum: ["GET", "POST", "DELETE"] } },
+    { name: "body", in: "query", required: false, description: "for POST: the JSON body the request would send (validated like the route); without it the price is quoted and input_checked is false", schema: { type: "string" } },
   ],
   responses: {
     "200": {
@@ -92,13 +93,14 @@ const QUOTE_OPERATION = {
         "application/json": {
           schema: {
             type: "object",
-            required: ["tool", "method", "path", "price_usd", "cache_ttl_sec", "charged"],
+            required: ["tool", "method", "path", "price_usd", "cache_ttl_sec", "input_checked", "charged"],
             properties: {
               tool: { type: "string" },
               method: { type: "string" },
               path: { type: "string" },
               price_usd: { type: "string" },
               cache_ttl_sec: { type: "integer" },
+              input_checked: { type: "boolean", description: "false for a POST quoted without its body: the price holds, the body was not validated" },
               charged: { type: "boolean" },
               reason: { type: "string", enum: ["free_tool", "cache_hit", "payments_off"] },
               interim_possible: { type: "string", description: "present when the request may first be answered free with an interim body (CVD warm-up)" },

@@ -194,6 +194,13 @@ describe("exactly-once payments", () => {
     expect((await fetch(`${stack.url}/api/v1/quote?path=${encodeURIComponent("/api/v1/market/nope")}`)).status).toBe(404);
     expect((await fetch(`${stack.url}/api/v1/quote?path=/nowhere`)).status).toBe(404);
     expect(await json(await fetch(`${stack.url}/api/v1/quote?path=/api/v1/status`))).toMatchObject({ charged: false, reason: "free_tool" });
+    // POST: quoted without the body (the price does not depend on it), or validated with it.
+    const alertQuote = (body?: unknown) => fetch(`${stack.url}/api/v1/quote?path=/liquidation/alert&method=POST${body === undefined ? "" : `&body=${encodeURIComponent(typeof body === "string" ? body : JSON.stringify(body))}`}`);
+    expect(await json(await alertQuote())).toMatchObject({ tool: "liquidation_alert_create", price_usd: "0.06", charged: true, input_checked: false });
+    expect(await json(await alertQuote({ symbol: "BTC", webhook_url: "https://93.184.215.14/hook" }))).toMatchObject({ input_checked: true, charged: true });
+    expect((await alertQuote({ symbol: "BTC", webhook_url: "http://93.184.215.14/hook" })).status).toBe(400);
+    expect((await alertQuote({ symbol: "BTC", webhook_url: "https://10.0.0.1/hook" })).status).toBe(400);
+    expect((await alertQuote("not json")).status).toBe(400);
   });
 });
 
