@@ -877,6 +877,18 @@ describe("perp clients against the simulator: margin tiers and hourly candles", 
     expect(raw.body.data.map((r) => r[8])).toEqual(["0", "1", "1"]);
     expect(raw.body.data.map((r) => Number(r[0]))).toEqual([0, 1, 2].map((k) => Math.floor(NOW / HOUR) * HOUR - k * HOUR));
   });
+
+  it("keeps tier tables an hour and candles a minute per symbol: a second read asks the venue nothing", async () => {
+    const c = clients();
+    await Promise.all([c.okx.marginTiers("SOL"), c.bybit.marginTiers("SOL"), c.binance.hourlyCandles("SOL", 72), c.okx.hourlyCandles("SOL", 72)]);
+    const counts = () => ["okx", "bybit", "binance"].map((v) => sim.faults.requestCount(v));
+    const before = counts();
+    expect(await c.okx.marginTiers("sol")).toEqual(await c.okx.marginTiers("SOL"));
+    await Promise.all([c.bybit.marginTiers("SOL"), c.binance.hourlyCandles("SOL", 72), c.okx.hourlyCandles("SOL", 72)]);
+    expect(counts()).toEqual(before);
+    await c.binance.hourlyCandles("SOL", 24); // another limit is another read
+    expect(sim.faults.requestCount("binance")).toBe(before[2]! + 1);
+  });
 });
 
 describe("determinism", () => {

@@ -1,6 +1,6 @@
 import { AppError } from "../../errors.js";
 import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
-import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, perpHttpClient } from "../perp/client-base.js";
+import { CANDLES_TTL_MS, type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, perpHttpClient } from "../perp/client-base.js";
 import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpVenueClient } from "../perp/types.js";
 import {
   parseBinanceError,
@@ -108,10 +108,16 @@ export class BinancePerpClient extends PerpClientBase<BinanceCatalog> implements
   /**
    * The last `limit` (at most {@link BINANCE_MAX_KLINES}) hourly last-price candles from `/fapi/v1/klines?interval=1h`,
    * oldest first, the current open hour included; per ONE coin (`1000PEPEUSDT` undone), volume in coins and USDT.
-   * `limit` < 1 → []. Weight 1–10 by limit.
+   * `limit` < 1 → []. Weight 1–10 by limit. Kept for a minute per symbol and limit ({@link CANDLES_TTL_MS}).
    * @throws AppError NOT_FOUND when not listed (or `-1121 Invalid symbol`).
    */
-  async hourlyCandles(base: string, limit: number): Promise<Candle[]> {
+  hourlyCandles(base: string, limit: number): Promise<Candle[]> {
+    return this.candlesOf(`${base}:${limit}`, () => this.loadCandles(base, limit));
+  }
+
+  private readonly candlesOf = this.perSymbol<Candle[]>(CANDLES_TTL_MS);
+
+  private async loadCandles(base: string, limit: number): Promise<Candle[]> {
     const { inst } = await this.require(base);
     if (!(limit >= 1)) return [];
     const n = Math.min(BINANCE_MAX_KLINES, Math.floor(limit));

@@ -1,6 +1,6 @@
 import { AppError } from "../../errors.js";
 import { VenueHttpError } from "../../lib/venue-http.js";
-import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
+import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, TIERS_TTL_MS } from "../perp/client-base.js";
 import type { FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
 import { parseAccountRatio, parseFundingHistory, parseInstrumentsInfo, parseRiskLimit, parseTickerOpenInterest, parseTickers } from "./parse.js";
 
@@ -72,10 +72,17 @@ export class BybitPerpClient extends PerpClientBase implements PerpVenueClient {
 
   /**
    * Maintenance-margin tiers (risk limits), first tier first, from `/v5/market/risk-limit?category=linear&symbol=`:
-   * USDT notional bounds (`riskLimitValue`), max leverage and the maintenance rate as a fraction.
+   * USDT notional bounds (`riskLimitValue`), max leverage and the maintenance rate as a fraction. Kept for an
+   * hour per symbol ({@link TIERS_TTL_MS}).
    * @throws AppError NOT_FOUND when not listed (or retCode 10001).
    */
-  async marginTiers(base: string): Promise<MarginTier[]> {
+  marginTiers(base: string): Promise<MarginTier[]> {
+    return this.tiersOf(base, () => this.loadMarginTiers(base));
+  }
+
+  private readonly tiersOf = this.perSymbol<MarginTier[]>(TIERS_TTL_MS);
+
+  private async loadMarginTiers(base: string): Promise<MarginTier[]> {
     const { inst } = await this.require(base);
     const raw = await this.http.getJson("/v5/market/risk-limit", { category: "linear", symbol: inst.venueSymbol }).catch(mapError);
     return parseRiskLimit(raw, inst);

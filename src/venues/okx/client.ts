@@ -1,7 +1,7 @@
 import { memoize } from "../../lib/memo.js";
 import { AppError } from "../../errors.js";
 import { VenueHttpError } from "../../lib/venue-http.js";
-import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
+import { CANDLES_TTL_MS, type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, TIERS_TTL_MS } from "../perp/client-base.js";
 import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpVenueClient } from "../perp/types.js";
 import {
   OKX_NO_SUCH_INSTRUMENT,
@@ -116,10 +116,16 @@ export class OkxPerpClient extends PerpClientBase implements PerpVenueClient {
    * Cross-margin maintenance tiers of the swap, first tier first, from `/public/position-tiers?instType=SWAP&
    * tdMode=cross&instFamily=<BASE>-USDT`. OKX bounds tiers in contracts; they become USD notional as contracts ×
    * contractSize × the current mark price (index price when OKX sent no mark) of the funding snapshot, fetched
-   * alongside. `maintenanceMarginRate` is OKX's `mmr` fraction.
+   * alongside. `maintenanceMarginRate` is OKX's `mmr` fraction. Kept for an hour per symbol ({@link TIERS_TTL_MS}).
    * @throws AppError NOT_FOUND when not listed (or code 51001); UPSTREAM_ERROR when no price is available.
    */
-  async marginTiers(base: string): Promise<MarginTier[]> {
+  marginTiers(base: string): Promise<MarginTier[]> {
+    return this.tiersOf(base, () => this.loadMarginTiers(base));
+  }
+
+  private readonly tiersOf = this.perSymbol<MarginTier[]>(TIERS_TTL_MS);
+
+  private async loadMarginTiers(base: string): Promise<MarginTier[]> {
     const { inst } = await this.require(base);
     const instId = inst.venueSymbol;
     const [raw, snap] = await Promise.all([
@@ -136,9 +142,16 @@ export class OkxPerpClient extends PerpClientBase implements PerpVenueClient {
   /**
    * The last `limit` (at most {@link OKX_MAX_CANDLES}) hourly last-price candles from `/market/candles?bar=1H`,
    * oldest first, the current open hour included; prices per coin, volumes in coins and USDT. `limit` < 1 → [].
+   * Kept for a minute per symbol and limit ({@link CANDLES_TTL_MS}).
    * @throws AppError NOT_FOUND when not listed (or code 51001).
    */
-  async hourlyCandles(base: string, limit: number): Promise<Candle[]> {
+  hourlyCandles(base: string, limit: number): Promise<Candle[]> {
+    return this.candlesOf(`${base}:${limit}`, () => this.loadCandles(base, limit));
+  }
+
+  private readonly candlesOf = this.perSymbol<Candle[]>(CANDLES_TTL_MS);
+
+  private async loadCandles(base: string, limit: number): Promise<Candle[]> {
     const { inst } = await this.require(base);
     if (!(limit >= 1)) return [];
     const n = Math.min(OKX_MAX_CANDLES, Math.floor(limit));

@@ -1,4 +1,5 @@
-import { memoize } from "../../lib/memo.js";
+import { memoize, memoizeKeyed } from "../../lib/memo.js";
+import { HOUR_MS, MINUTE_MS } from "../../lib/time.js";
 import { AppError } from "../../errors.js";
 import { VenueHttpClient, type VenueClientOptions } from "../../lib/venue-http.js";
 import type { PerpInstrument, PerpVenue } from "./types.js";
@@ -8,6 +9,11 @@ export interface PerpClientOptions extends VenueClientOptions {
   /** How long the instrument list (and what is loaded with it) is cached (default 1 h). */
   instrumentsTtlMs?: number;
 }
+
+/** How long a symbol's maintenance-margin tiers are reused: venues change their tables rarely. */
+export const TIERS_TTL_MS = HOUR_MS;
+/** How long hourly candles are reused: the entry distribution of the heatmap moves slowly. */
+export const CANDLES_TTL_MS = MINUTE_MS;
 
 /** Per-venue settings of a {@link PerpClientBase}. */
 export interface PerpVenueDefaults {
@@ -91,6 +97,15 @@ export abstract class PerpClientBase<C extends Catalog = Catalog> {
     const inst = cat.byBase.get(base.trim().toUpperCase());
     if (!inst) throw new AppError("NOT_FOUND", `${this.venue} lists no ${this.listing} for ${base}`);
     return { cat, inst };
+  }
+
+  /**
+   * A per-key cache of `ttlMs` for one kind of per-symbol data (keys are trimmed and uppercased):
+   * `(key, load)` returns the kept value or runs `load` once for concurrent callers; failures are not kept.
+   */
+  protected perSymbol<T extends object>(ttlMs: number): (key: string, load: () => Promise<T>) => Promise<T> {
+    const cache = memoizeKeyed(ttlMs, 1000, (a: { load: () => Promise<T> }) => a.load());
+    return (key, load) => cache(key.trim().toUpperCase(), { load });
   }
 
   /** Loads the instrument list from the venue (called through the {@link catalog} memo only). */
