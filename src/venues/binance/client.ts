@@ -1,6 +1,6 @@
 import { AppError } from "../../errors.js";
 import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
-import { CANDLES_TTL_MS, type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, perpHttpClient } from "../perp/client-base.js";
+import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, perpHttpClient } from "../perp/client-base.js";
 import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpVenueClient } from "../perp/types.js";
 import {
   parseBinanceError,
@@ -112,17 +112,9 @@ export class BinancePerpClient extends PerpClientBase<BinanceCatalog> implements
    * @throws AppError NOT_FOUND when not listed (or `-1121 Invalid symbol`).
    */
   hourlyCandles(base: string, limit: number): Promise<Candle[]> {
-    return this.candlesOf(`${base}:${limit}`, () => this.loadCandles(base, limit));
-  }
-
-  private readonly candlesOf = this.perSymbol<Candle[]>(CANDLES_TTL_MS);
-
-  private async loadCandles(base: string, limit: number): Promise<Candle[]> {
-    const { inst } = await this.require(base);
-    if (!(limit >= 1)) return [];
-    const n = Math.min(BINANCE_MAX_KLINES, Math.floor(limit));
-    const raw = await this.http.getJson("/fapi/v1/klines", { symbol: inst.venueSymbol, interval: "1h", limit: n }).catch(mapError(base));
-    return parseKlines(raw, inst).slice(-n);
+    return this.cachedCandles(base, limit, BINANCE_MAX_KLINES, async (inst, n) =>
+      parseKlines(await this.http.getJson("/fapi/v1/klines", { symbol: inst.venueSymbol, interval: "1h", limit: n }).catch(mapError(base)), inst),
+    );
   }
 
   /**

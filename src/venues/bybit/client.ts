@@ -1,6 +1,6 @@
 import { AppError } from "../../errors.js";
 import { VenueHttpError } from "../../lib/venue-http.js";
-import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, TIERS_TTL_MS } from "../perp/client-base.js";
+import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
 import type { FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
 import { parseAccountRatio, parseFundingHistory, parseInstrumentsInfo, parseRiskLimit, parseTickerOpenInterest, parseTickers } from "./parse.js";
 
@@ -77,15 +77,7 @@ export class BybitPerpClient extends PerpClientBase implements PerpVenueClient {
    * @throws AppError NOT_FOUND when not listed (or retCode 10001).
    */
   marginTiers(base: string): Promise<MarginTier[]> {
-    return this.tiersOf(base, () => this.loadMarginTiers(base));
-  }
-
-  private readonly tiersOf = this.perSymbol<MarginTier[]>(TIERS_TTL_MS);
-
-  private async loadMarginTiers(base: string): Promise<MarginTier[]> {
-    const { inst } = await this.require(base);
-    const raw = await this.http.getJson("/v5/market/risk-limit", { category: "linear", symbol: inst.venueSymbol }).catch(mapError);
-    return parseRiskLimit(raw, inst);
+    return this.cachedTiers(base, async (inst) => parseRiskLimit(await this.http.getJson("/v5/market/risk-limit", { category: "linear", symbol: inst.venueSymbol }).catch(mapError), inst));
   }
 
   protected async loadCatalog(): Promise<Catalog> {

@@ -1,8 +1,8 @@
 import { memoize } from "../../lib/memo.js";
 import { AppError } from "../../errors.js";
 import { VenueHttpError } from "../../lib/venue-http.js";
-import { CANDLES_TTL_MS, type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, TIERS_TTL_MS } from "../perp/client-base.js";
-import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpVenueClient } from "../perp/types.js";
+import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
+import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
 import {
   OKX_NO_SUCH_INSTRUMENT,
   okxInstFamily,
@@ -120,13 +120,10 @@ export class OkxPerpClient extends PerpClientBase implements PerpVenueClient {
    * @throws AppError NOT_FOUND when not listed (or code 51001); UPSTREAM_ERROR when no price is available.
    */
   marginTiers(base: string): Promise<MarginTier[]> {
-    return this.tiersOf(base, () => this.loadMarginTiers(base));
+    return this.cachedTiers(base, (inst) => this.fetchMarginTiers(base, inst));
   }
 
-  private readonly tiersOf = this.perSymbol<MarginTier[]>(TIERS_TTL_MS);
-
-  private async loadMarginTiers(base: string): Promise<MarginTier[]> {
-    const { inst } = await this.require(base);
+  private async fetchMarginTiers(base: string, inst: PerpInstrument): Promise<MarginTier[]> {
     const instId = inst.venueSymbol;
     const [raw, snap] = await Promise.all([
       this.http
@@ -146,17 +143,12 @@ export class OkxPerpClient extends PerpClientBase implements PerpVenueClient {
    * @throws AppError NOT_FOUND when not listed (or code 51001).
    */
   hourlyCandles(base: string, limit: number): Promise<Candle[]> {
-    return this.candlesOf(`${base}:${limit}`, () => this.loadCandles(base, limit));
+    return this.cachedCandles(base, limit, OKX_MAX_CANDLES, (inst, n) => this.fetchCandles(inst, n));
   }
 
-  private readonly candlesOf = this.perSymbol<Candle[]>(CANDLES_TTL_MS);
-
-  private async loadCandles(base: string, limit: number): Promise<Candle[]> {
-    const { inst } = await this.require(base);
-    if (!(limit >= 1)) return [];
-    const n = Math.min(OKX_MAX_CANDLES, Math.floor(limit));
+  private async fetchCandles(inst: PerpInstrument, n: number): Promise<Candle[]> {
     const raw = await this.http.getJson("/api/v5/market/candles", { instId: inst.venueSymbol, bar: "1H", limit: n }).catch(mapError(inst.venueSymbol));
-    return parseCandles(raw, inst).slice(-n);
+    return parseCandles(raw, inst);
   }
 
   protected async loadCatalog(): Promise<Catalog> {

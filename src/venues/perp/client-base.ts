@@ -2,7 +2,7 @@ import { memoize, memoizeKeyed } from "../../lib/memo.js";
 import { HOUR_MS, MINUTE_MS } from "../../lib/time.js";
 import { AppError } from "../../errors.js";
 import { VenueHttpClient, type VenueClientOptions } from "../../lib/venue-http.js";
-import type { PerpInstrument, PerpVenue } from "./types.js";
+import type { Candle, MarginTier, PerpInstrument, PerpVenue } from "./types.js";
 
 /** Options of every perp venue client ({@link PerpClientBase}); `callsPerMin` defaults to the venue's `*_CALLS_PER_MIN`. */
 export interface PerpClientOptions extends VenueClientOptions {
@@ -14,6 +14,15 @@ export interface PerpClientOptions extends VenueClientOptions {
 export const TIERS_TTL_MS = HOUR_MS;
 /** How long hourly candles are reused: the entry distribution of the heatmap moves slowly. */
 export const CANDLES_TTL_MS = MINUTE_MS;
+
+/**
+ * A per-key cache of `ttlMs` for one kind of per-symbol data (keys are trimmed and uppercased):
+ * `(key, load)` returns the kept value or runs `load` once for concurrent callers; failures are not kept.
+ */
+function perSymbol<T extends object>(ttlMs: number): (key: string, load: () => Promise<T>) => Promise<T> {
+  const cache = memoizeKeyed(ttlMs, 1000, (a: { load: () => Promise<T> }) => a.load());
+  return (key, load) => cache(key.trim().toUpperCase(), { load });
+}
 
 /** Per-venue settings of a {@link PerpClientBase}. */
 export interface PerpVenueDefaults {
@@ -99,13 +108,29 @@ export abstract class PerpClientBase<C extends Catalog = Catalog> {
     return { cat, inst };
   }
 
+  private readonly tierCache = perSymbol<MarginTier[]>(TIERS_TTL_MS);
+  private readonly candleCache = perSymbol<Candle[]>(CANDLES_TTL_MS);
+
   /**
-   * A per-key cache of `ttlMs` for one kind of per-symbol data (keys are trimmed and uppercased):
-   * `(key, load)` returns the kept value or runs `load` once for concurrent callers; failures are not kept.
+   * The tier table of `base`, read through `fetch` once per {@link TIERS_TTL_MS} (concurrent callers share
+   * the read). For subclasses implementing `marginTiers`. @throws AppError NOT_FOUND when not listed.
    */
-  protected perSymbol<T extends object>(ttlMs: number): (key: string, load: () => Promise<T>) => Promise<T> {
-    const cache = memoizeKeyed(ttlMs, 1000, (a: { load: () => Promise<T> }) => a.load());
-    return (key, load) => cache(key.trim().toUpperCase(), { load });
+  protected cachedTiers(base: string, fetch: (inst: PerpInstrument) => Promise<MarginTier[]>): Promise<MarginTier[]> {
+    return this.tierCache(base, async () => fetch((await this.require(base)).inst));
+  }
+
+  /**
+   * The last `limit` hourly candles of `base` (clamped to the venue's `max`; `limit` < 1 → []), read through
+   * `fetch(inst, n)` once per {@link CANDLES_TTL_MS} and limit. For subclasses implementing `hourlyCandles`.
+   * @throws AppError NOT_FOUND when not listed.
+   */
+  protected cachedCandles(base: string, limit: number, max: number, fetch: (inst: PerpInstrument, n: number) => Promise<Candle[]>): Promise<Candle[]> {
+    return this.candleCache(`${base}:${limit}`, async () => {
+      const { inst } = await this.require(base);
+      if (!(limit >= 1)) return [];
+      const n = Math.min(max, Math.floor(limit));
+      return (await fetch(inst, n)).slice(-n);
+    });
   }
 
   /** Loads the instrument list from the venue (called through the {@link catalog} memo only). */
