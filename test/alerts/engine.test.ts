@@ -2,14 +2,15 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { privateKeyToAccount } from "viem/accounts";
 import { ownerMessage, SIGNATURE_WINDOW_SEC } from "../../src/alerts/auth.js";
 import { DeliveryDispatcher, type RetryPolicy } from "../../src/alerts/dispatcher.js";
-import { AlertEngine, liquidationConditionMet, priceConditionMet, type AlertSignals, type LiquidationRisk } from "../../src/alerts/engine.js";
+import { AlertEngine, liquidationConditionMet, priceConditionMet } from "../../src/alerts/engine.js";
 import { AlertScheduler } from "../../src/alerts/scheduler.js";
 import { AlertService, MAX_LIFETIME_HOURS } from "../../src/alerts/service.js";
 import { AlertStore, alertDbPath } from "../../src/alerts/store.js";
 import type { AlertRecord, LiquidationParams, PriceParams } from "../../src/alerts/types.js";
-import type { DeliveryAttempt, WebhookRequest, WebhookSender } from "../../src/alerts/webhook/send.js";
+import type { DeliveryAttempt } from "../../src/alerts/webhook/send.js";
 import { AppError } from "../../src/errors.js";
 import { appError } from "../helpers/errors.js";
+import { fail, fakeSender, FakeSignals, ok, risk } from "../helpers/alert-fakes.js";
 import { HOUR_MS, MINUTE_MS } from "../../src/lib/time.js";
 import type { CallerCredentials } from "../../src/registry/tool.js";
 import { cleanupAfterEach, manualClock, tempDir } from "../helpers/scratch.js";
@@ -20,55 +21,6 @@ const T0_SEC = T0 / 1000;
 const HOOK = "https://hooks.example.com/marketgate?team=7";
 const COOLDOWN_MS = 15 * MINUTE_MS;
 
-
-/** Signals answering from tables; every call is recorded (`risk:BTC`, `price:ETH`). */
-class FakeSignals implements AlertSignals {
-  readonly risk = new Map<string, LiquidationRisk | Error>();
-  readonly prices = new Map<string, number | Error>();
-  readonly calls: string[] = [];
-
-  liquidationRisk(symbol: string): Promise<LiquidationRisk> {
-    return this.answer(this.risk, "risk", symbol);
-  }
-
-  price(symbol: string): Promise<number> {
-    return this.answer(this.prices, "price", symbol);
-  }
-
-  private async answer<T>(table: Map<string, T | Error>, kind: string, symbol: string): Promise<T> {
-    this.calls.push(`${kind}:${symbol}`);
-    const v = table.get(symbol);
-    if (v === undefined) throw new AppError("UNKNOWN_SYMBOL", `no ${kind} reading for ${symbol}`);
-    if (v instanceof Error) throw v;
-    return v;
-  }
-
-  count(call: string): number {
-    return this.calls.filter((c) => c === call).length;
-  }
-}
-
-/** A sender that records every request and answers with `answer(req, n)` (n 1-based). */
-function fakeSender(answer: (req: WebhookRequest, n: number) => DeliveryAttempt | Promise<DeliveryAttempt>): WebhookSender & { requests: WebhookRequest[] } {
-  const requests: WebhookRequest[] = [];
-  return {
-    requests,
-    async send(req) {
-      requests.push(req);
-      return answer(req, requests.length);
-    },
-  };
-}
-
-const ok = (status = 200): DeliveryAttempt => ({ ok: true, status, durationMs: 7 });
-const fail = (status = 500): DeliveryAttempt => ({ ok: false, status, error: `HTTP ${status}`, durationMs: 12 });
-
-const risk = (oiAtRiskPct: number, oiAtRiskUsd: number, price = 64_000, cascadeRisk: LiquidationRisk["cascadeRisk"] = "medium"): LiquidationRisk => ({
-  price,
-  oiAtRiskUsd,
-  oiAtRiskPct,
-  cascadeRisk,
-});
 
 const cleanup = cleanupAfterEach();
 const running: AlertScheduler[] = [];

@@ -10,20 +10,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DeliveryDispatcher, type RetryPolicy } from "../../src/alerts/dispatcher.js";
-import { AlertEngine, type AlertSignals, type LiquidationRisk } from "../../src/alerts/engine.js";
+import { AlertEngine } from "../../src/alerts/engine.js";
 import { ALERT_STORAGE_UNREACHABLE, DELIVERIES_KEPT, RedisAlertStore } from "../../src/alerts/redis-store.js";
 import type { Evaluation, NewAlert } from "../../src/alerts/repository.js";
 import { AlertScheduler } from "../../src/alerts/scheduler.js";
 import { AlertService } from "../../src/alerts/service.js";
 import type { AlertRecord, LiquidationParams } from "../../src/alerts/types.js";
-import type { DeliveryAttempt, WebhookRequest, WebhookSender } from "../../src/alerts/webhook/send.js";
 import type { ToolContext } from "../../src/core/context.js";
-import { AppError } from "../../src/errors.js";
 import { HOUR_MS, MINUTE_MS } from "../../src/lib/time.js";
 import { logger } from "../../src/lib/log.js";
 import { RedisHandle } from "../../src/state/redis.js";
 import { precheckCreate } from "../../tools/alerts/create.js";
 import { appError } from "../helpers/errors.js";
+import { fail, fakeSender, FakeSignals, ok, risk } from "../helpers/alert-fakes.js";
 import { startFreeStack } from "../helpers/free-stack.js";
 import { startHttpsReceiver } from "../../src/sandbox/https-receiver.js";
 import { manualClock } from "../helpers/scratch.js";
@@ -65,41 +64,6 @@ async function handle(p: string, url = REDIS_URL, ready = true): Promise<RedisHa
   return h;
 }
 
-/** Signals answering from tables; every call is recorded. */
-class FakeSignals implements AlertSignals {
-  readonly risk = new Map<string, LiquidationRisk>();
-  readonly prices = new Map<string, number>();
-  readonly calls: string[] = [];
-
-  async liquidationRisk(symbol: string): Promise<LiquidationRisk> {
-    this.calls.push(`risk:${symbol}`);
-    const v = this.risk.get(symbol);
-    if (!v) throw new AppError("UNKNOWN_SYMBOL", `no risk reading for ${symbol}`);
-    return v;
-  }
-
-  async price(symbol: string): Promise<number> {
-    this.calls.push(`price:${symbol}`);
-    const v = this.prices.get(symbol);
-    if (v === undefined) throw new AppError("UNKNOWN_SYMBOL", `no price for ${symbol}`);
-    return v;
-  }
-}
-
-function fakeSender(answer: (req: WebhookRequest, n: number) => DeliveryAttempt | Promise<DeliveryAttempt>): WebhookSender & { requests: WebhookRequest[] } {
-  const requests: WebhookRequest[] = [];
-  return {
-    requests,
-    async send(req) {
-      requests.push(req);
-      return answer(req, requests.length);
-    },
-  };
-}
-
-const ok = (status = 200): DeliveryAttempt => ({ ok: true, status, durationMs: 7 });
-const fail = (status = 500): DeliveryAttempt => ({ ok: false, status, error: `HTTP ${status}`, durationMs: 12 });
-const risk = (oiAtRiskPct: number, oiAtRiskUsd: number, price = 64_000): LiquidationRisk => ({ price, oiAtRiskUsd, oiAtRiskPct, cascadeRisk: "medium" });
 const LIQ: LiquidationParams = { condition: "cascade_risk", threshold_pct: 5, min_value_usd: 0 };
 
 function newAlert(over: Partial<NewAlert> = {}): NewAlert {
