@@ -4,6 +4,7 @@ import type { Metrics } from "../src/core/metrics.js";
 import type { ToolRunner } from "../src/core/runner.js";
 import { AppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
+import { handlerFailure } from "../src/payments/processor.js";
 import { isFree, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
 import { sendError } from "./errors.js";
 import { inputReader } from "./input.js";
@@ -97,7 +98,7 @@ export function toolRoutes(deps: ToolRouteDeps): Router {
         value = await deps.runner.execute(tool, input, { payer: payment.payer, credentials });
       } catch (err) {
         payment.abandon();
-        return sendError(res, err);
+        return sendError(res, handlerFailure(tool, err));
       }
       let settled;
       try {

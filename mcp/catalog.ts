@@ -7,7 +7,7 @@ import { mcpJsonSchema } from "../src/docs/json-schema.js";
 import type { PriceBook } from "../src/docs/pricing.js";
 import { AppError, toAppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
-import type { PaymentProcessor } from "../src/payments/processor.js";
+import { handlerFailure, type PaymentProcessor } from "../src/payments/processor.js";
 import type { PaymentPayload } from "@x402/core/types";
 import { CREDENTIAL_ARGS, isFree, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
 import type { MissRateLimiter } from "../http/rate-limit.js";
@@ -148,7 +148,7 @@ export class McpCatalog {
         value = await runner.execute(tool, input, { payer: check.payment.payer, credentials: split.credentials });
       } catch (err) {
         check.payment.abandon();
-        throw err;
+        throw handlerFailure(tool, err);
       }
       const settled = await check.payment.settle(value);
       if (settled.kind === "failed") {

@@ -13,7 +13,19 @@ export type AuthorizationState =
    * Settlement was attempted but its outcome is unknown (timeout, lost answer). The answer is kept so that
    * the first request that finds the transfer confirmed gets it, exactly once.
    */
-  | { state: "pending"; value: unknown; payload: PaymentPayload; requirements: PaymentRequirements };
+  | { state: "pending"; value: unknown; payload: PaymentPayload; requirements: PaymentRequirements }
+  /**
+   * Settled before an `upfront` handler that then failed: the service owes one run of the same request
+   * (`fingerprint`), which a retry with the same authorization gets without a new charge.
+   */
+  | PrepaidState;
+
+/** See {@link AuthorizationState}. */
+export interface PrepaidState {
+  state: "prepaid";
+  fingerprint: string;
+  receipt: SettleResponse;
+}
 
 /** A request answered under a client's payment identifier (x402 `payment-identifier` extension). */
 export interface IdempotentRecord {
@@ -46,6 +58,11 @@ export interface PaymentLedger {
   setIdempotent(id: string, record: IdempotentRecord): Promise<void>;
   /** Drops an identifier whose request did not complete, so that the client may retry with it. */
   releaseIdempotent(id: string): Promise<void>;
+  /**
+   * Atomically takes the run owed for a `prepaid` authorization: when `key` is prepaid for `fingerprint`
+   * it becomes `in_flight` and its state is returned; otherwise undefined and nothing changes.
+   */
+  takePrepaid(key: string, fingerprint: string): Promise<PrepaidState | undefined>;
 }
 
 /** The ledger in process memory (embedded mode): LRU maps with a TTL. */
@@ -85,7 +102,24 @@ export class MemoryPaymentLedger implements PaymentLedger {
   async releaseIdempotent(id: string): Promise<void> {
     this.idempotency.delete(id);
   }
+
+  async takePrepaid(key: string, fingerprint: string): Promise<PrepaidState | undefined> {
+    const s = this.authorizations.get(key);
+    if (s?.state !== "prepaid" || s.fingerprint !== fingerprint) return undefined;
+    this.authorizations.set(key, { state: "in_flight" });
+    return s;
+  }
 }
+
+/** Compare-and-set of {@link PaymentLedger.takePrepaid} in Redis (the TTL is kept). */
+const TAKE_PREPAID = `
+local v = redis.call('GET', KEYS[1])
+if not v then return false end
+local s = cjson.decode(v)
+if s.state ~= 'prepaid' or s.fingerprint ~= ARGV[1] then return false end
+redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
+return v
+`;
 
 /**
  * The ledger in Redis (multi-replica mode): one key per authorization (`<prefix>pay:auth:<key>`) and per
@@ -145,5 +179,12 @@ export class RedisPaymentLedger implements PaymentLedger {
 
   releaseIdempotent(id: string): Promise<void> {
     return this.run(async () => void (await this.redis.client.del(this.k("id", id))));
+  }
+
+  takePrepaid(key: string, fingerprint: string): Promise<PrepaidState | undefined> {
+    return this.run(async () => {
+      const v = await this.redis.client.eval(TAKE_PREPAID, { keys: [this.k("auth", key)], arguments: [fingerprint, JSON.stringify({ state: "in_flight" })] });
+      return typeof v === "string" ? (JSON.parse(v) as PrepaidState) : undefined;
+    });
   }
 }

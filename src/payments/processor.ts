@@ -1,11 +1,11 @@
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, ResourceInfo, SettleResponse } from "@x402/core/types";
 import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import type { Address, Hex } from "viem";
-import { AppError } from "../errors.js";
+import { AppError, toAppError } from "../errors.js";
 import { logger } from "../lib/log.js";
 import type { AnyTool } from "../registry/tool.js";
 import type { AuthorizationReader } from "./chain.js";
-import type { AuthorizationState, PaymentLedger } from "./ledger.js";
+import type { AuthorizationState, PaymentLedger, PrepaidState } from "./ledger.js";
 import type { PaymentCatalog } from "./x402.js";
 
 /** Extensions every 402 declares: clients may send an idempotency key (`payment-identifier`, optional). */
@@ -76,6 +76,20 @@ function authorizationOf(payload: PaymentPayload): Authorization | undefined {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * What the caller gets when the handler of a request settled upfront failed (see `owe`): the same code,
+ * and how to get the run it paid for. Other tools' failures are not charged and pass through unchanged.
+ */
+export function handlerFailure(tool: AnyTool, err: unknown): unknown {
+  if (tool.paymentFlow !== "upfront") return err;
+  const e = toAppError(err);
+  return new AppError(e.code, `${e.message} Your payment was settled before this failure: send the same request with the same payment again to complete it without a new charge.`, {
+    details: e.details,
+    retryAfterSec: e.retryAfterSec,
+    cause: e,
+  });
+}
 
 /** Facilitator reasons meaning the authorization is already used on chain. */
 const NONCE_USED = /nonce_already_used|authorization_used|already used/i;
@@ -148,6 +162,11 @@ export class PaymentProcessor {
     const key = this.authKey(match, auth);
     const blocked = await this.ledger.claim(key);
     if (blocked?.state === "pending") return this.resumePending(key, blocked, tool, resource);
+    if (blocked?.state === "prepaid") {
+      const owed = await this.ledger.takePrepaid(key, fingerprint);
+      if (owed) return { kind: "verified", payment: this.prepaidRun(key, idKey, fingerprint, auth.from, owed) };
+      return required(blocked.fingerprint === fingerprint ? "authorization_in_use" : "invalid_exact_evm_nonce_already_used");
+    }
     if (blocked) return required(blocked.state === "settled" ? "invalid_exact_evm_nonce_already_used" : "authorization_in_use");
     if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint });
 
@@ -179,7 +198,7 @@ export class PaymentProcessor {
             if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, result: { value, receipt: pre.receipt } });
             return pre;
           },
-          abandon: () => logger.error({ tool: tool.name }, "handler failed after an upfront settlement"),
+          abandon: () => void this.owe(key, idKey, { state: "prepaid", fingerprint, receipt: pre.receipt }),
         },
       };
     }
@@ -195,6 +214,29 @@ export class PaymentProcessor {
         },
         abandon: () => void release(),
       },
+    };
+  }
+
+  /**
+   * The handler of an upfront-settled request failed: the service owes one run of that request, which
+   * the same authorization gets on a retry without a new charge (see `prepaidRun`).
+   */
+  private async owe(key: string, idKey: string | undefined, owed: PrepaidState): Promise<void> {
+    logger.warn({ key }, "handler failed after an upfront settlement; a retry with the same payment runs it without a new charge");
+    await this.ledger.set(key, owed).catch((err: unknown) => logger.error({ err, key }, "payment ledger could not record a prepaid run"));
+    if (idKey) await this.ledger.releaseIdempotent(idKey).catch((err: unknown) => logger.error({ err }, "payment ledger release failed"));
+  }
+
+  /** The owed run of a prepaid authorization: no settlement (it is settled), owed again if it fails again. */
+  private prepaidRun(key: string, idKey: string | undefined, fingerprint: string, payer: string, owed: PrepaidState): VerifiedPayment {
+    return {
+      payer,
+      settle: async (value) => {
+        await this.setSettled(key, owed.receipt);
+        if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, result: { value, receipt: owed.receipt } });
+        return { kind: "settled", receipt: owed.receipt };
+      },
+      abandon: () => void this.owe(key, idKey, owed),
     };
   }
 

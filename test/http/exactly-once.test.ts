@@ -6,6 +6,7 @@ import type { PaymentPayload } from "@x402/core/types";
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { TOOLS } from "../../tools/index.js";
@@ -29,8 +30,9 @@ const counter = defineTool({
   output: z.object({ label: z.string(), run: z.number() }),
   handler: async ({ label }) => ({ label, run: ++runs }),
 });
-/** A state-creating tool: settles before the handler runs. */
+/** A state-creating tool: settles before the handler runs. `failCreates` makes its next runs fail. */
 let created = 0;
+let failCreates = 0;
 const creator = defineTool({
   name: "test_create",
   title: "Create",
@@ -45,7 +47,13 @@ const creator = defineTool({
   paymentFlow: "upfront",
   input: z.object({ name: z.string() }),
   output: z.object({ id: z.number() }),
-  handler: async () => ({ id: ++created }),
+  handler: async () => {
+    if (failCreates > 0) {
+      failCreates--;
+      throw new AppError("UPSTREAM_UNAVAILABLE", "storage unreachable", { retryAfterSec: 1 });
+    }
+    return { id: ++created };
+  },
 });
 
 type SettleMode = "normal" | "fail" | "lose-answer" | "late";
@@ -176,6 +184,31 @@ describe("exactly-once payments", () => {
     expect(ok.status).toBe(200);
     expect(await json(ok)).toEqual({ id: 1 });
     expect(await stack.balanceOf(payer(4).address)).toBe(before - 30_000n);
+  });
+
+  it("owes a state-creating request whose handler failed after the upfront charge: the same payment completes it once", async () => {
+    const url = `${stack.url}/test/things`;
+    const post = (name: string, sig: string) => fetch(url, { method: "POST", headers: { "content-type": "application/json", "payment-signature": sig }, body: JSON.stringify({ name }) });
+    const pr = await paymentRequired(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "owed" }) });
+    const sig = header(await signPayment(pr, payer(5).privateKey));
+    const before = await stack.balanceOf(payer(5).address);
+    failCreates = 2;
+    const failed = await post("owed", sig);
+    expect(failed.status).toBe(503);
+    expect((await json(failed)).error.message).toContain("send the same request with the same payment again");
+    expect(await stack.balanceOf(payer(5).address)).toBe(before - 30_000n);
+    // Failing again keeps the run owed; another request cannot use it.
+    expect((await post("owed", sig)).status).toBe(503);
+    expect((await post("other", sig)).status).toBe(402);
+    const createdBefore = created;
+    const done = await post("owed", sig);
+    expect(done.status).toBe(200);
+    expect(await json(done)).toEqual({ id: createdBefore + 1 });
+    expect(decodePaymentResponseHeader(done.headers.get("payment-response")!).success).toBe(true);
+    // Paid once, run once: the authorization is spent now.
+    expect((await post("owed", sig)).status).toBe(402);
+    expect(created).toBe(createdBefore + 1);
+    expect(await stack.balanceOf(payer(5).address)).toBe(before - 30_000n);
   });
 
   it("quotes the exact requirements a request would get, without running it", async () => {
