@@ -49,6 +49,8 @@ export interface ToolContext {
   alerts?: AlertService;
   /** Shared state of several replicas (`REDIS_URL`); undefined with embedded state. */
   redis?: RedisHandle;
+  /** This replica's name in leases (`REPLICA_ID`), with Redis only. */
+  replicaId?: string;
 }
 
 /** Builds the venue clients and the handler context from the configuration. */
@@ -78,5 +80,6 @@ export function createToolContext(config: Config, deps: { metrics: Metrics; log:
     streams: config.streams ? createStreamService({ ...config, streams: config.streams }, perps, deps.metrics, deps.redis) : undefined,
     alerts: config.alerts ? createAlertService(config.alerts, now, deps.redis) : undefined,
     redis: deps.redis,
+    replicaId: config.redis?.replicaId,
   };
 }

@@ -89,7 +89,9 @@ export class ToolRunner {
     if (tool.method !== "GET" || tool.acceptsCredentials) return tool.handler(input, this.ctx, caller);
     const key = this.key(tool, input);
     const run = () => tool.handler(input, this.ctx, caller);
-    return this.flights.run(key, this.shared ? () => this.shared!.run(key, run) : run);
+    // Only answers the cache may share are shared across replicas (a status describes its own replica).
+    const shared = this.shared && tool.cacheTtlSec > 0 ? this.shared : undefined;
+    return this.flights.run(key, shared ? () => shared.run(key, run) : run);
   }
 
   /** Stores an answer that has been paid for (or is free) for the tool's TTL. Never rejects. */

@@ -21,6 +21,11 @@ export interface LeaseOptions {
   log: Logger;
 }
 
+/** The replica holding lease `name` (its `REPLICA_ID`), or null when nobody does. @throws when Redis is unreachable. */
+export async function leaseHolder(redis: RedisHandle, name: string): Promise<string | null> {
+  return redis.client.get(redis.key(`lease:${name}`));
+}
+
 /**
  * Leadership by a Redis lease (`SET key id NX PX ttl`, renewed by compare-and-expire every ttl/3). At most
  * one replica holds it; when the holder dies, another acquires it within the TTL. A holder that cannot
@@ -55,7 +60,9 @@ export class Lease {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.tick(), Math.max(50, Math.floor(this.opts.ttlMs / 3)));
+    // While Redis is still connecting (start-up, reconnect), try again soon rather than a third of the TTL later.
+    const every = Math.floor(this.opts.ttlMs / 3);
+    this.timer = setTimeout(() => void this.tick(), Math.max(50, this.redis.ready || this.leading ? every : Math.min(250, every)));
     this.timer.unref();
   }
 

@@ -86,6 +86,8 @@ describe("HTTP surface (payments off)", () => {
     expect(await json(res)).toMatchObject({ error: { code: "UPSTREAM_UNAVAILABLE" } });
     const status = await json(await get("/api/v1/status"));
     expect(status.venues[0]).toMatchObject({ venue: "coingecko", reachable: false, last_error: "HTTP 429" });
+    expect(status.replication).toEqual({ mode: "embedded", replica_id: null, redis_connected: null, leaders: null });
+    expect(status.alerts).toEqual({ enabled: true, active: 0 });
   });
 
   it("answers unknown routes and malformed JSON with the error shape", async () => {

@@ -68,6 +68,20 @@ describe("alerts on three replicas", () => {
       const alert = await json(res);
       const read = async (r: number) => json(await fetch(`${replicas[r]!.url}/liquidation/alert/${alert.alert_id}`, { headers: { authorization: `Bearer ${alert.manage_token}` } }));
       expect(await read(2)).toMatchObject({ status: "active", webhook_url: receiver.url("/replicas") });
+      // Every replica reports the same alert-scheduler leader (one of them) and the shared count.
+      const status = async () => Promise.all(replicas.map(async (r) => json(await fetch(`${r.url}/api/v1/status`))));
+      const statuses = await until("an alert-scheduler leader", async () => {
+        const all = await status();
+        return all.every((st) => st.replication.leaders?.alerts) ? all : undefined;
+      });
+      const replicaIds = statuses.map((st) => st.replication.replica_id as string);
+      expect(new Set(replicaIds).size, JSON.stringify(statuses.map((st) => st.replication))).toBe(3);
+      for (const st of statuses) {
+        expect(st.replication).toMatchObject({ mode: "redis", redis_connected: true });
+        expect(replicaIds).toContain(st.replication.leaders.alerts);
+        expect(st.replication.leaders.alerts).toBe(statuses[0].replication.leaders.alerts);
+        expect(st.alerts).toEqual({ enabled: true, active: 1 });
+      }
 
       // Three triggers' worth of time: one delivery each, never one per replica.
       await until("three deliveries", async () => receiver.requests.length >= 3, 20_000);

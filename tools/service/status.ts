@@ -1,5 +1,9 @@
 import { z } from "zod";
+import { ALERT_LEASE } from "../../src/alerts/scheduler.js";
+import type { ToolContext } from "../../src/core/context.js";
 import { defineTool } from "../../src/registry/tool.js";
+import { leaseHolder } from "../../src/state/lease.js";
+import { STREAMS_LEASE } from "../../src/streams/replication/replicated-streams.js";
 import { isoNow, Timestamp } from "../common.js";
 
 const VenueState = z.object({
@@ -45,7 +49,20 @@ export const serviceStatus = defineTool({
           lag_ms: z.number().nullable().describe("now - venue time of the latest trade"),
         }),
       )
-      .describe("websocket feeds (empty when STREAMS=off)"),
+      .describe("websocket feeds (empty when STREAMS=off; with replicas, the ingest leader's feeds)"),
+    replication: z.object({
+      mode: z.enum(["embedded", "redis"]).describe("redis: several replicas share state through REDIS_URL"),
+      replica_id: z.string().nullable(),
+      redis_connected: z.boolean().nullable(),
+      leaders: z
+        .object({ streams: z.string().nullable(), alerts: z.string().nullable() })
+        .nullable()
+        .describe("replica ids holding the ingest and alert-scheduler leases; null when Redis cannot be read"),
+    }),
+    alerts: z.object({
+      enabled: z.boolean(),
+      active: z.number().int().nullable().describe("active alerts of every kind; null when the alert store cannot be read"),
+    }),
     timestamp: Timestamp,
   }),
   annotations: { openWorldHint: false },
@@ -66,7 +83,19 @@ export const serviceStatus = defineTool({
         subscribed_symbols: f.subscribedSymbols,
         lag_ms: f.lagMs,
       })),
+      replication: await replication(ctx),
+      alerts: { enabled: ctx.alerts !== undefined, active: ctx.alerts ? await Promise.resolve(ctx.alerts.store.countActive()).catch(() => null) : null },
       timestamp: isoNow(ctx),
     };
   },
 });
+
+/** Replication facts for the status: mode, this replica, Redis reachability and the lease holders. */
+async function replication(ctx: ToolContext) {
+  const { redis } = ctx;
+  if (!redis) return { mode: "embedded" as const, replica_id: null, redis_connected: null, leaders: null };
+  const leaders = await Promise.all([leaseHolder(redis, STREAMS_LEASE), leaseHolder(redis, ALERT_LEASE)])
+    .then(([streams, alerts]) => ({ streams, alerts }))
+    .catch(() => null);
+  return { mode: "redis" as const, replica_id: ctx.replicaId ?? null, redis_connected: redis.ready, leaders };
+}
