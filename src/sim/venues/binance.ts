@@ -58,6 +58,21 @@ const MAX_KLINES = 1500;
 /** Average notional of one simulated trade, for the klines trade count. */
 const AVG_TRADE_USD = 2_500;
 
+/**
+ * `limit` (default `def`, at most `max`), `startTime` and `endTime` (ms) of a paged fapi request. The first
+ * malformed one is answered with the venue's -1130 error and null is returned.
+ */
+function pageParams(req: Request, res: Response, def: number, max: number): { limit: number; startTime?: number; endTime?: number } | null {
+  const limit = intParam(qp(req, "limit"), def, 1, Number.MAX_SAFE_INTEGER);
+  const startTime = msParam(qp(req, "startTime"));
+  const endTime = msParam(qp(req, "endTime"));
+  if (limit === null || startTime === null || endTime === null) {
+    invalidParam(res, limit === null ? "limit" : startTime === null ? "startTime" : "endTime");
+    return null;
+  }
+  return { limit: Math.min(limit, max), startTime, endTime };
+}
+
 /** Venue price (per venue unit) rounded to the tick. */
 const unitPrice = (inst: PerpInstrumentSpec, perCoin: number): number => roundTo(perCoin * inst.multiplier, inst.priceDecimals);
 
@@ -218,13 +233,9 @@ export function createBinanceFapiRouter(ctx: VenueContext): Router {
 
   router.get("/fapi/v1/fundingRate", (req, res) => {
     const now = clock.now();
-    const limitRaw = intParam(qp(req, "limit"), 100, 1, Number.MAX_SAFE_INTEGER);
-    if (limitRaw === null) return invalidParam(res, "limit");
-    const limit = Math.min(limitRaw, 1000);
-    const startTime = msParam(qp(req, "startTime"));
-    const endTime = msParam(qp(req, "endTime"));
-    if (startTime === null) return invalidParam(res, "startTime");
-    if (endTime === null) return invalidParam(res, "endTime");
+    const paging = pageParams(req, res, 100, 1000);
+    if (!paging) return;
+    const { limit, startTime, endTime } = paging;
     const symbol = qp(req, "symbol");
     let insts: PerpInstrumentSpec[];
     if (symbol === undefined || symbol === "") {
@@ -264,14 +275,10 @@ export function createBinanceFapiRouter(ctx: VenueContext): Router {
   router.get("/fapi/v1/aggTrades", (req, res) => {
     const symbol = qp(req, "symbol");
     if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
-    const limitRaw = intParam(qp(req, "limit"), 500, 1, Number.MAX_SAFE_INTEGER);
-    if (limitRaw === null) return invalidParam(res, "limit");
-    const limit = Math.min(limitRaw, 1000);
-    const startTime = msParam(qp(req, "startTime"));
-    const endTime = msParam(qp(req, "endTime"));
+    const paging = pageParams(req, res, 500, 1000);
+    if (!paging) return;
+    const { limit, startTime, endTime } = paging;
     const fromIdRaw = qp(req, "fromId");
-    if (startTime === null) return invalidParam(res, "startTime");
-    if (endTime === null) return invalidParam(res, "endTime");
     const fromId = fromIdRaw === undefined || fromIdRaw === "" ? undefined : msParam(fromIdRaw);
     if (fromId === null) return invalidParam(res, "fromId");
     const now = clock.now();
@@ -305,13 +312,9 @@ export function createBinanceFapiRouter(ctx: VenueContext): Router {
     if (intervalRaw === undefined || intervalRaw === "") return mandatory(res, "interval");
     const dur = KLINE_INTERVALS[intervalRaw];
     if (dur === undefined) return binanceError(res, 400, -1120, "Invalid interval.");
-    const limitRaw = intParam(qp(req, "limit"), 500, 1, Number.MAX_SAFE_INTEGER);
-    if (limitRaw === null) return invalidParam(res, "limit");
-    const limit = Math.min(limitRaw, MAX_KLINES);
-    const startTime = msParam(qp(req, "startTime"));
-    const endTime = msParam(qp(req, "endTime"));
-    if (startTime === null) return invalidParam(res, "startTime");
-    if (endTime === null) return invalidParam(res, "endTime");
+    const paging = pageParams(req, res, 500, MAX_KLINES);
+    if (!paging) return;
+    const { limit, startTime, endTime } = paging;
     const now = clock.now();
     const inst = lookup(symbol, now);
     if (!inst) return invalidSymbol(res);
@@ -345,13 +348,9 @@ export function createBinanceFapiRouter(ctx: VenueContext): Router {
     if (periodRaw === undefined || periodRaw === "") return mandatory(res, "period");
     const period = RATIO_PERIODS[periodRaw];
     if (period === undefined) return invalidParam(res, "period");
-    const limitRaw = intParam(qp(req, "limit"), 30, 1, Number.MAX_SAFE_INTEGER);
-    if (limitRaw === null) return invalidParam(res, "limit");
-    const limit = Math.min(limitRaw, 500);
-    const startTime = msParam(qp(req, "startTime"));
-    const endTime = msParam(qp(req, "endTime"));
-    if (startTime === null) return invalidParam(res, "startTime");
-    if (endTime === null) return invalidParam(res, "endTime");
+    const paging = pageParams(req, res, 30, 500);
+    if (!paging) return;
+    const { limit, startTime, endTime } = paging;
     const now = clock.now();
     const inst = lookup(symbol, now);
     if (!inst) return invalidSymbol(res);
