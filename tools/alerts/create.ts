@@ -1,6 +1,5 @@
 import { z } from "zod";
-import type { CreateAlert } from "../../src/alerts/service.js";
-import type { AlertKind } from "../../src/alerts/types.js";
+import type { AlertKind, LiquidationParams, PriceParams } from "../../src/alerts/types.js";
 import type { ToolContext } from "../../src/core/context.js";
 import type { CallerInfo } from "../../src/registry/tool.js";
 import { requireListed } from "../perp/common.js";
@@ -27,10 +26,26 @@ export async function precheckCreate(ctx: ToolContext, symbol: string, webhookUr
   await Promise.all([requireListed(symbol, ctx), svc.checkWebhook(webhookUrl)]);
 }
 
-/** Stores the alert (after the upfront settlement) owned by the payer and returns the common create fields. */
-export async function createAlert(ctx: ToolContext, kind: AlertKind, req: CreateAlert, caller: CallerInfo, describe: string) {
+/** The fields every create request has (validated). */
+interface CreateInput {
+  symbol: string;
+  webhook_url: string;
+  expires_in_hours: number;
+}
+
+/** Stores the alert (after the upfront settlement) owned by the payer; returns the create answer: `params` (the kind's condition fields) and the common fields. */
+export async function createAlert<P extends LiquidationParams | PriceParams>(
+  ctx: ToolContext,
+  kind: AlertKind,
+  input: CreateInput,
+  params: P,
+  caller: CallerInfo,
+  describe: string,
+) {
+  const req = { symbol: input.symbol, params, webhookUrl: input.webhook_url, expiresInHours: input.expires_in_hours };
   const { alert, webhookSecret, manageToken } = await alertService(ctx).create(kind, req, caller.payer);
   return {
+    ...params,
     alert_id: alert.id,
     symbol: alert.symbol,
     status: "active" as const,

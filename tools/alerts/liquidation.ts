@@ -40,8 +40,8 @@ export const liquidationAlertCreate = defineTool({
   precheck: (i, ctx) => precheckCreate(ctx, i.symbol, i.webhook_url),
   async handler(i, ctx, caller) {
     const params: LiquidationParams = { condition: i.condition, threshold_pct: i.threshold_pct, min_value_usd: i.min_value_usd };
-    const created = await createAlert(ctx, "liquidation", { symbol: i.symbol, params, webhookUrl: i.webhook_url, expiresInHours: i.expires_in_hours }, caller, `Liquidation alert for ${i.symbol}: fires when at least ${i.threshold_pct}% of open interest (and at least $${i.min_value_usd}) is at risk.`);
-    return { ...created, ...params };
+    const describe = `Liquidation alert for ${i.symbol}: fires when at least ${i.threshold_pct}% of open interest (and at least $${i.min_value_usd}) is at risk.`;
+    return createAlert(ctx, "liquidation", i, params, caller, describe);
   },
 });
 

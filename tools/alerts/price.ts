@@ -38,8 +38,7 @@ export const priceAlertCreate = defineTool({
   precheck: (i, ctx) => precheckCreate(ctx, i.symbol, i.webhook_url),
   async handler(i, ctx, caller) {
     const params: PriceParams = { direction: i.direction, target_price: i.target_price };
-    const created = await createAlert(ctx, "price", { symbol: i.symbol, params, webhookUrl: i.webhook_url, expiresInHours: i.expires_in_hours }, caller, `Price alert for ${i.symbol}: fires when the price is ${i.direction} ${i.target_price} USD.`);
-    return { ...created, ...params };
+    return createAlert(ctx, "price", i, params, caller, `Price alert for ${i.symbol}: fires when the price is ${i.direction} ${i.target_price} USD.`);
   },
 });
 
