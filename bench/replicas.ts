@@ -18,7 +18,7 @@ import { MemoryResponseCache, RedisResponseCache } from "../src/core/response-ca
 import { logger } from "../src/lib/log.js";
 import { startAnvil } from "../src/payments/local-chain/anvil.js";
 import { provisionLocalChain } from "../src/payments/local-chain/provision.js";
-import { simEnv } from "../src/sandbox/sim-env.js";
+import { offlineServiceEnv } from "../src/sandbox/sim-env.js";
 import { startSimulator } from "../src/sim/server.js";
 import { RedisHandle } from "../src/state/redis.js";
 import { percentile, writeResults, writeSection } from "./report.js";
@@ -97,13 +97,7 @@ async function main(): Promise<void> {
   const anvil = await startAnvil({ port: 0, chainId: 8453 });
   const chain = await provisionLocalChain({ rpcUrl: anvil.rpcUrl });
   const env = {
-    ...simEnv(sim),
-    HOST: "127.0.0.1",
-    PORT: "0",
-    PAY_TO: chain.relayer.address,
-    FACILITATOR: "self",
-    RELAYER_PRIVATE_KEY: chain.relayer.privateKey,
-    RPC_URL: anvil.rpcUrl,
+    ...offlineServiceEnv(sim, chain, anvil.rpcUrl),
     STREAMS: "off",
     ALERTS: "off",
     RATE_LIMIT_PER_MIN: "100000000",

@@ -7,7 +7,7 @@ import { provisionLocalChain, usdcBalanceOf } from "../payments/local-chain/prov
 import type { AnyTool } from "../registry/tool.js";
 import { createService, type Service } from "../service.js";
 import { startSimulator, type RunningSimulator } from "../sim/server.js";
-import { simEnv } from "./sim-env.js";
+import { offlineServiceEnv } from "./sim-env.js";
 
 /** Options of {@link startOfflineStack}. Ports 0 (default) pick free ones. */
 export interface OfflineStackOptions {
@@ -55,17 +55,7 @@ export async function startOfflineStack(opts: OfflineStackOptions = {}): Promise
     anvil = await startAnvil({ port: opts.chainPort ?? 0, chainId: 8453 });
     const chain = await provisionLocalChain({ rpcUrl: anvil.rpcUrl });
     const operator = chain.relayer;
-    const config = loadConfig({
-      HOST: "127.0.0.1",
-      PORT: String(opts.port ?? 0),
-      ...simEnv(sim),
-      PAY_TO: operator.address,
-      NETWORK: "eip155:8453",
-      FACILITATOR: "self",
-      RELAYER_PRIVATE_KEY: operator.privateKey,
-      RPC_URL: anvil.rpcUrl,
-      ...opts.env,
-    });
+    const config = loadConfig({ ...offlineServiceEnv(sim, chain, anvil.rpcUrl), PORT: String(opts.port ?? 0), ...opts.env });
     const base = createFacilitators(config.payments)!;
     const service = await createService({ config, tools: opts.tools, now: opts.now, facilitator: opts.wrapFacilitator ? opts.wrapFacilitator(base) : base });
     const listening = await service.listen();

@@ -1,3 +1,4 @@
+import type { ProvisionedChain } from "../payments/local-chain/provision.js";
 import type { RunningSimulator } from "../sim/server.js";
 
 /** Environment that points every venue adapter at a running simulator (sim data mode), with budgets sized for it. */
@@ -22,5 +23,23 @@ export function simEnv(sim: RunningSimulator): Record<string, string> {
     HYPERLIQUID_WS_URL: sim.wsUrls.hyperliquid,
     // Sandbox and tests keep stream history in memory unless told otherwise.
     DATA_DIR: ":memory:",
+  };
+}
+
+/**
+ * Environment of a paid service on the offline stack: the simulator's venues ({@link simEnv}), payments
+ * into dev account #0 settled by the in-process facilitator on the local chain at `rpcUrl`, on loopback
+ * with a free port.
+ */
+export function offlineServiceEnv(sim: RunningSimulator, chain: ProvisionedChain, rpcUrl: string): Record<string, string> {
+  return {
+    HOST: "127.0.0.1",
+    PORT: "0",
+    ...simEnv(sim),
+    PAY_TO: chain.relayer.address,
+    NETWORK: "eip155:8453",
+    FACILITATOR: "self",
+    RELAYER_PRIVATE_KEY: chain.relayer.privateKey,
+    RPC_URL: rpcUrl,
   };
 }

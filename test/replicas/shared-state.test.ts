@@ -8,7 +8,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAnvil, type AnvilHandle } from "../../src/payments/local-chain/anvil.js";
 import { provisionLocalChain, usdcBalanceOf, type ProvisionedChain } from "../../src/payments/local-chain/provision.js";
-import { simEnv } from "../../src/sandbox/sim-env.js";
+import { offlineServiceEnv } from "../../src/sandbox/sim-env.js";
 import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 import { paymentRequired } from "../helpers/pay.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
@@ -35,13 +35,7 @@ describe("three replicas sharing one Redis", () => {
     anvil = await startAnvil({ port: 0, chainId: 8453 });
     chain = await provisionLocalChain({ rpcUrl: anvil.rpcUrl });
     const env = {
-      ...simEnv(sim),
-      HOST: "127.0.0.1",
-      PORT: "0",
-      PAY_TO: chain.relayer.address,
-      FACILITATOR: "self",
-      RELAYER_PRIVATE_KEY: chain.relayer.privateKey,
-      RPC_URL: anvil.rpcUrl,
+      ...offlineServiceEnv(sim, chain, anvil.rpcUrl),
       REDIS_URL,
       REDIS_PREFIX: prefix,
       STREAMS: "off",
