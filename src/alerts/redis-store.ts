@@ -387,13 +387,6 @@ export class RedisAlertStore implements AlertRepository {
     });
   }
 
-  nextDueAt(): Promise<number | null> {
-    return this.guard(false, async () => {
-      const [first] = await this.client.zRangeWithScores(this.k("outbox"), 0, 0);
-      return first ? first.score : null;
-    });
-  }
-
   recordAttempt(id: string, attempts: readonly AttemptRecord[], outcome: { status: DeliveryStatus; nextAttemptAt: number; deliveredAt: number | null }): Promise<void> {
     return this.guard(true, async () => {
       await this.eval(SCRIPTS.recordAttempt, [id, outcome.status, String(outcome.nextAttemptAt), JSON.stringify(attempts), outcome.deliveredAt === null ? "" : String(outcome.deliveredAt)]);

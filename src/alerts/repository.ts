@@ -55,8 +55,6 @@ export interface AlertRepository {
   recordEvaluations(now: number, evaluations: readonly Evaluation[]): MaybePromise<void>;
   /** Pending deliveries due at `now`, oldest due first, at most `limit`. */
   due(now: number, limit: number): MaybePromise<DeliveryRecord[]>;
-  /** Earliest next attempt of any pending delivery, or null. */
-  nextDueAt(): MaybePromise<number | null>;
   /** Records an attempt on a delivery that is still pending: `delivered`, `failed` (gave up) or still `pending` with its next attempt time. */
   recordAttempt(id: string, attempts: readonly AttemptRecord[], outcome: { status: DeliveryStatus; nextAttemptAt: number; deliveredAt: number | null }): MaybePromise<void>;
   /** The latest `limit` deliveries of an alert, newest first. */

@@ -163,7 +163,6 @@ export class AlertStore implements AlertRepository {
         "INSERT INTO delivery (id, alert_id, event, body, status, created_at, next_attempt_at) VALUES (@id, @alert_id, @event, @body, 'pending', @created_at, @created_at)",
       ),
       due: db.prepare<[number, number], DeliveryRow>("SELECT * FROM delivery WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"),
-      nextDue: db.prepare<[], { t: number | null }>("SELECT MIN(next_attempt_at) AS t FROM delivery WHERE status = 'pending'"),
       attempt: db.prepare<[DeliveryStatus, number, string, number | null, string]>(
         "UPDATE delivery SET status = ?, next_attempt_at = ?, attempts = ?, delivered_at = ? WHERE id = ? AND status = 'pending'",
       ),
@@ -251,11 +250,6 @@ export class AlertStore implements AlertRepository {
   /** Pending deliveries due at `now`, oldest due first, at most `limit`. */
   due(now: number, limit: number): DeliveryRecord[] {
     return this.stmts.due.all(now, limit).map(toDelivery);
-  }
-
-  /** Earliest next attempt of any pending delivery, or null. */
-  nextDueAt(): number | null {
-    return this.stmts.nextDue.get()!.t;
   }
 
   /** Records an attempt: `delivered`, `failed` (gave up) or still `pending` with its next attempt time. */

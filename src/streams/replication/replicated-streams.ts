@@ -98,7 +98,6 @@ export class ReplicatedStreams implements StreamService {
   private unobserve: Array<() => void> = [];
   private statesTimer: NodeJS.Timeout | null = null;
   private leaderStates: { value: PublishedStates; fetchedAt: number } | null = null;
-  private takeovers = 0;
 
   constructor(private readonly opts: ReplicatedStreamsOptions) {
     this.redis = opts.redis;
@@ -142,11 +141,6 @@ export class ReplicatedStreams implements StreamService {
   /** True while this replica runs the feeds. */
   get isLeader(): boolean {
     return this.leading && this.manager !== null;
-  }
-
-  /** Times this replica started leading (for tests and logs). */
-  get leadCount(): number {
-    return this.takeovers;
   }
 
   /** The backfill after the latest takeover, while it runs (for tests); resolved otherwise. */
@@ -290,7 +284,6 @@ export class ReplicatedStreams implements StreamService {
     const manager = this.opts.createManager();
     this.manager = manager;
     this.leading = true;
-    this.takeovers++;
     this.publisher.enable();
     await this.leader.begin(manager, from);
     this.log.info({ symbols: manager.subscribedBases().length }, "streams: leading (venue feeds started)");
