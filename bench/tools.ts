@@ -1,53 +1,77 @@
 /**
- * Perp and DEX tools on the simulator (payments off, loopback):
- * 1. upstream calls made for 1,000 concurrent identical requests per tool (target: one per venue the
- *    tool reads), instrument lists already cached;
+ * Market-data tools (CEX, DEX, perpetuals, liquidation heatmap) on the simulator (payments off, loopback):
+ * 1. upstream fan-in: 1,000 concurrent identical requests per tool, each tool on a service of its own whose
+ *    venue clients hold only their instrument lists. Every venue request is recorded; one venue read is one
+ *    distinct request (venue, method, path, query string, body), and the target is one call per read;
  * 2. tool latency on cache misses (sequential, distinct inputs), p50/p99.
  * Writes bench/results/tools.json and the `tools` section of bench/README.md.
  */
 import { cpus } from "node:os";
+import { setTimeout as sleep } from "node:timers/promises";
 import { listAssets } from "../src/assets/catalogue.js";
 import { canonicalTokens } from "../src/assets/tokens.js";
 import { loadConfig } from "../src/config.js";
-import { requestPath, type AnyTool } from "../src/registry/tool.js";
+import type { ToolContext } from "../src/core/context.js";
+import { isMarketDataTool, requestPath, type AnyTool } from "../src/registry/tool.js";
 import { simEnv } from "../src/sandbox/sim-env.js";
 import { createService } from "../src/service.js";
-import { startSimulator } from "../src/sim/server.js";
+import { startSimulator, type RunningSimulator } from "../src/sim/server.js";
+import { HYPERLIQUID_SNAPSHOT_TTL_MS } from "../src/venues/hyperliquid/client.js";
+import { PERP_VENUES } from "../src/venues/perp/types.js";
 import { TOOLS } from "../tools/index.js";
 import { percentile, writeResults, writeSection } from "./report.js";
+import { UpstreamRecorder, type VenueReads } from "./upstream-reads.js";
 
 process.env.LOG_LEVEL ??= "silent";
 const CONCURRENT = Number(process.env.BENCH_CONCURRENT ?? 1000);
 const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 23);
-const VENUES = ["binance", "binance_spot", "bybit", "okx", "hyperliquid", "dexscreener", "geckoterminal"] as const;
+/** Tool families that read venue REST APIs; stream tools read the stream stores (bench/streams.ts). */
+const FAMILIES = ["cex", "dex", "funding", "futures", "liquidations"];
 
 /** Distinct raw inputs for one tool (distinct cache keys), to time cache misses. */
 function inputs(tool: AnyTool, n: number): Array<Record<string, string | number | boolean>> {
-  const syms = listAssets()
-    .map((a) => a.symbol)
-    .filter((s) => !tool.tags.includes("dex") || canonicalTokens(s).length > 0);
-  const others = syms.filter((s) => s !== tool.example.symbol);
-  if ("symbol" in tool.input.shape) return others.slice(0, n).map((symbol) => ({ ...tool.example, symbol }));
-  if ("pair" in tool.input.shape) return others.slice(0, n).map((s) => ({ pair: `${s}-USDC` }));
+  const assets = listAssets().filter((a) => !tool.tags.includes("dex") || canonicalTokens(a.symbol).length > 0);
+  const others = assets.filter((a) => a.symbol !== tool.example.symbol && a.coingeckoId !== tool.example.id).slice(0, n);
+  const shape = tool.input.shape;
+  if ("symbol" in shape) return others.map((a) => ({ ...tool.example, symbol: a.symbol }));
+  if ("pair" in shape) return others.map((a) => ({ pair: `${a.symbol}-USDC` }));
+  if ("id" in shape) return others.map((a) => ({ ...tool.example, id: a.coingeckoId }));
+  if ("symbols" in shape) return others.map((a) => ({ symbols: a.symbol.toLowerCase() }));
   if (tool.name === "funding_extreme") return Array.from({ length: n }, (_, i) => ({ threshold: 0.011 + i * 0.001 }));
   return Array.from({ length: n }, (_, i) => ({ ...tool.example, limit: i + 11 }));
 }
 
-async function main(): Promise<void> {
-  const sim = await startSimulator();
+/**
+ * Loads every perp venue's instrument list, as a running service holds it (an hour), and nothing else a
+ * tool reads: Hyperliquid's list comes with its 2-second market snapshot, which is left to expire.
+ */
+async function loadInstrumentLists(ctx: ToolContext): Promise<void> {
+  await Promise.all(PERP_VENUES.map((v) => ctx.venues.perps[v].instruments()));
+  await sleep(HYPERLIQUID_SNAPSHOT_TTL_MS + 100);
+}
+
+interface Row {
+  tool: string;
+  path: string;
+  requests: number;
+  statuses: Record<string, number>;
+  venues: VenueReads[];
+  reads: number;
+  calls: number;
+  calls_per_read: number | null;
+  p50_ms: number;
+  p99_ms: number;
+}
+
+/** Measures one tool on a fresh service: the burst's venue reads, then the latency of cache misses. */
+async function measure(tool: AnyTool, sim: RunningSimulator, upstream: UpstreamRecorder): Promise<Row> {
   const service = await createService({ config: loadConfig({ HOST: "127.0.0.1", PORT: "0", ...simEnv(sim), RATE_LIMIT_PER_MIN: "100000000", STREAMS: "off" }) });
   const { url, close } = await service.listen();
-  // Stream tools are measured by bench/streams.ts.
-  const perpTools = TOOLS.filter((t) => t.tags.includes("funding") || t.tags.includes("futures") || t.tags.includes("dex"));
-  // Load every venue's instrument list once (the clients cache them for an hour).
-  // The warm-up inputs differ from the measured ones, so the measured requests start as cache misses.
-  await Promise.all(perpTools.map((t) => fetch(`${url}${requestPath(t, inputs(t, LATENCY_SAMPLES + 1).at(-1))}`).then((r) => r.arrayBuffer())));
-
-  const rows: Array<{ tool: string; path: string; requests: number; statuses: Record<string, number>; upstream: Record<string, number>; upstream_total: number; p50_ms: number; p99_ms: number }> = [];
-  for (const tool of perpTools) {
+  try {
+    await loadInstrumentLists(service.ctx);
     const path = requestPath(tool);
-    const before = Object.fromEntries(VENUES.map((v) => [v, sim.faults.requestCount(v)]));
     const statuses: Record<string, number> = {};
+    const mark = upstream.mark();
     await Promise.all(
       Array.from({ length: CONCURRENT }, async () => {
         const r = await fetch(`${url}${path}`);
@@ -55,7 +79,7 @@ async function main(): Promise<void> {
         statuses[r.status] = (statuses[r.status] ?? 0) + 1;
       }),
     );
-    const upstream: Record<string, number> = Object.fromEntries(VENUES.map((v) => [v, sim.faults.requestCount(v) - before[v]!] as const).filter(([, n]) => n > 0));
+    const venues = upstream.readsSince(mark);
     const times: number[] = [];
     for (const raw of inputs(tool, LATENCY_SAMPLES)) {
       const t0 = performance.now();
@@ -64,33 +88,66 @@ async function main(): Promise<void> {
       times.push(performance.now() - t0);
     }
     times.sort((a, b) => a - b);
-    rows.push({
+    const reads = venues.reduce((n, v) => n + v.reads, 0);
+    const calls = venues.reduce((n, v) => n + v.calls, 0);
+    return {
       tool: tool.name,
       path,
       requests: CONCURRENT,
       statuses,
-      upstream,
-      upstream_total: Object.values(upstream).reduce((a: number, b) => a + Number(b), 0),
+      venues,
+      reads,
+      calls,
+      calls_per_read: reads ? +(calls / reads).toFixed(2) : null,
       p50_ms: +percentile(times, 50).toFixed(2),
       p99_ms: +percentile(times, 99).toFixed(2),
-    });
-    process.stdout.write(`${tool.name}: ${JSON.stringify(upstream)} p50 ${percentile(times, 50).toFixed(1)} ms\n`);
+    };
+  } finally {
+    await close();
   }
-  await close();
+}
+
+/** The README section: the table, then what each tool reads. */
+function report(rows: readonly Row[]): string {
+  const list = (r: Row, f: (v: VenueReads) => string) => r.venues.map(f).join(", ") || "none";
+  const endpoints = (v: VenueReads) =>
+    Object.entries(v.endpoints)
+      .map(([e, n]) => `\`${e}\`${n > 1 ? ` ×${n}` : ""}`)
+      .join(", ");
+  const repeated = rows.flatMap((r) => r.venues.flatMap((v) => Object.entries(v.repeated).map(([req, n]) => `- \`${r.tool}\`: ${v.venue} \`${req}\` sent ${n} times`)));
+  return [
+    `Run ${new Date().toISOString()} on ${cpus().length} cores, Node ${process.version}: ${CONCURRENT} concurrent identical requests per tool, each tool on a service of its own whose venue clients hold only their instrument lists; then ${LATENCY_SAMPLES} sequential cache misses with distinct inputs for latency. Simulator and service in one process, loopback.`,
+    "",
+    "| tool | statuses | venue reads (distinct requests) | upstream calls | calls per venue read (target 1.0) | miss latency p50 / p99 |",
+    "|---|---|---|---|---|---|",
+    ...rows.map(
+      (r) =>
+        `| \`${r.tool}\` | ${Object.entries(r.statuses).map(([s, n]) => `${n}x${s}`).join(", ")} | ${list(r, (v) => `${v.venue} ${v.reads}`)} | ${list(r, (v) => `${v.venue} ${v.calls}`)} | ${r.calls_per_read?.toFixed(2) ?? "no read"} | ${r.p50_ms} / ${r.p99_ms} ms |`,
+    ),
+    "",
+    "What each burst read (`×n`: n reads of one endpoint with different parameters; `*` an address):",
+    "",
+    ...rows.map((r) => `- \`${r.tool}\`: ${r.venues.map((v) => `${v.venue} ${endpoints(v)}`).join("; ") || "nothing"}`),
+    "",
+    repeated.length ? ["Requests sent more than once:", "", ...repeated].join("\n") : "No request was sent twice.",
+  ].join("\n");
+}
+
+async function main(): Promise<void> {
+  const sim = await startSimulator();
+  const upstream = new UpstreamRecorder(sim.urls);
+  const measured = TOOLS.filter((t) => t.method === "GET" && isMarketDataTool(t) && !t.tags.includes("streams") && t.tags.some((tag) => FAMILIES.includes(tag)));
+  const rows: Row[] = [];
+  for (const tool of measured) {
+    const row = await measure(tool, sim, upstream);
+    rows.push(row);
+    process.stdout.write(`${row.tool}: ${row.reads} reads, ${row.calls} calls, p50 ${row.p50_ms} ms\n`);
+  }
   await sim.close();
   writeResults("tools", { date: new Date().toISOString(), node: process.version, cpus: cpus().length, concurrent: CONCURRENT, rows });
-  const table = [
-    `Run ${new Date().toISOString()} on ${cpus().length} cores, Node ${process.version}: ${CONCURRENT} concurrent identical requests per tool (instrument lists already cached), then ${LATENCY_SAMPLES} sequential cache misses with distinct inputs for latency. Simulator and service in one process, loopback.`,
-    "",
-    "| tool | statuses | upstream calls (per venue) | calls per venue read | miss latency p50 / p99 |",
-    "|---|---|---|---|---|",
-    ...rows.map((r) => {
-      const venues = Object.keys(r.upstream).length;
-      return `| \`${r.tool}\` | ${Object.entries(r.statuses).map(([s, n]) => `${n}x${s}`).join(", ")} | ${Object.entries(r.upstream).map(([v, n]) => `${v} ${n}`).join(", ") || "none"} | ${venues ? (r.upstream_total / venues).toFixed(2) : "0"} | ${r.p50_ms} / ${r.p99_ms} ms |`;
-    }),
-  ].join("\n");
-  writeSection("tools", table);
-  process.stdout.write(`\n${table}\n`);
+  const section = report(rows);
+  writeSection("tools", section);
+  process.stdout.write(`\n${section}\n`);
 }
 
 main().catch((err: unknown) => {

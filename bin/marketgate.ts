@@ -1,19 +1,43 @@
 #!/usr/bin/env node
 /**
- * `marketgate [serve|mcp]`: `serve` (default) runs the HTTP service (needs PAY_TO), `mcp` runs the MCP
- * server on stdio (payments off by default).
+ * `marketgate [serve|mcp|doctor]`: `serve` (default) runs the HTTP service (needs PAY_TO), `mcp` runs the MCP
+ * server on stdio (payments off by default), `doctor` checks every venue endpoint once with the environment's
+ * configuration and exits non-zero on any failure (src/doctor). `call` and `quote` are clients of a running
+ * service (MARKETGATE_URL): `call` pays with X402_PRIVATE_KEY and prints the answer and its cost, `quote`
+ * prints what a request would cost (src/cli).
  */
 const command = process.argv[2] ?? "serve";
 
 if (command === "mcp") {
+  // `mcp --sim`: against the built-in venue simulator (no venue variables needed; answers labelled simulated).
+  // The process exits 0 when its client closes stdin or sends SIGTERM/SIGINT (mcp/stdio.ts).
+  const { parseArgs } = await import("node:util");
   const { runStdio } = await import("../mcp/stdio.js");
-  await runStdio().catch((err: unknown) => {
+  const start = async () => {
+    const { values } = parseArgs({ args: process.argv.slice(3), options: { sim: { type: "boolean", default: false } } });
+    await runStdio(process.env, { sim: values.sim });
+  };
+  await start().catch((err: unknown) => {
     process.stderr.write(`marketgate mcp: ${(err as Error).message}\n`);
     process.exit(1);
   });
 } else if (command === "serve") {
   await import("../src/main.js");
+} else if (command === "doctor") {
+  const { doctorMain } = await import("../src/doctor/cli.js");
+  process.exitCode = await doctorMain(process.argv.slice(3)).catch((err: unknown) => {
+    process.stderr.write(`marketgate doctor: ${(err as Error).stack ?? String(err)}\n`);
+    return 1;
+  });
+} else if (command === "call" || command === "quote") {
+  // Client commands: pay for a call (x402 or credits) or quote one, against MARKETGATE_URL (src/cli).
+  const { clientMain } = await import("../src/cli/client.js");
+  process.exitCode = await clientMain(command, process.argv.slice(3));
 } else {
-  process.stderr.write("usage: marketgate [serve|mcp]\n  serve  HTTP API + MCP at /mcp (needs PAY_TO)\n  mcp    MCP server on stdio\n");
+  process.stderr.write(
+    "usage: marketgate [serve|mcp|doctor|call|quote]\n  serve   HTTP API + MCP at /mcp (needs PAY_TO)\n  mcp     MCP server on stdio\n  doctor  check every venue endpoint once (--json, --no-save)\n" +
+      "  call    call an endpoint of MARKETGATE_URL, paying with X402_PRIVATE_KEY: call <path> [--data JSON] [--method M] [--credits]\n" +
+      "  quote   what a request would cost: quote <path> [--data JSON] [--method M]\n",
+  );
   process.exit(2);
 }

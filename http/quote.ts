@@ -3,10 +3,11 @@ import { match } from "path-to-regexp";
 import { encodePaymentRequiredHeader } from "@x402/core/http";
 import type { ToolRunner } from "../src/core/runner.js";
 import { AppError } from "../src/errors.js";
-import { isFree, type AnyTool } from "../src/registry/tool.js";
+import { isFree, priceFor, type AnyTool } from "../src/registry/tool.js";
 import { sendError } from "./errors.js";
 import { inputReader } from "./input.js";
 import type { HttpPaymentGate } from "./payment-gate.js";
+import { limitByClient, type ClientRateLimiter } from "./rate-limit.js";
 
 /**
  * `GET /api/v1/quote?path=<request path with query>[&method=GET][&body=<JSON>]` (free): what a request
@@ -14,11 +15,15 @@ import type { HttpPaymentGate } from "./payment-gate.js";
  * it would be a free cache hit, and returns the exact x402 requirements (and MPP challenges) its 402 would
  * carry. A POST request's JSON body goes in `body`; without it the price is still quoted (it does not
  * depend on the body) and the answer says `input_checked: false`.
+ *
+ * Every call consumes a point of `limiter` (the free-route budget, per client) before any work: a quote
+ * runs the tool's precheck (venue listings, webhook host DNS) and builds payment requirements, and no
+ * cache sits in front of it. Over the budget: 429 with `Retry-After`.
  */
-export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner; gate?: HttpPaymentGate; publicUrl?: string }): Router {
+export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner; limiter: ClientRateLimiter; gate?: HttpPaymentGate; publicUrl?: string }): Router {
   const routes = deps.tools.map((tool) => ({ tool, match: match<Record<string, string>>(tool.path, { decode: decodeURIComponent }), read: inputReader(tool) }));
   const router = Router();
-  router.get("/api/v1/quote", async (req, res) => {
+  router.get("/api/v1/quote", limitByClient(deps.limiter), async (req, res) => {
     try {
       const raw = typeof req.query.path === "string" ? req.query.path : undefined;
       if (!raw?.startsWith("/")) throw new AppError("BAD_REQUEST", "path is required: the request path with its query, e.g. /api/v1/prices?symbols=btc", { details: [{ field: "path", message: "must start with /" }] });
@@ -46,7 +51,7 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
         tool: tool.name,
         method,
         path: url.pathname + url.search,
-        price_usd: isFree(tool) ? "0" : tool.priceUsd,
+        price_usd: isFree(tool) ? "0" : inputChecked ? priceFor(tool, input) : tool.priceUsd,
         cache_ttl_sec: tool.cacheTtlSec,
         input_checked: inputChecked,
         // Quoting has no side effects, so it cannot tell whether a preflight (e.g. CVD warm-up) would answer first.
@@ -55,8 +60,9 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
       if (isFree(tool) || !deps.gate) return res.json({ ...base, charged: false, reason: isFree(tool) ? "free_tool" : "payments_off" });
       if (inputChecked && (await deps.runner.has(tool, input))) return res.json({ ...base, charged: false, reason: "cache_hit" });
       const resource = { url: `${deps.publicUrl ?? `${req.protocol}://${req.get("host")}`}${base.path}`, description: tool.summary, mimeType: "application/json" };
-      const required = await deps.gate.processor.paymentRequired(tool, resource, "Payment required");
-      const response = await deps.gate.required(tool, required);
+      const pr = { tool, resource, fingerprint: "", priceUsd: base.price_usd };
+      const required = await deps.gate.processor.paymentRequired(pr, "Payment required");
+      const response = await deps.gate.required(pr, required);
       const challenges = response.headers["WWW-Authenticate"];
       res.json({
         ...base,

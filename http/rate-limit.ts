@@ -1,39 +1,116 @@
+import type { RequestHandler, Response } from "express";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { AppError } from "../src/errors.js";
 import type { RedisHandle } from "../src/state/redis.js";
+import { clientKey } from "./client-key.js";
+import { sendError } from "./errors.js";
+
+/** Options of a {@link ClientRateLimiter}. */
+export interface ClientRateLimiterOptions {
+  /** Points per rolling minute per client. */
+  perMin: number;
+  /** Redis key under the service prefix (`rl`, `rl-free`): each limiter counts in its own keys. */
+  keyName: string;
+  /** What is counted, for the 429 message: "uncached requests". */
+  what: string;
+  /** Policy name in the IETF `RateLimit` / `RateLimit-Policy` headers (`misses`, `free`). */
+  policy: string;
+  /** Shared state of several replicas; without it the count is per process. */
+  redis?: RedisHandle;
+}
 
 /**
- * Per-client limit on requests that reach a venue (cache misses): `perMin` per rolling minute per key
- * (the client IP, as resolved under express `trust proxy`). Cache hits never consume points.
+ * Per-client request budget: `perMin` points per rolling minute per client, the client being
+ * {@link clientKey} of its address (IPv4 address or IPv6 /64; the address is `req.ip`, so as trustworthy
+ * as the `TRUST_PROXY` setting).
  *
  * With Redis (several replicas) the points are counted in Redis, so the limit holds in total across
  * replicas; while Redis is unreachable each replica falls back to an in-memory limiter of the same size
  * (rate-limiter-flexible's insurance limiter), so the service keeps answering.
  */
-export class MissRateLimiter {
+export class ClientRateLimiter {
+  readonly perMin: number;
+  /** The static `RateLimit-Policy` header value (IETF draft-ietf-httpapi-ratelimit-headers): `"misses";q=500;w=60`. */
+  readonly policyHeader: string;
+  private readonly what: string;
+  private readonly policy: string;
   private readonly limiter: RateLimiterAbstract;
 
-  constructor(
-    readonly perMin: number,
-    redis?: RedisHandle,
-  ) {
-    const memory = new RateLimiterMemory({ points: perMin, duration: 60 });
-    this.limiter = redis
-      ? new RateLimiterRedis({ storeClient: redis.client, useRedisPackage: true, keyPrefix: redis.key("rl"), points: perMin, duration: 60, insuranceLimiter: memory })
+  constructor(opts: ClientRateLimiterOptions) {
+    this.perMin = opts.perMin;
+    this.what = opts.what;
+    this.policy = opts.policy;
+    this.policyHeader = `"${opts.policy}";q=${opts.perMin};w=60`;
+    const memory = new RateLimiterMemory({ points: opts.perMin, duration: 60 });
+    this.limiter = opts.redis
+      ? new RateLimiterRedis({
+          storeClient: opts.redis.client,
+          useRedisPackage: true,
+          keyPrefix: opts.redis.key(opts.keyName),
+          points: opts.perMin,
+          duration: 60,
+          insuranceLimiter: memory,
+        })
       : memory;
   }
 
-  /** Consumes one point for `key`. @throws AppError RATE_LIMITED with `retryAfterSec`. */
-  async consume(key: string): Promise<void> {
+  /**
+   * Consumes one point for the client at `ip` (an IP literal; anything else, e.g. `"unknown"` or
+   * `"wallet:0x…"`, is a bucket of its own). With `res`, sets the IETF `RateLimit-Policy` and `RateLimit`
+   * (`r` remaining, `t` seconds to reset) headers, on success and on the 429.
+   * @throws AppError RATE_LIMITED with `retryAfterSec`.
+   */
+  async consume(ip: string | undefined, res?: Response): Promise<void> {
     try {
-      await this.limiter.consume(key);
+      const r = await this.limiter.consume(clientKey(ip));
+      this.setHeaders(res, r);
     } catch (r) {
       if (r instanceof RateLimiterRes) {
-        throw new AppError("RATE_LIMITED", `rate limit of ${this.perMin} uncached requests per minute exceeded`, {
+        this.setHeaders(res, r);
+        throw new AppError("RATE_LIMITED", `rate limit of ${this.perMin} ${this.what} per minute exceeded`, {
           retryAfterSec: Math.max(1, Math.ceil(r.msBeforeNext / 1000)),
         });
       }
       throw r;
     }
   }
+
+  private setHeaders(res: Response | undefined, r: RateLimiterRes): void {
+    if (!res || res.headersSent) return;
+    res.setHeader("RateLimit-Policy", this.policyHeader);
+    res.setHeader("RateLimit", `"${this.policy}";r=${Math.max(0, r.remainingPoints)};t=${Math.max(0, Math.ceil(r.msBeforeNext / 1000))}`);
+  }
+}
+
+/**
+ * The limit on requests that reach a venue (cache misses; `RATE_LIMIT_PER_MIN`). Cache hits never consume
+ * points. Redis keys `<prefix>rl:<client>`.
+ */
+export class MissRateLimiter extends ClientRateLimiter {
+  constructor(perMin: number, redis?: RedisHandle) {
+    super({ perMin, keyName: "rl", what: "uncached requests", policy: "misses", redis });
+  }
+}
+
+/**
+ * The limit on free routes that do work on every call (the quote endpoint; `FREE_RATE_LIMIT_PER_MIN`),
+ * larger than the miss limit and counted apart from it. Redis keys `<prefix>rl-free:<client>`.
+ */
+export class FreeRateLimiter extends ClientRateLimiter {
+  constructor(perMin: number, redis?: RedisHandle) {
+    super({ perMin, keyName: "rl-free", what: "free requests", policy: "free", redis });
+  }
+}
+
+/**
+ * Express middleware consuming one point of `limiter` per request, keyed by `req.ip`: over the limit it
+ * answers 429 with `Retry-After` and the route does not run.
+ */
+export function limitByClient(limiter: ClientRateLimiter): RequestHandler {
+  return (req, res, next) => {
+    limiter.consume(req.ip, res).then(
+      () => next(),
+      (err: unknown) => sendError(res, err),
+    );
+  };
 }

@@ -1,15 +1,22 @@
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { CallToolResultSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { LRUCache } from "lru-cache";
 import type { DataMode } from "../src/config.js";
 import { parseToolInput } from "../src/core/input.js";
 import type { Metrics } from "../src/core/metrics.js";
+import { hasSharedHits, type HitAnswer } from "../src/core/hit-answer.js";
+import { DataSourceLabels, type DataSource, type DataSourceTracker } from "../src/core/request-scope.js";
 import type { ToolRunner } from "../src/core/runner.js";
 import { mcpJsonSchema } from "../src/docs/json-schema.js";
 import type { PriceBook } from "../src/docs/pricing.js";
 import { AppError, toAppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
-import { handlerFailure, type PaymentProcessor } from "../src/payments/processor.js";
-import type { PaymentPayload } from "@x402/core/types";
-import { CREDENTIAL_ARGS, isFree, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
+import { handlerFailure, type PaymentCheck, type PaymentProcessor, type PaymentRequest } from "../src/payments/processor.js";
+import type { CreditGate } from "../src/payments/credits/gate.js";
+import { microToUsd } from "../src/payments/credits/ledger.js";
+import { siwxChallenge } from "../src/payments/credits/siwx.js";
+import { SIGN_IN_WITH_X } from "@x402/extensions/sign-in-with-x";
+import type { PaymentRequired, ResourceInfo } from "@x402/core/types";
+import { CREDENTIAL_ARGS, isFree, priceFor, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
 import type { MissRateLimiter } from "../http/rate-limit.js";
 
 /** `_meta` key of the payment on `tools/call` (x402 MCP transport, specs/transports-v2/mcp.md). */
@@ -19,12 +26,25 @@ export const PAYMENT_RESPONSE_META = "x402/payment-response";
 /** `_meta` key stating whether an answer comes from live venues or the simulator. */
 export const DATA_SOURCE_META = "marketgate/data-source";
 
+/**
+ * `_meta` key of a Sign-In-With-X proof on `tools/call` (the `SIGN-IN-WITH-X` header's base64 value, or the
+ * decoded payload object): pays the call from prepaid credits, and signs in to `credits_get` and the
+ * other wallet tools. Named like the x402 MCP convention's `x402/payment`.
+ */
+export const SIWX_META = "x402/sign-in-with-x";
+/** `_meta` key of a credit-paid result: `{ wallet, remaining_usd, session? }` (a fresh session token after a SIWX proof). */
+export const CREDITS_META = "marketgate/credits";
+/** `_meta` key of a credits session token (from an earlier result's `marketgate/credits.session`), instead of a new SIWX proof. */
+export const SESSION_META = "marketgate/credits-session";
+
 /** Per-call facts supplied by the transport. */
 export interface CallContext {
   /** Rate-limit key (client IP) for network transports; undefined for stdio (not limited). */
   rateLimitKey?: string;
-  /** Request `_meta` (carries the x402 payment). */
+  /** Request `_meta` (carries the x402 payment or a SIWX proof). */
   meta?: Record<string, unknown>;
+  /** Origin SIWX proofs are bound to (the HTTP origin of `/mcp`); default {@link McpCatalogDeps.origin}. */
+  origin?: string;
 }
 
 /** What the MCP catalogue needs. `payments` undefined = every tool free (stdio default). */
@@ -36,16 +56,44 @@ export interface McpCatalogDeps {
   prices: PriceBook;
   limiter?: MissRateLimiter;
   payments?: PaymentProcessor;
+  /** Prepaid credits (SIWX), when payments are on. */
+  credits?: CreditGate;
+  /** Origin of SIWX proofs when the transport has none (stdio): `PUBLIC_URL`. */
+  origin: string;
 }
 
 function text(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** `_meta` of a result answered from the response cache (beside the data source). */
+const HIT_META = { "marketgate/cache": "HIT" } as const;
+
+/**
+ * Characters of `tools/call` signatures (name and arguments) remembered with their cache keys, least recently
+ * used forgotten first, so invented arguments cannot grow it; arguments longer than
+ * {@link MAX_REMEMBERED_ARGS_CHARS} are never remembered (such calls take the full pipeline every time).
+ */
+const MAX_REMEMBERED_CHARS = 2_000_000;
+const MAX_REMEMBERED_ARGS_CHARS = 2_048;
+
+/** The memo key of a call: tool name and arguments as JSON (as received; undefined when they do not serialize). */
+function callSignature(name: string, args: unknown): string | undefined {
+  try {
+    const json = JSON.stringify(args);
+    return json === undefined || json.length > MAX_REMEMBERED_ARGS_CHARS ? undefined : `${name}\n${json}`;
+  } catch {
+    return undefined;
+  }
+}
+
 /** JSON Schema of the credential arguments of tools with `acceptsCredentials` (HTTP sends them as headers). */
 const CREDENTIAL_PROPERTIES = {
   manage_token: { type: "string", description: "the alert's manage_token (returned at creation); or sign as the owner wallet instead" },
-  wallet_signature: { type: "string", description: "EIP-191 signature by the owner (paying) wallet of 'marketgate:<action>:<alert_id>:<signed_at>' (action: read or cancel)" },
+  wallet_signature: {
+    type: "string",
+    description: "EIP-191 signature by the owner (paying) wallet of 'marketgate:<action>:<alert_id, or for list the wallet in lower case>:<signed_at>' (action: read, cancel or list)",
+  },
   signed_at: { type: "string", description: "unix seconds used in the signed message (within 5 minutes of now)" },
 } as const;
 
@@ -70,9 +118,19 @@ function splitCredentials(tool: AnyTool, args: unknown): { args: unknown; creden
 export class McpCatalog {
   readonly list: Tool[];
   private readonly byName: Map<string, AnyTool>;
+  /** `_meta["marketgate/data-source"]`: live, simulated, or replay (see request-scope.ts). */
+  private readonly labels: DataSourceLabels;
+  /**
+   * Cache key of each call already parsed, by {@link callSignature}, for tools with shared hits: parsing a
+   * tool's input is a pure function of its arguments, so {@link cachedResult} needs no schema parse.
+   */
+  private readonly keys = new LRUCache<string, { tool: AnyTool; key: string }>({ maxSize: MAX_REMEMBERED_CHARS, sizeCalculation: (_v, sig) => sig.length });
+  /** The serialized hit results of each cache entry, per data-source label, built on first use. */
+  private readonly hitResults = new WeakMap<HitAnswer, Partial<Record<DataSource, string>>>();
 
   constructor(private readonly deps: McpCatalogDeps) {
     this.byName = new Map(deps.tools.map((t) => [t.name, t]));
+    this.labels = new DataSourceLabels(deps.dataMode);
     this.list = deps.tools.map((t) => this.describe(t));
   }
 
@@ -100,52 +158,133 @@ export class McpCatalog {
     return { ...schema, properties: { ...schema.properties, ...CREDENTIAL_PROPERTIES } };
   }
 
+  /** The `resource` of a tool's 402 over MCP. */
+  private resource(tool: AnyTool): ResourceInfo {
+    return { url: `mcp://tool/${tool.name}`, description: tool.summary, mimeType: "application/json" };
+  }
+
+  /** A payment request result: the PaymentRequired (with the SIWX challenge when credits are on) as `isError` text. */
+  private paymentRequired(required: PaymentRequired, origin: string): CallToolResult {
+    const networks = [...new Set(required.accepts.map((a) => a.network))];
+    const pr = this.deps.credits ? { ...required, extensions: { ...required.extensions, [SIGN_IN_WITH_X]: siwxChallenge(`${origin}/mcp`, origin, networks) } } : required;
+    return { isError: true, content: [{ type: "text", text: text(pr) }] };
+  }
+
+  /** The wallet of a `siwx` tool call, or the sign-in 402 (challenge beside the smallest top-up). */
+  private async signIn(tool: AnyTool, cc: CallContext): Promise<{ wallet: string; result?: undefined } | { result: CallToolResult; wallet?: undefined }> {
+    const { credits, payments } = this.deps;
+    if (!credits || !payments) throw new AppError("NOT_FOUND", "credits are off on this service (CREDITS=off, or payments are off)");
+    const origin = cc.origin ?? this.deps.origin;
+    const proof = cc.meta?.[SIWX_META];
+    const id = proof !== undefined ? await credits.authenticate(proof, origin) : { refusal: `Sign in: put a SIWX proof in _meta["${SIWX_META}"]` };
+    if ("wallet" in id) return { wallet: id.wallet };
+    const r: PaymentRequest = { tool: credits.topUpTool, resource: this.resource(tool), fingerprint: "", priceUsd: credits.settings.minTopUpUsd };
+    return { result: this.paymentRequired(await payments.paymentRequired(r, id.refusal), origin) };
+  }
+
   private error(err: unknown): CallToolResult {
     const e = toAppError(err);
     if (e.code === "INTERNAL") logger.error({ err: e.cause ?? e }, "mcp tool error");
     return { isError: true, content: [{ type: "text", text: text(e.toBody()) }] };
   }
 
-  private ok(value: unknown, meta: Record<string, unknown>): CallToolResult {
+  private ok(value: unknown, meta: Record<string, unknown>, label: DataSource = this.labels.current()): CallToolResult {
     return {
       content: [{ type: "text", text: text(value) }],
       structuredContent: value as Record<string, unknown>,
-      _meta: { [DATA_SOURCE_META]: this.deps.dataMode === "sim" ? "simulated" : "live", ...meta },
+      _meta: { [DATA_SOURCE_META]: label, ...meta },
     };
   }
 
+  /**
+   * The result of a `tools/call` this process can answer from its response cache right away, as JSON text:
+   * what {@link call} returns for that hit, after the SDK server's own result validation (the SDK's
+   * `CallToolResultSchema` output, which is what it sends), built once per cache entry and label. Counts the
+   * hit like {@link call}. Undefined, with nothing counted, when the call needs {@link call}: its tool's hits
+   * are not shared, these exact arguments have not been parsed yet, or this process does not hold the entry.
+   */
+  cachedResult(name: string, args: unknown): string | undefined {
+    const sig = callSignature(name, args);
+    const known = sig === undefined ? undefined : this.keys.get(sig);
+    if (!known) return undefined;
+    const hit = this.deps.runner.peek(known.tool, known.key);
+    if (!hit) return undefined;
+    const label = this.labels.labelOfHit(known.key);
+    let results = this.hitResults.get(hit.answer);
+    if (!results) this.hitResults.set(hit.answer, (results = {}));
+    return (results[label] ??= JSON.stringify(CallToolResultSchema.parse(this.ok(hit.value, HIT_META, label))));
+  }
+
+  /** Remembers the cache key of a call's arguments for {@link cachedResult} (tools with shared hits only). */
+  private remember(tool: AnyTool, args: unknown, key: string): void {
+    if (!hasSharedHits(tool)) return;
+    const sig = callSignature(tool.name, args);
+    if (sig !== undefined && this.keys.get(sig)?.key !== key) this.keys.set(sig, { tool, key });
+  }
+
   /** Runs one `tools/call`. Never throws. */
-  async call(name: string, args: unknown, cc: CallContext): Promise<CallToolResult> {
+  call(name: string, args: unknown, cc: CallContext): Promise<CallToolResult> {
+    return this.labels.track(() => undefined, (source) => this.run(name, args, cc, source));
+  }
+
+  /** {@link call}; `source` learns which answer the call is for (its data-source label). */
+  private async run(name: string, args: unknown, cc: CallContext, source: DataSourceTracker): Promise<CallToolResult> {
     const { runner, metrics } = this.deps;
     const tool = this.byName.get(name);
     if (!tool) return this.error(new AppError("NOT_FOUND", `unknown tool '${name}'`));
     try {
       const split = splitCredentials(tool, args);
       const input = parseToolInput(tool, split.args);
-      const hit = await runner.lookup(tool, input);
-      if (hit) return this.ok(hit.value, { "marketgate/cache": "HIT" });
+      const key = runner.key(tool, input);
+      source.key(key);
+      this.remember(tool, args, key);
+      const hit = await runner.lookupKey(tool, key);
+      if (hit) return this.ok(hit.value, HIT_META);
       if (cc.rateLimitKey !== undefined) await this.deps.limiter?.consume(cc.rateLimitKey);
       await runner.precheck(tool, input);
       const interim = await runner.preflight(tool, input);
       if (interim) return this.ok(interim.body, { "marketgate/interim": { status: interim.status, retryAfterSec: interim.retryAfterSec ?? null } });
       if (isFree(tool) || !this.deps.payments) {
-        const value = await runner.execute(tool, input, { credentials: split.credentials });
+        let wallet: string | undefined;
+        if (tool.auth === "siwx") {
+          const signedIn = await this.signIn(tool, cc);
+          if (signedIn.result) return signedIn.result;
+          wallet = signedIn.wallet;
+        }
+        const value = await runner.execute(tool, input, { credentials: split.credentials, wallet });
         await runner.commit(tool, input, value);
         return this.ok(value, { "marketgate/cache": "MISS" });
       }
-      const resource = { url: `mcp://tool/${tool.name}`, description: tool.summary, mimeType: "application/json" };
-      const check = await this.deps.payments.check(tool, cc.meta?.[PAYMENT_META] as PaymentPayload | undefined, resource, runner.key(tool, input)).catch((err: unknown) => {
-        if (err instanceof AppError) throw err;
-        throw new AppError("UPSTREAM_UNAVAILABLE", "payment facilitator unavailable; nothing was charged", { retryAfterSec: 5, cause: err });
-      });
+      const payments = this.deps.payments;
+      const r: PaymentRequest = { tool, resource: this.resource(tool), fingerprint: key, priceUsd: priceFor(tool, input) };
+      const origin = cc.origin ?? this.deps.origin;
+      const siwx = cc.meta?.[SIWX_META];
+      const session = cc.meta?.[SESSION_META];
+      let check: PaymentCheck;
+      let fromCredits = false;
+      let newSession: string | undefined;
+      if ((siwx !== undefined || session !== undefined) && this.deps.credits && cc.meta?.[PAYMENT_META] === undefined) {
+        const c = await this.deps.credits.check(r, { siwx, session }, origin);
+        if (c.kind === "refused") return this.paymentRequired(await payments.paymentRequired(r, c.reason), origin);
+        newSession = c.session;
+        const credits = { [CREDITS_META]: { wallet: c.wallet, remaining_usd: microToUsd(c.remainingMicro), ...(c.session ? { session: c.session } : {}) } };
+        if (c.kind === "replay") return this.ok(c.value, { "marketgate/cache": "MISS", ...credits });
+        check = { kind: "verified", payment: c.payment };
+        fromCredits = true;
+      } else {
+        check = await payments.check(r, cc.meta?.[PAYMENT_META]).catch((err: unknown) => {
+          if (err instanceof AppError) throw err;
+          throw new AppError("UPSTREAM_UNAVAILABLE", "payment facilitator unavailable; nothing was charged", { retryAfterSec: 5, cause: err });
+        });
+      }
       if (check.kind === "required") {
         if (cc.meta?.[PAYMENT_META]) metrics.paymentsFailed.inc({ tool: tool.name, stage: "verify" });
-        return { isError: true, content: [{ type: "text", text: text(check.required) }] };
+        return this.paymentRequired(check.required, origin);
       }
       if (check.kind !== "verified") return this.ok(check.value, { "marketgate/cache": "MISS", [PAYMENT_RESPONSE_META]: check.receipt });
       let value: unknown;
       try {
-        value = await runner.execute(tool, input, { payer: check.payment.payer, credentials: split.credentials });
+        value = await runner.execute(tool, input, { payer: check.payment.payer, paymentReference: check.payment.reference, credentials: split.credentials });
       } catch (err) {
         check.payment.abandon();
         throw handlerFailure(tool, err);
@@ -153,16 +292,23 @@ export class McpCatalog {
       const settled = await check.payment.settle(value);
       if (settled.kind === "failed") {
         metrics.paymentsFailed.inc({ tool: tool.name, stage: "settle" });
-        return { isError: true, content: [{ type: "text", text: text(settled.required) }] };
+        return this.paymentRequired(settled.required, origin);
       }
       if (settled.kind === "unknown") {
         throw new AppError("UPSTREAM_ERROR", "payment settlement could not be confirmed yet; retry with the same payment to receive the result once confirmed", {
           retryAfterSec: settled.retryAfterSec,
         });
       }
-      metrics.paymentsSettled.inc({ tool: tool.name, transport: "mcp" });
-      metrics.revenueUsdc.inc({ tool: tool.name }, Number(tool.priceUsd));
+      metrics.paymentsSettled.inc({ tool: tool.name, transport: fromCredits ? "credits" : "mcp" });
       await runner.commit(tool, input, value);
+      if (fromCredits) {
+        const remaining = (await this.deps.credits!.ledger.account(check.payment.payer!)).balanceMicro;
+        return this.ok(value, {
+          "marketgate/cache": "MISS",
+          [CREDITS_META]: { wallet: check.payment.payer, remaining_usd: microToUsd(remaining), ...(newSession ? { session: newSession } : {}) },
+        });
+      }
+      metrics.revenueUsdc.inc({ tool: tool.name }, Number(r.priceUsd));
       return this.ok(value, { "marketgate/cache": "MISS", [PAYMENT_RESPONSE_META]: settled.receipt });
     } catch (err) {
       return this.error(err);

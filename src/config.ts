@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { hostname } from "node:os";
+import ipaddr from "ipaddr.js";
 import { validate as validateCron } from "node-cron";
 import { z } from "zod";
 
@@ -8,17 +10,20 @@ import { z } from "zod";
 const Caip2 = z.string().regex(/^[a-z0-9-]+:[A-Za-z0-9-]+$/, "expected a CAIP-2 network id such as eip155:8453");
 const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte address");
 const PrivateKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex key");
+/** A USD amount: a decimal string with at most 6 decimals (USDC's precision). */
+const UsdAmount = z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "expected a USD amount such as 0.10 (at most 6 decimals)");
 const Bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 
 /**
  * Environment variables read by the service. Every variable is optional except `PAY_TO` for `npm start`.
- * See README "Configuration" for the meaning of each one.
+ * See docs/configuration.md for the meaning of each one.
  */
 const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4021),
   HOST: z.string().default("0.0.0.0"),
   PUBLIC_URL: z.url().optional(),
   DATA_MODE: z.enum(["live", "sim"]).default("live"),
+  SIM_REPLAY: z.enum(["on", "off"]).default("off"),
   PAY_TO: EvmAddress.optional(),
   NETWORK: Caip2.default("eip155:8453"),
   FACILITATOR: z.string().default("self"),
@@ -29,10 +34,14 @@ const EnvSchema = z.object({
   RPC_URL: z.url().optional(),
   PAYMENT_TIMEOUT_SEC: z.coerce.number().int().min(10).max(3600).default(120),
   RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).default(500),
+  FREE_RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).optional(),
   TRUST_PROXY: z.string().default("false"),
   CORS_ORIGINS: z.string().default("*"),
   CACHE_MAX_ENTRIES: z.coerce.number().int().min(100).default(10_000),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).default(8_000),
+  REQUEST_DEADLINE_MS: z.coerce.number().int().min(100).default(10_000),
+  CIRCUIT_FAILURES: z.coerce.number().int().min(1).default(5),
+  CIRCUIT_HALF_OPEN_MS: z.coerce.number().int().min(10).default(30_000),
   COINGECKO_BASE_URL: z.url().optional(),
   BINANCE_FAPI_BASE_URL: z.url().default("https://fapi.binance.com"),
   BINANCE_SPOT_BASE_URL: z.url().default("https://api.binance.com"),
@@ -61,6 +70,21 @@ const EnvSchema = z.object({
   REPLICA_ID: z.string().min(1).max(100).optional(),
   LEASE_TTL_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
   ALERTS: z.enum(["on", "off"]).default("on"),
+  CREDITS: z.enum(["on", "off"]).default("on"),
+  CREDITS_MIN_TOP_UP_USD: UsdAmount.default("0.10"),
+  CREDITS_MAX_TOP_UP_USD: UsdAmount.default("100"),
+  CREDITS_CAP_PER_CALL_USD: UsdAmount.optional(),
+  CREDITS_CAP_PER_HOUR_USD: UsdAmount.optional(),
+  CREDITS_CAP_PER_DAY_USD: UsdAmount.optional(),
+  CREDITS_REFUND: z.enum(["on", "off"]).default("off"),
+  CREDITS_SESSION_SECRET: z.string().min(32, "CREDITS_SESSION_SECRET must be at least 32 characters").optional(),
+  CREDITS_SESSION_TTL_SEC: z.coerce.number().int().min(0).max(3600).default(300),
+  LIVE_STREAMS_MAX: z.coerce.number().int().min(1).max(100_000).default(1000),
+  LIVE_STREAMS_PER_WALLET: z.coerce.number().int().min(1).max(1000).default(5),
+  LIVE_STREAM_BUFFER_KB: z.coerce.number().int().min(16).max(65_536).default(1024),
+  LIVE_STREAM_MINUTE_MS: z.coerce.number().int().min(500).max(60_000).default(60_000),
+  LIVE_HEARTBEAT_SEC: z.coerce.number().int().min(1).max(300).default(15),
+  LIVE_FUNDING_POLL_SEC: z.coerce.number().int().min(1).max(600).default(15),
   ALERT_EVAL_CRON: z.string().default("*/30 * * * * *").refine((v) => validateCron(v), "expected a node-cron expression such as */30 * * * * *"),
   ALERT_COOLDOWN_MIN: z.coerce.number().min(0).default(15),
   ALERT_MAX_ACTIVE: z.coerce.number().int().min(1).default(50_000),
@@ -103,6 +127,14 @@ export interface Config {
   /** Public base URL used in x402 `resource.url` and discovery documents (no trailing slash). */
   publicUrl?: string;
   dataMode: DataMode;
+  /**
+   * `SIM_REPLAY=on` (sim mode only; the sandbox sets it with `--replay`): the simulator replays real recordings on
+   * some endpoints. Answers built on them are labelled `X-Data-Source: replay` (the simulator marks them), and
+   * `/api/v1/status` shows replay and the endpoints seen replayed.
+   */
+  simReplay: boolean;
+  /** `DATA_DIR`: folder of the service's files (databases, the last `marketgate doctor` summary); `:memory:` for none. */
+  dataDir: string;
   payments: {
     /** Recipient of every payment. Undefined only where payments are off (stdio MCP, manifest generation). */
     payTo?: `0x${string}`;
@@ -118,12 +150,25 @@ export interface Config {
     /** `maxTimeoutSeconds` of the x402 requirements: how long a signed authorization stays usable. */
     timeoutSec: number;
   };
+  /** Requests per minute per client (IPv4 address or IPv6 /64) that reach a venue (cache misses). */
   rateLimitPerMin: number;
-  /** Express `trust proxy` value: false, true, a hop count or a list of subnets. */
-  trustProxy: boolean | number | string;
+  /**
+   * Requests per minute per client to free routes that do work without a cache in front (the quote
+   * endpoint). Default 5 × {@link Config.rateLimitPerMin}.
+   */
+  freeRateLimitPerMin: number;
+  /**
+   * Express `trust proxy` value: `false` (directly exposed), a hop count, or the proxies' addresses and
+   * subnets (IPs, CIDRs, `loopback`, `linklocal`, `uniquelocal`). Never `true`: see {@link parseTrustProxy}.
+   */
+  trustProxy: false | number | string[];
   corsOrigins: string[] | "*";
   cacheMaxEntries: number;
   upstreamTimeoutMs: number;
+  /** Cap on the venue time of one request (every venue call, retry and wait included), ms. */
+  requestDeadlineMs: number;
+  /** Per-venue circuit breakers: consecutive unhealthy calls that open one, and how long it stays open. */
+  circuit: { failures: number; halfOpenAfterMs: number };
   coingecko: CoinGeckoConfig;
   /** REST base URLs of the perp venues (the simulator's in sim mode). No trailing slash. */
   venues: { binanceFapi: string; binanceSpot: string; bybit: string; okx: string; hyperliquid: string; dexscreener: string; geckoterminal: string };
@@ -160,6 +205,41 @@ export interface Config {
     /** Leadership lease lifetime: a dead leader is replaced within this time. */
     leaseTtlMs: number;
   };
+  /**
+   * Prepaid credits (SIWX + one x402 top-up); undefined when `CREDITS=off`. Amounts are decimal USD
+   * strings; caps apply to every wallet (a wallet may set lower ones of its own).
+   */
+  credits?: {
+    dataDir: string;
+    minTopUpUsd: string;
+    maxTopUpUsd: string;
+    capPerCallUsd?: string;
+    capPerHourUsd?: string;
+    capPerDayUsd?: string;
+    /** `CREDITS_REFUND=on`: unspent balances are paid back on a signed request. */
+    refund: boolean;
+    /** HMAC key of credits session tokens (shared by every replica); undefined = a per-process key. */
+    sessionSecret?: string;
+    /** Lifetime of a session token; 0 turns sessions off (every call signs). */
+    sessionTtlSec: number;
+  };
+  /**
+   * Paid live streams (SSE `/stream/*`, WebSocket `/ws`): limits and billing period. They need the live
+   * stores (`STREAMS`) for liquidations and CVD; funding is polled from the venues.
+   */
+  live: {
+    /** Open streams (SSE connections plus WebSocket subscriptions) per process. */
+    maxStreams: number;
+    /** Open streams per wallet, per process. */
+    maxPerWallet: number;
+    /** Bytes a subscriber may leave unread before it is dropped as a slow consumer. */
+    bufferMaxBytes: number;
+    /** Length of one billed stream-minute, ms (60,000; shorter only in tests and demos). */
+    minuteMs: number;
+    heartbeatMs: number;
+    /** How often a funding stream polls its symbol's venues, ms. */
+    fundingPollMs: number;
+  };
   /** Liquidation and price alerts; undefined when `ALERTS=off`. */
   alerts?: {
     /** `DATA_DIR`: the alert database is `<dataDir>/alerts.sqlite` (`:memory:` keeps it in memory). */
@@ -188,11 +268,52 @@ const COINGECKO_PLANS = {
 
 const trimSlash = (u: string) => u.replace(/\/+$/, "");
 
-function parseTrustProxy(raw: string): boolean | number | string {
-  if (raw === "true") return true;
-  if (raw === "false") return false;
-  if (/^\d+$/.test(raw)) return Number(raw);
-  return raw;
+/** Names express (proxy-addr) expands to address ranges in `trust proxy`. */
+const TRUST_PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
+
+/**
+ * Whether `entry` is a `trust proxy` list element express accepts: a range name, an IP, or `ip/prefix`
+ * (IPv4 also `ip/netmask`). A zero-length prefix (`0.0.0.0/0`, `::/0`) trusts everyone, like `true`.
+ */
+function validTrustEntry(entry: string): boolean {
+  if (TRUST_PROXY_NAMES.has(entry)) return true;
+  const slash = entry.lastIndexOf("/");
+  const addr = slash === -1 ? entry : entry.slice(0, slash);
+  const family = isIP(addr);
+  if (family === 0) return false;
+  if (slash === -1) return true;
+  const range = entry.slice(slash + 1);
+  if (/^\d+$/.test(range)) return Number(range) >= 1 && Number(range) <= (family === 4 ? 32 : 128);
+  if (family !== 4 || isIP(range) !== 4) return false;
+  const bits = ipaddr.IPv4.parse(range).prefixLengthFromSubnetMask();
+  return bits !== null && bits >= 1;
+}
+
+/**
+ * Parses `TRUST_PROXY` into an express `trust proxy` value: `false` (or `0`), a hop count >= 1, or a
+ * comma-separated list of proxy addresses/subnets (see {@link validTrustEntry}).
+ *
+ * `true` is refused: it makes express believe the left-most `X-Forwarded-For` entry, which the client
+ * writes, so every client could pick a fresh address per request and escape the per-client rate limits.
+ * @throws ConfigError for `true`, an invalid list entry or anything else.
+ */
+function parseTrustProxy(raw: string): false | number | string[] {
+  const value = raw.trim();
+  if (value === "true") {
+    throw new ConfigError([
+      "TRUST_PROXY=true lets every client choose its own address with X-Forwarded-For (and so escape the rate limit): set the number of proxy hops in front of the service (e.g. 1, only when the port is not reachable directly) or the proxies' addresses/subnets (e.g. loopback,10.0.0.0/8), as express recommends",
+    ]);
+  }
+  if (value === "false" || value === "0") return false;
+  if (/^\d+$/.test(value)) return Number(value);
+  const entries = value.split(",").map((s) => s.trim());
+  const bad = entries.filter((e) => !validTrustEntry(e));
+  if (bad.length) {
+    throw new ConfigError([
+      `TRUST_PROXY must be false, a hop count or a comma-separated list of IPs, subnets (CIDR) or loopback/linklocal/uniquelocal; not valid: ${bad.map((b) => JSON.stringify(b)).join(", ")}`,
+    ]);
+  }
+  return entries;
 }
 
 function parseFacilitators(env: z.infer<typeof EnvSchema>): FacilitatorConfig[] {
@@ -238,6 +359,53 @@ function readCa(path: string): string {
   }
 }
 
+/** Venue REST base URLs, and the stream websocket bases (needed while `STREAMS=on`): explicit in sim mode. */
+const SIM_REST_URLS = ["COINGECKO_BASE_URL", "BINANCE_FAPI_BASE_URL", "BINANCE_SPOT_BASE_URL", "BYBIT_BASE_URL", "OKX_BASE_URL", "HYPERLIQUID_BASE_URL", "DEXSCREENER_BASE_URL", "GECKOTERMINAL_BASE_URL"];
+const SIM_WS_URLS = ["BINANCE_WS_URL", "BYBIT_WS_URL", "OKX_WS_URL", "HYPERLIQUID_WS_URL"];
+/** Hosts of the real venues' defaults: a sim-mode URL naming one would label live data as simulated. */
+const LIVE_VENUE_HOSTS = new Set([
+  "api.coingecko.com",
+  "pro-api.coingecko.com",
+  "fapi.binance.com",
+  "api.binance.com",
+  "fstream.binance.com",
+  "api.bybit.com",
+  "stream.bybit.com",
+  "www.okx.com",
+  "ws.okx.com",
+  "api.hyperliquid.xyz",
+  "api.dexscreener.com",
+  "api.geckoterminal.com",
+]);
+
+/**
+ * `DATA_MODE=sim` labels every answer simulated, so every venue base URL (REST, and the websockets while
+ * streams are on) must be set explicitly to a simulator (e.g. on loopback, as `simEnv` does) and none may
+ * name a real venue's host: otherwise the service would call the real venues and label their data simulated.
+ * @throws ConfigError listing every missing or live URL.
+ */
+function checkSimUrls(env: Record<string, string | undefined>, streams: boolean): void {
+  const names = [...SIM_REST_URLS, ...(streams ? SIM_WS_URLS : [])];
+  const missing = names.filter((n) => !env[n]?.trim());
+  const live = names.filter((n) => {
+    const v = env[n]?.trim();
+    if (!v) return false;
+    try {
+      return LIVE_VENUE_HOSTS.has(new URL(v).hostname);
+    } catch {
+      return false; // an invalid URL is reported by the schema
+    }
+  });
+  const problems: string[] = [];
+  if (missing.length) {
+    problems.push(
+      `DATA_MODE=sim needs every venue base URL set explicitly to a simulator (e.g. http://127.0.0.1:<port>/…), or it would call the real venues and label their answers simulated; missing: ${missing.join(", ")}. Use \`marketgate mcp --sim\` or \`npm run sandbox\`, which start the simulator and set them.`,
+    );
+  }
+  if (live.length) problems.push(`DATA_MODE=sim with a real venue's URL (answers would be live data labelled simulated): ${live.join(", ")}`);
+  if (problems.length) throw new ConfigError(problems);
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
@@ -255,12 +423,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
   }
   const e = parsed.data;
+  if (e.SIM_REPLAY === "on" && e.DATA_MODE !== "sim") throw new ConfigError(["SIM_REPLAY=on needs DATA_MODE=sim (only the simulator replays recordings)"]);
+  if (e.DATA_MODE === "sim") checkSimUrls(env, e.STREAMS === "on");
   const plan = e.COINGECKO_PLAN ?? (e.COINGECKO_API_KEY ? "demo" : "public");
   return {
     port: e.PORT,
     host: e.HOST,
     publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
     dataMode: e.DATA_MODE,
+    simReplay: e.SIM_REPLAY === "on",
+    dataDir: e.DATA_DIR,
     payments: {
       payTo: e.PAY_TO as `0x${string}` | undefined,
       network: e.NETWORK as `${string}:${string}`,
@@ -271,10 +443,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       timeoutSec: e.PAYMENT_TIMEOUT_SEC,
     },
     rateLimitPerMin: e.RATE_LIMIT_PER_MIN,
+    freeRateLimitPerMin: e.FREE_RATE_LIMIT_PER_MIN ?? 5 * e.RATE_LIMIT_PER_MIN,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
     corsOrigins: e.CORS_ORIGINS === "*" ? "*" : e.CORS_ORIGINS.split(",").map((s) => s.trim()).filter(Boolean),
     cacheMaxEntries: e.CACHE_MAX_ENTRIES,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
+    requestDeadlineMs: e.REQUEST_DEADLINE_MS,
+    circuit: { failures: e.CIRCUIT_FAILURES, halfOpenAfterMs: e.CIRCUIT_HALF_OPEN_MS },
     coingecko: {
       baseUrl: (e.COINGECKO_BASE_URL ?? COINGECKO_PLANS[plan].baseUrl).replace(/\/+$/, ""),
       apiKey: e.COINGECKO_API_KEY,
@@ -297,6 +472,28 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     redis: e.REDIS_URL
       ? { url: e.REDIS_URL, prefix: e.REDIS_PREFIX, replicaId: e.REPLICA_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`, leaseTtlMs: e.LEASE_TTL_MS }
       : undefined,
+    credits:
+      e.CREDITS === "off"
+        ? undefined
+        : {
+            dataDir: e.DATA_DIR,
+            minTopUpUsd: e.CREDITS_MIN_TOP_UP_USD,
+            maxTopUpUsd: e.CREDITS_MAX_TOP_UP_USD,
+            capPerCallUsd: e.CREDITS_CAP_PER_CALL_USD,
+            capPerHourUsd: e.CREDITS_CAP_PER_HOUR_USD,
+            capPerDayUsd: e.CREDITS_CAP_PER_DAY_USD,
+            refund: e.CREDITS_REFUND === "on",
+            sessionSecret: e.CREDITS_SESSION_SECRET ?? (e.MPP_SECRET_KEY ? `credits-session:${e.MPP_SECRET_KEY}` : undefined),
+            sessionTtlSec: e.CREDITS_SESSION_TTL_SEC,
+          },
+    live: {
+      maxStreams: e.LIVE_STREAMS_MAX,
+      maxPerWallet: e.LIVE_STREAMS_PER_WALLET,
+      bufferMaxBytes: e.LIVE_STREAM_BUFFER_KB * 1024,
+      minuteMs: e.LIVE_STREAM_MINUTE_MS,
+      heartbeatMs: e.LIVE_HEARTBEAT_SEC * 1000,
+      fundingPollMs: e.LIVE_FUNDING_POLL_SEC * 1000,
+    },
     alerts:
       e.ALERTS === "off"
         ? undefined

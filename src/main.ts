@@ -10,7 +10,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   if (!config.payments.payTo) {
     process.stderr.write(
-      "marketgate: PAY_TO is not set. Set PAY_TO to the address that receives USDC payments (see README, Configuration).\n" +
+      "marketgate: PAY_TO is not set. Set PAY_TO to the address that receives USDC payments (see docs/configuration.md).\n" +
         "To try everything offline with simulated venues and a local chain, run: npm run sandbox\n",
     );
     process.exit(2);

@@ -2,13 +2,17 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Express } from "express";
 import type { FacilitatorClient } from "@x402/core/server";
-import { TOOLS } from "../tools/index.js";
+import { STREAMS, streamSymbol, TOOLS } from "../tools/index.js";
+import { readFundingState } from "../tools/live/funding.js";
+import { attachWebSocket } from "../http/ws.js";
+import { createLiveStreams, type LiveStreams } from "./live/service.js";
 import { alertSignals } from "../tools/alerts/signals.js";
 import { createAlertScheduler } from "./alerts/create.js";
 import type { AlertScheduler } from "./alerts/scheduler.js";
 import { createApp } from "../http/app.js";
+import { Readiness } from "../http/ready.js";
 import { HttpPaymentGate } from "../http/payment-gate.js";
-import { MissRateLimiter } from "../http/rate-limit.js";
+import { ClientRateLimiter, FreeRateLimiter, MissRateLimiter } from "../http/rate-limit.js";
 import { McpCatalog } from "../mcp/catalog.js";
 import { ConfigError, type Config } from "./config.js";
 import { createToolContext, type ToolContext } from "./core/context.js";
@@ -19,14 +23,19 @@ import { RedisSingleFlight } from "./state/flight.js";
 import type { ServiceInfo } from "./docs/openapi.js";
 import { priceBook, type PriceBook } from "./docs/pricing.js";
 import { logger } from "./lib/log.js";
+import { redactUrl, registerConfigSecrets } from "./lib/redact.js";
 import { AuthorizationReader } from "./payments/chain.js";
 import { MemoryPaymentLedger, RedisPaymentLedger, type PaymentLedger } from "./payments/ledger.js";
 import { MppGate } from "./payments/mpp.js";
 import { PaymentProcessor } from "./payments/processor.js";
+import { createCreditService } from "./payments/credits/service.js";
 import { createFacilitators, createResourceServer, PaymentCatalog } from "./payments/x402.js";
 import type { AnyTool } from "./registry/tool.js";
 import { RedisHandle } from "./state/redis.js";
 import { VERSION } from "./version.js";
+
+/** How long `listen()` waits for the first Redis connection before serving anyway (ms). */
+const REDIS_STARTUP_WAIT_MS = 5000;
 
 /** Options of {@link createService}; the overrides exist for tests and the sandbox. */
 export interface ServiceOptions {
@@ -56,8 +65,16 @@ export interface Service {
   startStreams(): Promise<void>;
   /** Stops the streams and flushes their stores. */
   stopStreams(): Promise<void>;
+  /**
+   * Releases everything the service holds without HTTP (the stdio MCP path): the alert scheduler, the
+   * streams, the alert store, credits and Redis; `listen()`'s `close()` closes the HTTP server, then this.
+   * Idempotent.
+   */
+  close(): Promise<void>;
   /** Alert evaluation and webhook delivery (started by `listen`); undefined when `ALERTS=off`. */
   alerts?: AlertScheduler;
+  /** The paid live streams (SSE `/stream/...`, WebSocket `/ws`). */
+  live: LiveStreams;
 }
 
 /** Service identity for documents and MCP `initialize`. */
@@ -66,13 +83,20 @@ export function serviceInfo(config: Config): ServiceInfo {
     name: "marketgate",
     version: VERSION,
     description:
-      "Crypto market data for AI agents and wallets: CEX prices and market history, paid per request in USDC on Base with x402; the same tools over MCP.",
+      "Crypto market data for AI agents and wallets: CEX and DEX prices, perpetual funding, open interest and basis, CVD, liquidations and heatmaps, volatility, and liquidation and price alerts; paid per request in USDC on Base with x402 or MPP, or from prepaid credits; the same tools over MCP.",
     publicUrl: config.publicUrl,
   };
 }
 
-/** The payment processor, or undefined when payments are off (no `PAY_TO`, or explicitly off). */
-function paymentProcessor(opts: ServiceOptions, tools: readonly AnyTool[], redis: RedisHandle | undefined): PaymentProcessor | undefined {
+/**
+ * The payment processor and its ledger, or undefined when payments are off (no `PAY_TO`, or explicitly
+ * off).
+ */
+function paymentProcessor(
+  opts: ServiceOptions,
+  tools: readonly AnyTool[],
+  redis: RedisHandle | undefined,
+): { processor: PaymentProcessor; ledger: PaymentLedger; facilitator: FacilitatorClient } | undefined {
   const { payments } = opts.config;
   if (opts.paymentsOff || !payments.payTo) return undefined;
   const facilitator = opts.facilitator ?? createFacilitators(payments);
@@ -83,10 +107,11 @@ function paymentProcessor(opts: ServiceOptions, tools: readonly AnyTool[], redis
   // The ledger outlives every authorization's validity, so replays are refused locally.
   const ttlMs = Math.max(24 * 3600_000, payments.timeoutSec * 2000);
   const ledger: PaymentLedger = redis ? new RedisPaymentLedger(redis, ttlMs) : new MemoryPaymentLedger({ ttlMs });
-  return new PaymentProcessor(catalog, ledger, {
+  const processor = new PaymentProcessor(catalog, ledger, {
     chain: payments.rpcUrl ? new AuthorizationReader(payments.rpcUrl) : undefined,
     reconcileWindowMs: payments.reconcileWindowMs,
   });
+  return { processor, ledger, facilitator };
 }
 
 /** MPP beside x402 on HTTP, when on (default). Tempo's recipient defaults to `PAY_TO`. */
@@ -104,19 +129,45 @@ function mppGate(config: Config, payments: PaymentProcessor): MppGate | undefine
  */
 export async function createService(opts: ServiceOptions): Promise<Service> {
   const { config } = opts;
+  // First, so that nothing below (Redis, facilitators, venues) can log a configured credential.
+  registerConfigSecrets(config);
   const tools = opts.tools ?? TOOLS;
   const metrics = new Metrics();
   const redis = config.redis ? new RedisHandle({ url: config.redis.url, prefix: config.redis.prefix, log: logger }) : undefined;
   redis?.start();
   const ctx = createToolContext(config, { metrics, log: logger, version: VERSION, now: opts.now, redis });
+  ctx.health.configureCircuits(config.circuit);
+  metrics.observeCircuits(() => ctx.health.snapshot());
   const cache = redis ? new RedisResponseCache(redis, config.cacheMaxEntries, logger) : new MemoryResponseCache(config.cacheMaxEntries);
-  const runner = new ToolRunner(ctx, metrics, cache, redis ? new RedisSingleFlight(redis) : undefined);
+  const runner = new ToolRunner(ctx, metrics, cache, redis ? new RedisSingleFlight(redis) : undefined, { deadlineMs: config.requestDeadlineMs });
   const limiter = new MissRateLimiter(config.rateLimitPerMin, redis);
-  const payments = paymentProcessor(opts, tools, redis);
+  const freeLimiter = new FreeRateLimiter(config.freeRateLimitPerMin, redis);
+  const paid = paymentProcessor(opts, tools, redis);
+  const payments = paid?.processor;
+  const topUpTool = tools.find((t) => t.name === "credits_top_up");
+  const credits = paid && topUpTool ? createCreditService(config, {
+          catalog: paid.processor.catalog,
+          idempotency: paid.ledger,
+          topUpTool,
+          metrics,
+          redis,
+          walletLimiter: new ClientRateLimiter({ perMin: config.rateLimitPerMin, keyName: "rl-wallet", what: "credit-paid requests per wallet", policy: "wallet", redis }),
+        }) : undefined;
+  ctx.credits = credits;
   const prices = await priceBook(tools, { network: config.payments.network, payTo: payments?.catalog.settings.payTo, timeoutSec: config.payments.timeoutSec });
   const info = serviceInfo(config);
-  const mcp = new McpCatalog({ tools, runner, metrics, dataMode: config.dataMode, prices, limiter, payments });
-  const gate = payments ? new HttpPaymentGate(payments, config.publicUrl, mppGate(config, payments)) : undefined;
+  const mcp = new McpCatalog({
+    tools,
+    runner,
+    metrics,
+    dataMode: config.dataMode,
+    prices,
+    limiter,
+    payments,
+    credits: credits?.gate,
+    origin: new URL(config.publicUrl ?? `http://localhost:${config.port}`).origin,
+  });
+  const gate = payments ? new HttpPaymentGate(payments, config.publicUrl, mppGate(config, payments), credits?.gate) : undefined;
   const firstPrice = prices.values().next().value;
   const alerts =
     config.alerts && ctx.alerts
@@ -127,13 +178,19 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
           lease: redis && config.redis ? { redis, holderId: config.redis.replicaId, ttlMs: config.redis.leaseTtlMs } : undefined,
         })
       : undefined;
+  // `GET /ready`: Redis, chain RPC, facilitator and one venue per family (http/ready.ts).
+  const readiness = new Readiness({ health: ctx.health, venues: ctx.venues, redis, rpcUrl: config.payments.rpcUrl, network: config.payments.network, facilitator: paid?.facilitator });
+  const live = createLiveStreams(config, { streams: ctx.streams, readFunding: (symbol) => readFundingState(ctx, symbol), now: ctx.now });
   const app = createApp({
     config,
+    live: { streams: STREAMS, live, ctx, symbolOf: streamSymbol },
     info,
+    readiness,
     tools,
     runner,
     metrics,
     limiter,
+    freeLimiter,
     prices,
     mcp,
     gate,
@@ -142,11 +199,22 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
           network: payments.catalog.settings.network,
           payTo: payments.catalog.settings.payTo,
           asset: firstPrice?.asset,
-          facilitators: config.payments.facilitators.map((f) => (f.kind === "self" ? "self" : new URL(f.url).origin)),
+          // Shown on the public index: a facilitator URL may carry a key in its path or query.
+          facilitators: config.payments.facilitators.map((f) => (f.kind === "self" ? "self" : redactUrl(f.url))),
           protocols: config.mpp ? ["x402", ...config.mpp.methods.map((m) => `mpp/${m}`)] : ["x402"],
         }
       : undefined,
   });
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      await alerts?.stop();
+      live.hub.close();
+      await ctx.streams?.stop();
+      await ctx.alerts?.store.close();
+      await credits?.close();
+      await redis?.close();
+    })());
   return {
     app,
     ctx,
@@ -157,28 +225,35 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     info,
     payments,
     alerts,
+    live,
     startStreams: () => ctx.streams?.start() ?? Promise.resolve(),
     stopStreams: () => ctx.streams?.stop() ?? Promise.resolve(),
-    listen: (port = config.port, host = config.host) =>
-      new Promise((resolve, reject) => {
+    close,
+    listen: async (port = config.port, host = config.host) => {
+      // A replica that takes traffic before its first Redis connection would refuse paid and alert
+      // requests with 503; wait a bounded time for it, then serve anyway (Redis may be down for long).
+      await redis?.waitReady(REDIS_STARTUP_WAIT_MS).catch(() => logger.warn("redis not connected yet; serving anyway (paid and alert requests answer 503 until it is)"));
+      return new Promise((resolve, reject) => {
         void ctx.streams?.start().catch((err: unknown) => logger.error({ err }, "streams failed to start"));
         alerts?.start();
         const server = app.listen(port, host, (err?: Error) => {
           if (err) return reject(err);
+          const wss = attachWebSocket(server, { app, streams: STREAMS, live, ctx, symbolOf: streamSymbol, gate, limiter: freeLimiter });
           const addr = server.address() as AddressInfo;
           const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
           resolve({
             url: `http://${shownHost}:${addr.port}`,
             server,
             close: async () => {
+              // Open streams and WebSockets would hold server.close() open: end them first.
+              live.limits.closeAll();
+              for (const c of wss.clients) c.terminate();
               await new Promise<void>((r) => server.close(() => r()));
-              await alerts?.stop();
-              await ctx.streams?.stop();
-              await ctx.alerts?.store.close();
-              await redis?.close();
+              await close();
             },
           });
         });
-      }),
+      });
+    },
   };
 }

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { describe, expect, it } from "vitest";
 import { defineTool, requestPath } from "../src/registry/tool.js";
-import { RegistryError, validateRegistry } from "../src/registry/validate.js";
-import { TOOLS } from "../tools/index.js";
+import { RegistryError, validateRegistry, validateStreams } from "../src/registry/validate.js";
+import { STREAMS, TOOLS } from "../tools/index.js";
 
 const base = defineTool({
   name: "a_tool",
@@ -56,8 +56,20 @@ describe("registry", () => {
       price_alerts_list: ["/price-alerts", "free", 0],
       price_alert_extend: ["/price-alert/:id/extend", "0.02", 0],
       service_status: ["/api/v1/status", "free", 0],
+      // Prepaid credits (issue 17, not in the spec): a top-up costs what it credits (0.10 is the minimum).
+      credits_top_up: ["/api/v1/credits", "0.10", 0],
+      credits_get: ["/api/v1/credits", "free", 0],
+      credits_set_caps: ["/api/v1/credits/caps", "free", 0],
+      credits_refund: ["/api/v1/credits/refund", "free", 0],
+      // Live streams (issue 13): where and how to subscribe; the streams themselves are priced per minute.
+      stream_subscribe: ["/stream", "free", 0],
     };
     for (const t of TOOLS) expect([t.path, t.priceUsd, t.cacheTtlSec]).toEqual(spec[t.name]);
+  });
+
+  it("prices the live streams per minute and checks their definitions", () => {
+    expect(Object.fromEntries(STREAMS.map((s) => [s.path, s.pricePerMinuteUsd]))).toEqual({ "/stream/liquidations": "0.002", "/stream/cvd/:symbol": "0.002", "/stream/funding/:symbol": "0.001" });
+    expect(() => validateStreams([...STREAMS, { ...STREAMS[0]!, path: "/x/:symbol", pricePerMinuteUsd: "0" }])).toThrow(/duplicate topic[\s\S]*must start with \/stream\/[\s\S]*:symbol in the path[\s\S]*bad pricePerMinuteUsd/);
   });
 
   it("reports every problem at once", () => {

@@ -1,12 +1,27 @@
 import { z } from "zod";
 import { assetByIdOrSymbol, type AssetInfo } from "../src/assets/catalogue.js";
 import type { ToolContext } from "../src/core/context.js";
+import { COMPLETENESS, REQUIRE_FIELD } from "../src/core/request-scope.js";
 
 /** Custom-issue marker that makes the mounts answer 404 UNKNOWN_SYMBOL instead of 400. */
 export const UNKNOWN_SYMBOL_ISSUE = { appCode: "UNKNOWN_SYMBOL" } as const;
 
 /** ISO 8601 UTC timestamp of an answer. */
 export const Timestamp = z.string().describe("ISO 8601 UTC time the answer was produced");
+
+/**
+ * The `require` input field of every tool that reads several venues (spread into its input object): how
+ * complete the answer must be. The runner hands it to `fanOut` through the request scope; being part of
+ * the input, it also reaches OpenAPI, the MCP inputSchema and the cache key.
+ */
+export const RequireField = {
+  [REQUIRE_FIELD]: z
+    .enum(COMPLETENESS)
+    .default("any")
+    .describe(
+      "any (default): answer from the venues that respond, unless more than half of those listing the symbol fail (then 503, not charged); all: every venue must answer, else 503 (not charged)",
+    ),
+};
 
 /** `[unix_ms, value]` chart point. */
 export const ChartPoint = z.tuple([z.number().int().describe("unix ms"), z.number()]);

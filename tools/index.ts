@@ -20,10 +20,16 @@ import { liquidationHeatmapTool } from "./perp/liquidation-heatmap.js";
 import { longShort } from "./perp/long-short.js";
 import { openInterest } from "./perp/open-interest.js";
 import { predictedFunding } from "./perp/predicted-funding.js";
+import { creditsGet, creditsSetCaps } from "./credits/account.js";
+import { creditsRefund } from "./credits/refund.js";
+import { creditsTopUp } from "./credits/top-up.js";
 import { serviceStatus } from "./service/status.js";
 import { cvdHistory } from "./streams/cvd-history.js";
 import { cvd } from "./streams/cvd.js";
 import { liquidationRecent } from "./streams/liquidations.js";
+import { streamSubscribe } from "./live/subscribe.js";
+
+export { STREAMS, streamSymbol } from "./live/index.js";
 
 /** The catalogue: every tool the service offers, read by the HTTP and MCP mounts and the manifest generator. */
 export const TOOLS: readonly AnyTool[] = [
@@ -50,9 +56,15 @@ export const TOOLS: readonly AnyTool[] = [
   cvdHistory,
   cvd,
   liquidationRecent,
+  streamSubscribe,
   liquidationHeatmapTool,
   ...liquidationAlertTools,
   ...priceAlertTools,
+  // /api/v1/credits/caps and /refund are literal paths: no order constraint with /api/v1/credits.
+  creditsTopUp,
+  creditsGet,
+  creditsSetCaps,
+  creditsRefund,
   serviceStatus,
 ];
 

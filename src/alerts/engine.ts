@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { toAppError } from "../errors.js";
 import type { Logger } from "../lib/log.js";
-import type { AlertRepository, Evaluation } from "./repository.js";
+import type { AlertRepository, Evaluation, EvaluationTarget, ReadingPart, SymbolReading } from "./repository.js";
 import type { AlertRecord, LiquidationParams, PriceParams } from "./types.js";
 
 /** Liquidation risk of a symbol, as the heatmap reports it. */
@@ -50,8 +50,11 @@ export function priceConditionMet(p: PriceParams, price: number): boolean {
   return p.direction === "above" ? price >= p.target_price : price <= p.target_price;
 }
 
+/** What a webhook payload names of its alert. */
+type PayloadAlert = Pick<AlertRecord, "id" | "symbol" | "params">;
+
 /** Spec 6 payload of a liquidation alert webhook. `severity` is the cascade risk level. */
-export function liquidationPayload(a: AlertRecord, r: LiquidationRisk, now: number): Record<string, unknown> {
+export function liquidationPayload(a: PayloadAlert, r: LiquidationRisk, now: number): Record<string, unknown> {
   const p = a.params as LiquidationParams;
   return {
     event: "liquidation_alert",
@@ -70,8 +73,8 @@ export function liquidationPayload(a: AlertRecord, r: LiquidationRisk, now: numb
   };
 }
 
-/** Payload of a price alert webhook (our shape; README "Alerts"). */
-export function pricePayload(a: AlertRecord, price: number, now: number): Record<string, unknown> {
+/** Payload of a price alert webhook (our shape; docs/alerts.md). */
+export function pricePayload(a: PayloadAlert, price: number, now: number): Record<string, unknown> {
   const p = a.params as PriceParams;
   return {
     event: "price_alert",
@@ -82,12 +85,15 @@ export function pricePayload(a: AlertRecord, price: number, now: number): Record
   };
 }
 
+/** A symbol's reading this round: the value, or the error that replaced it. */
+type Reading<T> = { value: T } | { error: string };
+
 /**
  * Evaluates every active alert once per round: applies overdue expiries, reads each symbol once
  * (heatmap for liquidation alerts, price for price alerts), decides which alerts fire and writes the
- * round (evaluations, trigger counts, outbox deliveries) in one transaction. An alert fires when its
- * condition holds and it has not fired within the cooldown; it stays active until it expires or is
- * cancelled.
+ * round (the symbols' readings, then per alert only what changed: first evaluations, conditions that
+ * flipped, triggers with their outbox deliveries) in one transaction. An alert fires when its condition
+ * holds and it has not fired within the cooldown; it stays active until it expires or is cancelled.
  */
 export class AlertEngine {
   private readonly concurrency: number;
@@ -105,14 +111,15 @@ export class AlertEngine {
     const started = performance.now();
     const now = this.opts.now();
     const expired = await this.store.expireDue(now);
-    const alerts = await this.store.active();
-    const bySymbol = new Map<string, { liq: AlertRecord[]; price: AlertRecord[] }>();
+    const alerts = await this.store.activeForEvaluation();
+    const bySymbol = new Map<string, { liq: EvaluationTarget[]; price: EvaluationTarget[] }>();
     for (const a of alerts) {
-      const g = bySymbol.get(a.symbol) ?? { liq: [], price: [] };
+      let g = bySymbol.get(a.symbol);
+      if (!g) bySymbol.set(a.symbol, (g = { liq: [], price: [] }));
       (a.kind === "liquidation" ? g.liq : g.price).push(a);
-      bySymbol.set(a.symbol, g);
     }
     const evaluations: Evaluation[] = [];
+    const readings: SymbolReading[] = [];
     const failedSymbols: string[] = [];
     await mapLimit([...bySymbol], this.concurrency, async ([symbol, g]) => {
       const [risk, price] = await Promise.all([
@@ -122,32 +129,73 @@ export class AlertEngine {
       ]);
       const priceReading = price ?? (risk && "value" in risk ? { value: risk.value.price } : risk);
       if ((risk && "error" in risk) || (priceReading && "error" in priceReading)) failedSymbols.push(symbol);
-      for (const a of g.liq) evaluations.push(this.decide(a, now, risk!, (r) => liquidationConditionMet(a.params as LiquidationParams, r), (r) => ({ value: r.oiAtRiskPct, cascade_risk: r.cascadeRisk }), (r) => liquidationPayload(a, r, now)));
-      for (const a of g.price) evaluations.push(this.decide(a, now, priceReading!, (p) => priceConditionMet(a.params as PriceParams, p), (p) => ({ value: p }), (p) => pricePayload(a, p, now)));
+      // What every alert of a kind on this symbol shares, computed once.
+      const reading: SymbolReading = { symbol };
+      if (risk) reading.liquidation = part(risk, (r) => ({ value: r.oiAtRiskPct, cascade_risk: r.cascadeRisk }));
+      if (g.price.length) reading.price = part(priceReading!, (p) => ({ value: p }));
+      readings.push(reading);
+      const liq = outcomes(reading.liquidation);
+      const px = outcomes(reading.price);
+      for (const a of g.liq) this.decide(a, now, risk!, liq, (r) => liquidationConditionMet(a.params as LiquidationParams, r), (r) => liquidationPayload(a, r, now), evaluations);
+      for (const a of g.price) this.decide(a, now, priceReading!, px, (p) => priceConditionMet(a.params as PriceParams, p), (p) => pricePayload(a, p, now), evaluations);
     });
-    await this.store.recordEvaluations(now, evaluations);
+    await this.store.recordEvaluations(now, evaluations, readings);
     const triggered = evaluations.filter((e) => e.trigger).length;
-    const stats = { expired, evaluated: evaluations.length, triggered, failedSymbols, durationMs: performance.now() - started };
+    const stats = { expired, evaluated: alerts.length, triggered, failedSymbols, durationMs: performance.now() - started };
     if (triggered || failedSymbols.length || expired) this.opts.log?.info(stats, "alert round");
     return stats;
   }
 
+  /**
+   * Decides one alert and queues its evaluation in `out` when its own state changes: its first
+   * evaluation, a condition that flipped, or a trigger. Otherwise nothing is written for it: the
+   * symbol's reading, written once, is its last evaluation (errors included).
+   */
   private decide<T>(
-    a: AlertRecord,
+    a: EvaluationTarget,
     now: number,
-    reading: { value: T } | { error: string },
+    reading: Reading<T>,
+    shared: Outcomes | undefined,
     met: (v: T) => boolean,
-    describe: (v: T) => { value: number; cascade_risk?: string },
     payload: (v: T) => Record<string, unknown>,
-  ): Evaluation {
-    if ("error" in reading) return { alertId: a.id, evaluation: { error: reading.error } };
+    out: Evaluation[],
+  ): void {
+    if ("error" in reading) {
+      if (!a.evaluated) out.push({ alertId: a.id, evaluation: { error: reading.error } });
+      return;
+    }
     const conditionMet = met(reading.value);
-    const evaluation = { ...describe(reading.value), condition_met: conditionMet };
     const cooled = a.lastTriggeredAt === null || now - a.lastTriggeredAt >= this.opts.cooldownMs;
-    if (!conditionMet || !cooled) return { alertId: a.id, evaluation };
+    const fires = conditionMet && cooled;
+    if (!fires && a.evaluated && a.conditionMet === conditionMet) return;
+    const evaluation = conditionMet ? shared!.met : shared!.unmet;
+    if (!fires) {
+      out.push({ alertId: a.id, evaluation });
+      return;
+    }
     const body = payload(reading.value);
-    return { alertId: a.id, evaluation, trigger: { deliveryId: `dlv_${randomUUID()}`, event: body.event as string, body: JSON.stringify(body), previousTriggeredAt: a.lastTriggeredAt } };
+    out.push({ alertId: a.id, evaluation, trigger: { deliveryId: `dlv_${randomUUID()}`, event: body.event as string, body: JSON.stringify(body), previousTriggeredAt: a.lastTriggeredAt } });
   }
+}
+
+/**
+ * The two evaluations an alert of a kind on a symbol can get this round from a successful reading: one
+ * object each, shared by every alert it fits, so that the store serialises each once.
+ */
+interface Outcomes {
+  met: Evaluation["evaluation"];
+  unmet: Evaluation["evaluation"];
+}
+
+/** The {@link Outcomes} of a reading's part; undefined without one or with an error. */
+function outcomes(shared: ReadingPart | undefined): Outcomes | undefined {
+  if (!shared || "error" in shared) return undefined;
+  return { met: { ...shared, condition_met: true }, unmet: { ...shared, condition_met: false } };
+}
+
+/** The part of a reading every alert of a kind shares: `describe(value)`, or the error. */
+function part<T>(reading: Reading<T>, describe: (v: T) => { value: number; cascade_risk?: string }): ReadingPart {
+  return "error" in reading ? { error: reading.error } : describe(reading.value);
 }
 
 async function settle<T>(p: Promise<T>): Promise<{ value: T } | { error: string }> {

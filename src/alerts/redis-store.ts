@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
-import { ErrorReply } from "redis";
 import { AppError } from "../errors.js";
 import type { Redis, RedisHandle } from "../state/redis.js";
-import type { AlertRepository, Evaluation, NewAlert } from "./repository.js";
+import { evalScript, isTransientRedisError, luaScript, type LuaScript } from "../state/lua.js";
+import { lastEvaluation, readingPartJson, storedEvaluation, type StoredReading, type SymbolReading } from "./last-evaluation.js";
+import type { AlertRepository, Evaluation, EvaluationTarget, NewAlert } from "./repository.js";
 import type { AlertKind, AlertRecord, AlertStatus, AttemptRecord, DeliveryRecord, DeliveryStatus } from "./types.js";
 
 /** Start of every message of a Redis alert-storage failure (what callers see with the 503). */
@@ -26,17 +26,22 @@ const EXPIRE_BATCH = 1000;
 /** Evaluations written per script call (each alert's evaluation, trigger and delivery stay in one call). */
 const EVALUATION_BATCH = 500;
 
-/** Reply prefixes of a Redis that is there but cannot serve now (treated like an unreachable one). */
-const TRANSIENT_REPLY = /^(READONLY|LOADING|OOM|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN|MISCONF|NOREPLICAS)\b/;
 
 /**
  * Lua shared by the scripts: takes alert `id` (hash `ak`) out of the active indexes and ends it with
- * `status` at `endedAt`. The alert must be active.
+ * `status` at `endedAt`, keeping the last evaluation it had (its symbol's reading when newer than its
+ * own; see last-evaluation.ts). The alert must be active.
  */
 const DEACTIVATE = `
 local function deactivate(base, id, ak, status, endedAt)
   local kind = redis.call('HGET', ak, 'kind')
   local owner = redis.call('HGET', ak, 'owner')
+  local at = redis.call('HGET', ak, 'last_evaluated_at')
+  if at then
+    local rk = base .. 'reading:' .. redis.call('HGET', ak, 'symbol')
+    local rat, part = unpack(redis.call('HMGET', rk, 'at', kind))
+    if rat and part and tonumber(rat) > tonumber(at) then redis.call('HSET', ak, 'last_evaluated_at', rat, 'last_evaluation', part) end
+  end
   redis.call('HSET', ak, 'status', status, 'ended_at', endedAt)
   redis.call('ZREM', base .. 'active:' .. kind, id)
   if owner then redis.call('ZREM', base .. 'owner:' .. kind .. ':' .. owner, id) end
@@ -111,23 +116,34 @@ return {n, #ids}
 `;
 
 /**
- * ARGV: base, now, kept, then per evaluation 7 values: alertId, evaluation JSON, '1' when it fired,
- * deliveryId, event, body, previous last_triggered_at ('*' = unchecked, '' = never). Returns how many fired.
+ * ARGV: base, now, kept, number of readings, then per reading 3 values: symbol, liquidation part JSON,
+ * price part JSON ('' = none); then per evaluation 8 values: alertId, evaluation part JSON,
+ * condition_met ('1', '0', '' = none), '1' when it fired, deliveryId, event, body, previous
+ * last_triggered_at ('*' = unchecked, '' = never). Returns how many fired.
  */
 const RECORD_EVALUATIONS = `
-local base, now, kept = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local base, now, kept, readings = ARGV[1], ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local first = 5 + 3 * readings
+for i = 5, first - 1, 3 do
+  local rk = base .. 'reading:' .. ARGV[i]
+  redis.call('DEL', rk)
+  redis.call('HSET', rk, 'at', now)
+  if ARGV[i + 1] ~= '' then redis.call('HSET', rk, 'liquidation', ARGV[i + 1]) end
+  if ARGV[i + 2] ~= '' then redis.call('HSET', rk, 'price', ARGV[i + 2]) end
+end
 local fired = 0
-for i = 4, #ARGV, 7 do
+for i = first, #ARGV, 8 do
   local id = ARGV[i]
   local ak = base .. 'a:' .. id
   if redis.call('HGET', ak, 'status') == 'active' then
     redis.call('HSET', ak, 'last_evaluated_at', now, 'last_evaluation', ARGV[i + 1])
-    local prev = ARGV[i + 6]
-    if ARGV[i + 2] == '1' and (prev == '*' or prev == (redis.call('HGET', ak, 'last_triggered_at') or '')) then
+    if ARGV[i + 2] == '' then redis.call('HDEL', ak, 'condition_met') else redis.call('HSET', ak, 'condition_met', ARGV[i + 2]) end
+    local prev = ARGV[i + 7]
+    if ARGV[i + 3] == '1' and (prev == '*' or prev == (redis.call('HGET', ak, 'last_triggered_at') or '')) then
       redis.call('HSET', ak, 'last_triggered_at', now)
       redis.call('HINCRBY', ak, 'trigger_count', 1)
-      local did = ARGV[i + 3]
-      redis.call('HSET', base .. 'd:' .. did, 'id', did, 'alert_id', id, 'event', ARGV[i + 4], 'body', ARGV[i + 5], 'status', 'pending', 'created_at', now, 'next_attempt_at', now, 'attempts', '[]')
+      local did = ARGV[i + 4]
+      redis.call('HSET', base .. 'd:' .. did, 'id', did, 'alert_id', id, 'event', ARGV[i + 5], 'body', ARGV[i + 6], 'status', 'pending', 'created_at', now, 'next_attempt_at', now, 'attempts', '[]')
       redis.call('ZADD', base .. 'outbox', now, did)
       redis.call('SADD', ak .. ':pending', did)
       local lk = ak .. ':dl'
@@ -161,26 +177,24 @@ end
 return 1
 `;
 
-interface Script {
-  lua: string;
-  sha: string;
-}
-
-const script = (lua: string): Script => ({ lua, sha: createHash("sha1").update(lua).digest("hex") });
 const SCRIPTS = {
-  insert: script(INSERT),
-  cancel: script(CANCEL),
-  setExpiry: script(SET_EXPIRY),
-  expireDue: script(EXPIRE_DUE),
-  recordEvaluations: script(RECORD_EVALUATIONS),
-  recordAttempt: script(RECORD_ATTEMPT),
+  insert: luaScript(INSERT),
+  cancel: luaScript(CANCEL),
+  setExpiry: luaScript(SET_EXPIRY),
+  expireDue: luaScript(EXPIRE_DUE),
+  recordEvaluations: luaScript(RECORD_EVALUATIONS),
+  recordAttempt: luaScript(RECORD_ATTEMPT),
 };
 
 type Hash = Record<string, string>;
 
 const num = (v: string | undefined): number | null => (v === undefined || v === "" ? null : Number(v));
 
-function toAlert(h: Hash): AlertRecord {
+/** `condition_met` as stored ('1', '0', absent). */
+const conditionOf = (h: Hash): boolean | null => (h.condition_met === undefined ? null : h.condition_met === "1");
+
+/** An alert hash with the newest reading of its symbol (absent when there is none or the alert was never evaluated). */
+function toAlert(h: Hash, reading?: StoredReading): AlertRecord {
   return {
     id: h.id!,
     kind: h.kind as AlertKind,
@@ -194,8 +208,7 @@ function toAlert(h: Hash): AlertRecord {
     createdAt: Number(h.created_at),
     expiresAt: Number(h.expires_at),
     endedAt: num(h.ended_at),
-    lastEvaluatedAt: num(h.last_evaluated_at),
-    lastEvaluation: h.last_evaluation ? (JSON.parse(h.last_evaluation) as AlertRecord["lastEvaluation"]) : null,
+    ...lastEvaluation({ status: h.status as AlertStatus, kind: h.kind as AlertKind, at: num(h.last_evaluated_at), json: h.last_evaluation || null, conditionMet: conditionOf(h) }, reading),
     lastTriggeredAt: num(h.last_triggered_at),
     triggerCount: Number(h.trigger_count ?? 0),
   };
@@ -225,7 +238,7 @@ const exists = (h: Hash): boolean => h.id !== undefined;
  */
 export function alertStorageError(err: unknown, write: boolean): unknown {
   if (err instanceof AppError) return err;
-  if (err instanceof ErrorReply && !TRANSIENT_REPLY.test(err.message)) return err;
+  if (!isTransientRedisError(err)) return err;
   const what = write ? "nothing was stored or changed" : "alerts cannot be read right now";
   return new AppError("UPSTREAM_UNAVAILABLE", `${ALERT_STORAGE_UNREACHABLE}; ${what}, try again in a few seconds`, { retryAfterSec: ALERT_STORAGE_RETRY_SEC, cause: err });
 }
@@ -245,6 +258,8 @@ export function isAlertStorageError(err: unknown): err is AppError {
  *   newest first, trimmed to {@link DELIVERIES_KEPT}; `a:<id>:pending` set: its pending delivery ids;
  * - `active:<kind>` and `owner:<kind>:<wallet>` sorted sets: active alert ids by created_at;
  *   `expiry` sorted set: active alert ids by expires_at (what `expireDue` reads);
+ * - `reading:<symbol>` hash: the symbol's newest round reading (`at`, and the `liquidation` and `price`
+ *   parts as JSON; see last-evaluation.ts);
  * - `d:<delivery id>` hash: the delivery; `outbox` sorted set: pending delivery ids by next_attempt_at;
  * - `seq:<id prefix>_<second>`: id sequence counter (INCR, expires after an hour).
  *
@@ -274,15 +289,9 @@ export class RedisAlertStore implements AlertRepository {
     }
   }
 
-  /** EVALSHA, loading the script on NOSCRIPT (first use, or after a Redis restart). */
-  private async eval(s: Script, args: readonly string[]): Promise<unknown> {
-    const options = { arguments: [this.base, ...args] };
-    try {
-      return await this.client.evalSha(s.sha, options);
-    } catch (err) {
-      if (err instanceof ErrorReply && err.message.startsWith("NOSCRIPT")) return this.client.eval(s.lua, options);
-      throw err;
-    }
+  /** Runs `s` with `[base, ...args]` (see {@link evalScript}). */
+  private eval(s: LuaScript, args: readonly string[]): Promise<unknown> {
+    return evalScript(this.client, s, [this.base, ...args]);
   }
 
   /** HGETALL of every key (in MULTI chunks), in order; missing keys give empty hashes. */
@@ -297,7 +306,22 @@ export class RedisAlertStore implements AlertRepository {
   }
 
   private async alerts(ids: readonly string[]): Promise<AlertRecord[]> {
-    return (await this.hashes(ids.map((id) => this.k(`a:${id}`)))).filter(exists).map(toAlert);
+    return this.withReadings((await this.hashes(ids.map((id) => this.k(`a:${id}`)))).filter(exists));
+  }
+
+  /** Alert hashes as records, each with the newest reading of its symbol when it is active and was evaluated. */
+  private async withReadings(hs: readonly Hash[]): Promise<AlertRecord[]> {
+    const symbols = [...new Set(hs.filter((h) => h.status === "active" && h.last_evaluated_at).map((h) => h.symbol!))];
+    const readings = new Map<string, StoredReading>();
+    if (symbols.length) {
+      const multi = this.client.multi();
+      for (const sym of symbols) multi.hmGet(this.k(`reading:${sym}`), ["at", "liquidation", "price"]);
+      const rows = (await multi.exec()) as unknown as Array<Array<string | null>>;
+      rows.forEach(([at, liquidation, price], i) => {
+        if (at) readings.set(symbols[i]!, { at: Number(at), liquidation: liquidation ?? null, price: price ?? null });
+      });
+    }
+    return hs.map((h) => toAlert(h, readings.get(h.symbol!)));
   }
 
   private async deliveryRecords(ids: readonly string[]): Promise<DeliveryRecord[]> {
@@ -327,10 +351,7 @@ export class RedisAlertStore implements AlertRepository {
   }
 
   get(id: string): Promise<AlertRecord | undefined> {
-    return this.guard(false, async () => {
-      const h = (await this.client.hGetAll(this.k(`a:${id}`))) as Hash;
-      return exists(h) ? toAlert(h) : undefined;
-    });
+    return this.guard(false, async () => (await this.alerts([id]))[0]);
   }
 
   active(kind?: AlertKind, owner?: string): Promise<AlertRecord[]> {
@@ -340,6 +361,33 @@ export class RedisAlertStore implements AlertRepository {
       const alerts = (await this.alerts(ids)).filter((a) => a.status === "active");
       if (keys.length > 1) alerts.sort((x, y) => x.createdAt - y.createdAt || (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
       return alerts;
+    });
+  }
+
+  activeForEvaluation(): Promise<EvaluationTarget[]> {
+    return this.guard(false, async () => {
+      const ids = (await Promise.all(["active:liquidation", "active:price"].map((key) => this.client.zRange(this.k(key), 0, -1)))).flat();
+      const fields = ["status", "kind", "symbol", "params", "last_triggered_at", "last_evaluated_at", "condition_met"];
+      const out: EvaluationTarget[] = [];
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        const chunk = ids.slice(i, i + CHUNK);
+        const multi = this.client.multi();
+        for (const id of chunk) multi.hmGet(this.k(`a:${id}`), fields);
+        const rows = (await multi.exec()) as unknown as Array<Array<string | null>>;
+        rows.forEach(([status, kind, symbol, params, lastTriggeredAt, lastEvaluatedAt, conditionMet], j) => {
+          if (status !== "active") return;
+          out.push({
+            id: chunk[j]!,
+            kind: kind as AlertKind,
+            symbol: symbol!,
+            params: JSON.parse(params!) as AlertRecord["params"],
+            lastTriggeredAt: num(lastTriggeredAt ?? undefined),
+            evaluated: !!lastEvaluatedAt,
+            conditionMet: conditionMet === null || conditionMet === undefined ? null : conditionMet === "1",
+          });
+        });
+      }
+      return out;
     });
   }
 
@@ -366,16 +414,25 @@ export class RedisAlertStore implements AlertRepository {
     });
   }
 
-  recordEvaluations(now: number, evaluations: readonly Evaluation[]): Promise<void> {
+  /**
+   * In script calls of {@link EVALUATION_BATCH} evaluations (each alert's evaluation, trigger and delivery
+   * in one call); the readings go with the last call, so that a round cut off half-way leaves no reading
+   * newer than the evaluations it depends on.
+   */
+  recordEvaluations(now: number, evaluations: readonly Evaluation[], readings: readonly SymbolReading[] = []): Promise<void> {
     return this.guard(true, async () => {
-      for (let i = 0; i < evaluations.length; i += EVALUATION_BATCH) {
-        const args = [String(now), String(DELIVERIES_KEPT)];
+      for (let i = 0; i === 0 || i < evaluations.length; i += EVALUATION_BATCH) {
+        const last = i + EVALUATION_BATCH >= evaluations.length;
+        const batchReadings = last ? readings : [];
+        const args = [String(now), String(DELIVERIES_KEPT), String(batchReadings.length)];
+        for (const r of batchReadings) args.push(r.symbol, readingPartJson(r, "liquidation") ?? "", readingPartJson(r, "price") ?? "");
         for (const e of evaluations.slice(i, i + EVALUATION_BATCH)) {
           const t = e.trigger;
           const prev = t?.previousTriggeredAt === undefined ? "*" : t.previousTriggeredAt === null ? "" : String(t.previousTriggeredAt);
-          args.push(e.alertId, JSON.stringify(e.evaluation), t ? "1" : "0", t?.deliveryId ?? "", t?.event ?? "", t?.body ?? "", prev);
+          const { json, conditionMet } = storedEvaluation(e.evaluation);
+          args.push(e.alertId, json, conditionMet === null ? "" : conditionMet ? "1" : "0", t ? "1" : "0", t?.deliveryId ?? "", t?.event ?? "", t?.body ?? "", prev);
         }
-        await this.eval(SCRIPTS.recordEvaluations, args);
+        if (batchReadings.length || i < evaluations.length) await this.eval(SCRIPTS.recordEvaluations, args);
       }
     });
   }

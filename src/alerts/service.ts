@@ -1,7 +1,7 @@
 import { AppError } from "../errors.js";
 import { HOUR_MS } from "../lib/time.js";
 import type { CallerCredentials } from "../registry/tool.js";
-import { authorize, hashManageToken, newManageToken, type ManageAction } from "./auth.js";
+import { authorize, hashManageToken, newManageToken, verifyOwnerSignature, type ManageAction } from "./auth.js";
 import type { AlertRepository } from "./repository.js";
 import type { AlertKind, AlertRecord, LiquidationParams, PriceParams } from "./types.js";
 import { parseWebhookUrl, resolveWebhookTarget, type WebhookTargetPolicy } from "./webhook/target.js";
@@ -39,8 +39,9 @@ export interface CreatedAlert {
 
 /**
  * Alert lifecycle over an {@link AlertRepository} (SQLite, or Redis shared by replicas): create (after payment), read, authorise, cancel, extend.
- * Rules (README "Alerts"): only the manage token or an owner-wallet signature may cancel or read the full
- * webhook URL; anyone may pay to extend; remaining lifetime is capped at {@link MAX_LIFETIME_HOURS}.
+ * Rules (docs/alerts.md): only the manage token or an owner-wallet signature may cancel an alert or read
+ * its private fields (webhook URL, owner, evaluations, deliveries); listing one wallet's alerts needs that
+ * wallet's signature; anyone may pay to extend; remaining lifetime is capped at {@link MAX_LIFETIME_HOURS}.
  * Every method that touches the store is async; with Redis storage they reject with AppError
  * UPSTREAM_UNAVAILABLE (503) while Redis is unreachable, and nothing is stored.
  */
@@ -146,7 +147,22 @@ export class AlertService {
     return { alert: (await this.store.get(id))!, addedMs };
   }
 
-  /** Active alerts of a kind, optionally of one owner wallet, oldest first. */
+  /**
+   * Checks that `creds` prove control of `wallet`, which lets the caller list that wallet's alerts with
+   * their private fields: an EIP-191 signature by `wallet` of `marketgate:list:<wallet in lowercase>:<signed_at>`
+   * (X-Wallet-Signature / X-Signed-At, or the MCP arguments), within 5 minutes of the server clock.
+   * Manage tokens do not count: each belongs to one alert. Filtering by wallet without this proof would
+   * tell anyone which alerts a wallet owns, so it is refused rather than answered publicly.
+   * @throws AppError FORBIDDEN without a valid signature.
+   */
+  async requireWallet(wallet: string, creds: CallerCredentials): Promise<void> {
+    const w = wallet.toLowerCase();
+    if (!(await verifyOwnerSignature(w, "list", w, creds, this.now()))) {
+      throw new AppError("FORBIDDEN", `listing the alerts of a wallet needs a signature by that wallet: an EIP-191 signature of 'marketgate:list:${w}:<unix_seconds>' as X-Wallet-Signature (MCP: wallet_signature) and those seconds, within 5 minutes of now, as X-Signed-At (MCP: signed_at)`);
+    }
+  }
+
+  /** Active alerts of a kind, optionally of one owner wallet, oldest first. Does not check who asks (see {@link requireWallet}). */
   async listActive(kind: AlertKind, wallet?: string): Promise<AlertRecord[]> {
     await this.store.expireDue(this.now());
     return this.store.active(kind, wallet);

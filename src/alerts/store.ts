@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { openSqlite, type Database } from "../lib/sqlite.js";
-import type { AlertRepository, Evaluation, NewAlert } from "./repository.js";
+import { lastEvaluation, readingPartJson, storedEvaluation, type SymbolReading } from "./last-evaluation.js";
+import type { AlertRepository, Evaluation, EvaluationTarget, NewAlert } from "./repository.js";
 import type { AlertKind, AlertRecord, AlertStatus, AttemptRecord, DeliveryRecord, DeliveryStatus } from "./types.js";
 
 export type { Evaluation, NewAlert } from "./repository.js";
@@ -13,8 +14,8 @@ export function alertDbPath(dataDir: string): string {
   return join(dataDir, ALERT_DB_FILE);
 }
 
-/** Append-only migrations (see openSqlite). Times are epoch ms. */
-const MIGRATIONS: readonly string[] = [
+/** Append-only migrations of the alert database (see openSqlite; exported for the upgrade test). Times are epoch ms. */
+export const ALERT_MIGRATIONS: readonly string[] = [
   `
   CREATE TABLE alert (
     id                TEXT PRIMARY KEY,
@@ -58,7 +59,53 @@ const MIGRATIONS: readonly string[] = [
   CREATE INDEX delivery_due ON delivery (status, next_attempt_at);
   CREATE INDEX delivery_alert ON delivery (alert_id, created_at);
   `,
+  // Rounds write per alert only what changed (see last-evaluation.ts), into a narrow table: what rounds
+  // change of an alert (its own last evaluation, its triggers) moves out of the wide alert rows, which a
+  // round then only reads. Each symbol's latest reading is kept once.
+  `
+  CREATE TABLE alert_state (
+    id                TEXT PRIMARY KEY,           -- alert id; a row once a round evaluated it
+    evaluated_at      INTEGER NOT NULL,
+    evaluation        TEXT NOT NULL,              -- JSON ReadingPart (a whole evaluation in rows from v1)
+    condition_met     INTEGER,                    -- 1, 0, NULL (error)
+    last_triggered_at INTEGER,
+    trigger_count     INTEGER NOT NULL DEFAULT 0
+  ) WITHOUT ROWID;
+  -- A v1 trigger was always written with its evaluation.
+  INSERT INTO alert_state (id, evaluated_at, evaluation, condition_met, last_triggered_at, trigger_count)
+    SELECT id, last_evaluated_at, last_evaluation, json_extract(last_evaluation, '$.condition_met'), last_triggered_at, trigger_count FROM alert
+    WHERE last_evaluated_at IS NOT NULL AND last_evaluation IS NOT NULL;
+  ALTER TABLE alert DROP COLUMN last_evaluated_at;
+  ALTER TABLE alert DROP COLUMN last_evaluation;
+  ALTER TABLE alert DROP COLUMN last_triggered_at;
+  ALTER TABLE alert DROP COLUMN trigger_count;
+
+  CREATE TABLE alert_reading (
+    symbol      TEXT PRIMARY KEY,
+    at          INTEGER NOT NULL,                 -- the round that read it
+    liquidation TEXT,                             -- JSON ReadingPart, NULL when the round had no alert of the kind
+    price       TEXT
+  ) WITHOUT ROWID;
+
+  -- Covers what a round reads of every active alert, in id order (the order of alert_state).
+  CREATE INDEX alert_round ON alert (status, id, kind, symbol, params);
+  CREATE INDEX alert_expiry ON alert (status, expires_at);
+  `,
 ];
+
+/** The alert columns with its state and the newest reading of its symbol, for {@link toAlert}. */
+const ALERT_WITH_STATE = `SELECT a.*, s.evaluated_at, s.evaluation, s.condition_met, s.last_triggered_at, s.trigger_count,
+    r.at AS reading_at, r.liquidation AS reading_liquidation, r.price AS reading_price
+  FROM alert a LEFT JOIN alert_state s ON s.id = a.id LEFT JOIN alert_reading r ON r.symbol = a.symbol`;
+
+/**
+ * Copies the newer reading of their symbol into the evaluations of active alerts about to end (selected
+ * by `where`, on `a`), so that they keep the last evaluation they had while active.
+ */
+const snapshotReading = (where: string) => `UPDATE alert_state AS s SET evaluated_at = r.at, evaluation = IIF(a.kind = 'liquidation', r.liquidation, r.price)
+  FROM alert a, alert_reading r
+  WHERE a.id = s.id AND r.symbol = a.symbol AND a.status = 'active' AND ${where}
+    AND s.evaluated_at < r.at AND IIF(a.kind = 'liquidation', r.liquidation, r.price) IS NOT NULL`;
 
 interface AlertRow {
   id: string;
@@ -73,10 +120,20 @@ interface AlertRow {
   created_at: number;
   expires_at: number;
   ended_at: number | null;
-  last_evaluated_at: number | null;
-  last_evaluation: string | null;
   last_triggered_at: number | null;
-  trigger_count: number;
+  trigger_count: number | null;
+  evaluated_at: number | null;
+  evaluation: string | null;
+  condition_met: 0 | 1 | null;
+  reading_at: number | null;
+  reading_liquidation: string | null;
+  reading_price: string | null;
+}
+
+/** An alert's params as stored (JSON) and parsed. */
+interface ParsedParams {
+  text: string;
+  value: AlertRecord["params"];
 }
 
 interface DeliveryRow {
@@ -105,10 +162,12 @@ function toAlert(r: AlertRow): AlertRecord {
     createdAt: r.created_at,
     expiresAt: r.expires_at,
     endedAt: r.ended_at,
-    lastEvaluatedAt: r.last_evaluated_at,
-    lastEvaluation: r.last_evaluation ? (JSON.parse(r.last_evaluation) as AlertRecord["lastEvaluation"]) : null,
+    ...lastEvaluation(
+      { status: r.status, kind: r.kind, at: r.evaluated_at, json: r.evaluation, conditionMet: r.condition_met === null ? null : r.condition_met === 1 },
+      r.reading_at === null ? undefined : { at: r.reading_at, liquidation: r.reading_liquidation, price: r.reading_price },
+    ),
     lastTriggeredAt: r.last_triggered_at,
-    triggerCount: r.trigger_count,
+    triggerCount: r.trigger_count ?? 0,
   };
 }
 
@@ -135,10 +194,12 @@ function toDelivery(r: DeliveryRow): DeliveryRecord {
 export class AlertStore implements AlertRepository {
   readonly db: Database;
   private readonly stmts;
+  /** The params the last round read, parsed, by alert id: params never change, and a round reads every active alert. */
+  private roundParams = new Map<string, ParsedParams>();
 
   /** Opens `path` ({@link alertDbPath}, or `":memory:"` in tests). @throws Error as openSqlite. */
   constructor(path: string) {
-    this.db = openSqlite(path, MIGRATIONS, "alert");
+    this.db = openSqlite(path, ALERT_MIGRATIONS, "alert");
     const db = this.db;
     this.stmts = {
       nextSeq: db.prepare<[string], { seq: number }>(
@@ -148,17 +209,32 @@ export class AlertStore implements AlertRepository {
         `INSERT INTO alert (id, kind, symbol, params, webhook_url, webhook_secret, manage_token_hash, owner, status, created_at, expires_at)
          VALUES (@id, @kind, @symbol, @params, @webhook_url, @webhook_secret, @manage_token_hash, @owner, 'active', @created_at, @expires_at)`,
       ),
-      get: db.prepare<[string], AlertRow>("SELECT * FROM alert WHERE id = ?"),
-      active: db.prepare<[AlertKind], AlertRow>("SELECT * FROM alert WHERE status = 'active' AND kind = ? ORDER BY created_at, id"),
-      activeAll: db.prepare<[], AlertRow>("SELECT * FROM alert WHERE status = 'active' ORDER BY created_at, id"),
-      activeByOwner: db.prepare<[AlertKind, string], AlertRow>("SELECT * FROM alert WHERE status = 'active' AND kind = ? AND owner = ? ORDER BY created_at, id"),
+      get: db.prepare<[string], AlertRow>(`${ALERT_WITH_STATE} WHERE a.id = ?`),
+      active: db.prepare<[AlertKind], AlertRow>(`${ALERT_WITH_STATE} WHERE a.status = 'active' AND a.kind = ? ORDER BY a.created_at, a.id`),
+      activeAll: db.prepare<[], AlertRow>(`${ALERT_WITH_STATE} WHERE a.status = 'active' ORDER BY a.created_at, a.id`),
+      activeByOwner: db.prepare<[AlertKind, string], AlertRow>(`${ALERT_WITH_STATE} WHERE a.status = 'active' AND a.kind = ? AND a.owner = ? ORDER BY a.created_at, a.id`),
+      // Rows as arrays (no per-row object with named keys), from the covering index alert_round.
+      forEvaluation: db
+        .prepare<[], [string, AlertKind, string, string, number | null, 0 | 1, 0 | 1 | null]>(
+          `SELECT a.id, a.kind, a.symbol, a.params, s.last_triggered_at, s.id IS NOT NULL, s.condition_met
+           FROM alert a INDEXED BY alert_round LEFT JOIN alert_state s ON s.id = a.id WHERE a.status = 'active'`,
+        )
+        .raw(),
       countActive: db.prepare<[], { n: number }>("SELECT COUNT(*) AS n FROM alert WHERE status = 'active'"),
+      snapshotOne: db.prepare<[string]>(snapshotReading("a.id = ?")),
+      snapshotDue: db.prepare<[number]>(snapshotReading("a.expires_at <= ?")),
       end: db.prepare<[AlertStatus, number, string]>("UPDATE alert SET status = ?, ended_at = ? WHERE id = ? AND status = 'active'"),
       cancelPending: db.prepare<[string]>("UPDATE delivery SET status = 'cancelled' WHERE alert_id = ? AND status = 'pending'"),
       extend: db.prepare<[number, string]>("UPDATE alert SET expires_at = ? WHERE id = ? AND status = 'active'"),
       expire: db.prepare<[number]>("UPDATE alert SET status = 'expired', ended_at = expires_at WHERE status = 'active' AND expires_at <= ?"),
-      evaluated: db.prepare<[number, string, string]>("UPDATE alert SET last_evaluated_at = ?, last_evaluation = ? WHERE id = ? AND status = 'active'"),
-      triggered: db.prepare<[number, string]>("UPDATE alert SET last_triggered_at = ?, trigger_count = trigger_count + 1 WHERE id = ?"),
+      reading: db.prepare<[string, number, string | null, string | null]>(
+        "INSERT INTO alert_reading (symbol, at, liquidation, price) VALUES (?, ?, ?, ?) ON CONFLICT (symbol) DO UPDATE SET at = excluded.at, liquidation = excluded.liquidation, price = excluded.price",
+      ),
+      evaluated: db.prepare<[number, string, 0 | 1 | null, string]>(
+        `INSERT INTO alert_state (id, evaluated_at, evaluation, condition_met) SELECT id, ?, ?, ? FROM alert INDEXED BY alert_round WHERE status = 'active' AND id = ?
+         ON CONFLICT (id) DO UPDATE SET evaluated_at = excluded.evaluated_at, evaluation = excluded.evaluation, condition_met = excluded.condition_met`,
+      ),
+      triggered: db.prepare<[number, string]>("UPDATE alert_state SET last_triggered_at = ?, trigger_count = trigger_count + 1 WHERE id = ?"),
       queue: db.prepare(
         "INSERT INTO delivery (id, alert_id, event, body, status, created_at, next_attempt_at) VALUES (@id, @alert_id, @event, @body, 'pending', @created_at, @created_at)",
       ),
@@ -208,6 +284,19 @@ export class AlertStore implements AlertRepository {
     return rows.map(toAlert);
   }
 
+  /** Every active alert as a round reads it (see {@link AlertRepository.activeForEvaluation}). */
+  activeForEvaluation(): EvaluationTarget[] {
+    const parsed = new Map<string, ParsedParams>();
+    const targets = this.stmts.forEvaluation.all().map(([id, kind, symbol, text, lastTriggeredAt, evaluated, conditionMet]) => {
+      let params = this.roundParams.get(id);
+      if (params?.text !== text) params = { text, value: JSON.parse(text) as AlertRecord["params"] };
+      parsed.set(id, params);
+      return { id, kind, symbol, params: params.value, lastTriggeredAt, evaluated: evaluated === 1, conditionMet: conditionMet === null ? null : conditionMet === 1 };
+    });
+    this.roundParams = parsed;
+    return targets;
+  }
+
   /** Number of active alerts of every kind. */
   countActive(): number {
     return this.stmts.countActive.get()!.n;
@@ -216,6 +305,7 @@ export class AlertStore implements AlertRepository {
   /** Cancels an active alert and its pending deliveries. Returns false when it was not active. */
   cancel(id: string, now: number): boolean {
     return this.db.transaction(() => {
+      this.stmts.snapshotOne.run(id);
       if (this.stmts.end.run("cancelled", now, id).changes === 0) return false;
       this.stmts.cancelPending.run(id);
       return true;
@@ -229,18 +319,23 @@ export class AlertStore implements AlertRepository {
 
   /** Moves every active alert whose expiry is at or before `now` to `expired` (ended at its expiry). Returns how many. */
   expireDue(now: number): number {
-    return this.stmts.expire.run(now).changes;
+    return this.db.transaction(() => {
+      this.stmts.snapshotDue.run(now);
+      return this.stmts.expire.run(now).changes;
+    })();
   }
 
   /**
-   * Writes a round of evaluations in one transaction: each alert's last evaluation and, for those that
-   * fired, the trigger count and a pending delivery (the outbox row). Alerts no longer active are skipped.
+   * Writes a round in one transaction: each symbol's reading, each alert's last evaluation and, for those
+   * that fired, the trigger count and a pending delivery (the outbox row). Alerts no longer active are
+   * skipped (see {@link AlertRepository.recordEvaluations}).
    */
-  recordEvaluations(now: number, evaluations: readonly Evaluation[]): void {
+  recordEvaluations(now: number, evaluations: readonly Evaluation[], readings: readonly SymbolReading[] = []): void {
     this.db.transaction(() => {
+      for (const r of readings) this.stmts.reading.run(r.symbol, now, readingPartJson(r, "liquidation"), readingPartJson(r, "price"));
       for (const e of evaluations) {
-        if (this.stmts.evaluated.run(now, JSON.stringify(e.evaluation), e.alertId).changes === 0) continue;
-        if (!e.trigger) continue;
+        const { json, conditionMet } = storedEvaluation(e.evaluation);
+        if (this.stmts.evaluated.run(now, json, conditionMet === null ? null : conditionMet ? 1 : 0, e.alertId).changes === 0 || !e.trigger) continue;
         this.stmts.triggered.run(now, e.alertId);
         this.stmts.queue.run({ id: e.trigger.deliveryId, alert_id: e.alertId, event: e.trigger.event, body: e.trigger.body, created_at: now });
       }

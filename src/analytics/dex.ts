@@ -76,7 +76,7 @@ export interface AmmQuote {
 }
 
 /**
- * Quotes an AMM pool as if it had an order book (README, "AMM spread method"):
+ * Quotes an AMM pool as if it had an order book (docs/methods/dex.md, "AMM spread method"):
  * bid = price × (1 − fee), ask = price × (1 + fee); depth from a constant-product (x·y = k) pool holding
  * half its liquidity on each side: with quote reserve Q = liquidity / 2, moving the price up by b takes
  * Q(√(1+b) − 1) of quote, and moving it down by b releases Q(1 − √(1−b)). Concentrated-liquidity pools are

@@ -1,6 +1,8 @@
 /**
  * Funding arithmetic (anchors.md §3.1-3.2). Rates are fractions per funding interval; every
- * annualisation uses the symbol's OWN interval (8h: ×1,095; 4h: ×2,190; 1h: ×8,760).
+ * annualisation uses the symbol's OWN interval (8h: ×1,095; 4h: ×2,190; 1h: ×8,760). A history whose
+ * interval changed (Hyperliquid went from 8h to 1h in June 2023) is annualised row by row and averaged by
+ * time ({@link settlementIntervals}, {@link timeWeightedFundingSummary}); docs/methods/funding-basis-volatility.md.
  */
 
 const HOURS_PER_YEAR = 24 * 365;
@@ -89,11 +91,52 @@ export function bestFundingArb(legs: readonly FundingLeg[]): FundingArb | undefi
   };
 }
 
-/** Average, extremes and the annualised average of a rate series (fractions, one interval). */
-export function fundingSummary(rates: readonly number[], intervalHours: number): { avg_rate: number; max_rate: number; min_rate: number; annualized_avg: number } {
-  if (rates.length === 0) return { avg_rate: 0, max_rate: 0, min_rate: 0, annualized_avg: 0 };
-  const avg = clean(rates.reduce((s, r) => s + r, 0) / rates.length);
-  return { avg_rate: avg, max_rate: Math.max(...rates), min_rate: Math.min(...rates), annualized_avg: annualizedPct(avg, intervalHours) };
+/** Summary of settled funding: averages are time-weighted, extremes as settled. */
+export interface FundingSummary {
+  /** Time-weighted average rate per `intervalHours` of the summary (fraction): Σ rate / Σ hours × intervalHours. */
+  avg_rate: number;
+  /** Largest and smallest rate as settled, each per its own interval (fractions). */
+  max_rate: number;
+  min_rate: number;
+  /** Time-weighted annualised average, pct: Σ rate / Σ hours × 8760 × 100 (the funding accrued over the hours covered, per year). */
+  annualized_avg: number;
+}
+
+/**
+ * Summary of settlements that may have different intervals: each rate is funding accrued over its own
+ * `intervalHours`, so the average rate per hour is Σ rate / Σ intervalHours, reported per `intervalHours` (`avg_rate`)
+ * and per year (`annualized_avg`). With one interval throughout this is the plain mean (× 8760 / interval for the
+ * annualised figure). Zeros for an empty series.
+ */
+export function timeWeightedFundingSummary(rows: ReadonlyArray<{ rate: number; intervalHours: number }>, intervalHours: number): FundingSummary {
+  if (rows.length === 0) return { avg_rate: 0, max_rate: 0, min_rate: 0, annualized_avg: 0 };
+  const perHour = rows.reduce((s, r) => s + r.rate, 0) / rows.reduce((s, r) => s + r.intervalHours, 0);
+  const rates = rows.map((r) => r.rate);
+  return { avg_rate: clean(perHour * intervalHours), max_rate: Math.max(...rates), min_rate: Math.min(...rates), annualized_avg: clean(perHour * HOURS_PER_YEAR * 100) };
+}
+
+/** Average, extremes and the annualised average of a rate series settled at ONE interval (fractions). */
+export function fundingSummary(rates: readonly number[], intervalHours: number): FundingSummary {
+  return timeWeightedFundingSummary(
+    rates.map((rate) => ({ rate, intervalHours })),
+    intervalHours,
+  );
+}
+
+/**
+ * The interval of each settlement, in whole hours, in the order of `times` (settlement times, epoch ms, newest or
+ * oldest first): the time since the previous settlement, rounded to the hour (at least 1), so a history that
+ * spans a change of interval is read row by row. The oldest settlement has no predecessor and takes the interval
+ * of the next one. Undefined with fewer than two times. Limit: a settlement missing from the data makes the
+ * next one read as a longer interval (its rate is then spread over both).
+ */
+export function settlementIntervals(times: readonly number[]): number[] | undefined {
+  if (times.length < 2) return undefined;
+  const order = times.map((t, i) => ({ t, i })).sort((a, b) => a.t - b.t);
+  const out = new Array<number>(times.length);
+  for (let k = 1; k < order.length; k++) out[order[k]!.i] = Math.max(1, Math.round((order[k]!.t - order[k - 1]!.t) / 3_600_000));
+  out[order[0]!.i] = out[order[1]!.i]!;
+  return out;
 }
 
 /**

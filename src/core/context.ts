@@ -1,4 +1,5 @@
 import type { Config, DataMode } from "../config.js";
+import type { CreditService } from "../payments/credits/service.js";
 import type { Logger } from "../lib/log.js";
 import { CoinGeckoClient } from "../venues/coingecko/client.js";
 import { DexScreenerClient } from "../venues/dexscreener/client.js";
@@ -14,6 +15,7 @@ import { createStreamService } from "../streams/create.js";
 import type { StreamService } from "../streams/service.js";
 import { PERP_VENUES, type PerpVenue, type PerpVenueClient, type PredictedFunding } from "../venues/perp/types.js";
 import type { Metrics } from "./metrics.js";
+import { acceptSimReplayMarks } from "./request-scope.js";
 import { VenueHealth } from "./venue-health.js";
 
 /** Venue clients available to tool handlers. */
@@ -36,6 +38,10 @@ export interface ToolContext {
   venues: Venues;
   health: VenueHealth;
   dataMode: DataMode;
+  /** `SIM_REPLAY=on`: the simulator replays recordings on some endpoints (status shows which answered so). */
+  simReplay: boolean;
+  /** `DATA_DIR` (`:memory:` for none): status reads the last `marketgate doctor` summary there. */
+  dataDir: string;
   /** Service version (package.json). */
   version: string;
   /** Process start, epoch ms. */
@@ -47,15 +53,20 @@ export interface ToolContext {
   streams?: StreamService;
   /** Liquidation and price alerts (store and lifecycle); undefined when `ALERTS=off`. */
   alerts?: AlertService;
+  /** Prepaid credits (SIWX); undefined when payments or `CREDITS` are off. Set by the service once payments exist. */
+  credits?: CreditService;
   /** Shared state of several replicas (`REDIS_URL`); undefined with embedded state. */
   redis?: RedisHandle;
   /** This replica's name in leases (`REPLICA_ID`), with Redis only. */
   replicaId?: string;
+  /** `PUBLIC_URL`: where clients reach this service (absolute stream URLs in the MCP stream tool). */
+  publicUrl?: string;
 }
 
 /** Builds the venue clients and the handler context from the configuration. */
 export function createToolContext(config: Config, deps: { metrics: Metrics; log: Logger; version: string; now?: () => number; redis?: RedisHandle }): ToolContext {
   const health = new VenueHealth(["coingecko", ...PERP_VENUES, "dexscreener", "geckoterminal"]);
+  if (config.simReplay) acceptSimReplayMarks(health);
   const common = { timeoutMs: config.upstreamTimeoutMs, metrics: deps.metrics, health };
   const v = config.venues;
   const binance = new BinancePerpClient(v.binanceFapi, { ...common, spotBaseUrl: v.binanceSpot });
@@ -73,6 +84,8 @@ export function createToolContext(config: Config, deps: { metrics: Metrics; log:
     },
     health,
     dataMode: config.dataMode,
+    simReplay: config.simReplay,
+    dataDir: config.dataDir,
     version: deps.version,
     startedAt: Date.now(),
     now,
@@ -81,5 +94,6 @@ export function createToolContext(config: Config, deps: { metrics: Metrics; log:
     alerts: config.alerts ? createAlertService(config.alerts, now, deps.redis) : undefined,
     redis: deps.redis,
     replicaId: config.redis?.replicaId,
+    publicUrl: config.publicUrl,
   };
 }

@@ -1,4 +1,8 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { CircuitStateName } from "./circuit.js";
+
+/** Value of `marketgate_circuit_state` per state: 0 closed, 1 half-open (probing), 2 open. */
+export const CIRCUIT_STATE_VALUE: Record<CircuitStateName, number> = { closed: 0, half_open: 1, open: 2 };
 
 /**
  * Prometheus metrics of one service instance (prom-client). Served at `/metrics`
@@ -24,7 +28,10 @@ export class Metrics {
   readonly revenueUsdc = new Counter({ name: "marketgate_revenue_usdc_total", help: "Settled revenue in USDC", labelNames: ["tool"], registers: [this.registry] });
   /** Payments refused or failed, by stage (verify | settle) and reason. */
   readonly paymentsFailed = new Counter({ name: "marketgate_payments_failed_total", help: "Rejected or failed payments", labelNames: ["tool", "stage"], registers: [this.registry] });
-  /** Upstream venue calls by venue and outcome (ok | error | rate_limited | timeout). */
+  /**
+   * Upstream venue attempts by venue and outcome (ok | error | rate_limited | timeout | deadline; `deadline`:
+   * cut short by the request's deadline before the venue had a fair chance to answer).
+   */
   readonly upstreamCalls = new Counter({ name: "marketgate_upstream_requests_total", help: "Upstream venue requests", labelNames: ["venue", "outcome"], registers: [this.registry] });
   /** Upstream latency in seconds per venue. */
   readonly upstreamDuration = new Histogram({
@@ -35,7 +42,53 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /**
+   * Circuit-breaker state per venue ({@link CIRCUIT_STATE_VALUE}), read at scrape time from the source
+   * given to {@link Metrics.observeCircuits}. Labels are the configured venue keys only.
+   */
+  readonly circuitState = new Gauge({
+    name: "marketgate_circuit_state",
+    help: "Venue circuit breaker state: 0 closed, 1 half_open, 2 open",
+    labelNames: ["venue"],
+    registers: [this.registry],
+    collect: () => {
+      for (const { venue, circuit } of this.circuits?.() ?? []) this.circuitState.set({ venue }, CIRCUIT_STATE_VALUE[circuit]);
+    },
+  });
+  private circuits?: () => ReadonlyArray<{ venue: string; circuit: CircuitStateName }>;
+
+  /** Publishes the venues' circuit states (e.g. `() => health.snapshot()`) in {@link Metrics.circuitState}. */
+  observeCircuits(source: () => ReadonlyArray<{ venue: string; circuit: CircuitStateName }>): void {
+    this.circuits = source;
+  }
+
+  /** USD credited to prepaid-credit balances (top-ups). */
+  readonly creditsCreditedUsd = new Counter({ name: "marketgate_credits_credited_usd_total", help: "USD credited by top-ups", registers: [this.registry] });
+  /** USD spent from credits by paid calls (committed debits), per tool. */
+  readonly creditsSpentUsd = new Counter({ name: "marketgate_credits_spent_usd_total", help: "USD debited from credits", labelNames: ["tool"], registers: [this.registry] });
+  /**
+   * USD outstanding in credits (balances + open holds) across the service, read at scrape time from the
+   * ledger given to {@link Metrics.observeCredits} (shared by the replicas when the ledger is Redis).
+   */
+  readonly creditsOutstandingUsd = new Gauge({
+    name: "marketgate_credits_outstanding_usd",
+    help: "USD held in prepaid credits (custodial liability)",
+    registers: [this.registry],
+    collect: async () => {
+      const totals = await this.creditTotals?.().catch(() => undefined);
+      if (totals) this.creditsOutstandingUsd.set(totals.outstandingMicro / 1e6);
+    },
+  });
+  private creditTotals?: () => Promise<{ outstandingMicro: number }>;
+
+  /** Publishes the credit ledger's outstanding total in {@link Metrics.creditsOutstandingUsd}. */
+  observeCredits(source: () => Promise<{ outstandingMicro: number }>): void {
+    this.creditTotals = source;
+  }
+
   constructor(opts: { defaultMetrics?: boolean } = {}) {
-    if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, prefix: "marketgate_" });
+    // Prometheus' standard names (process_cpu_seconds_total, nodejs_heap_size_used_bytes, …), unprefixed, so
+    // stock dashboards and alerts work; the service's own metrics keep the marketgate_ prefix.
+    if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 }

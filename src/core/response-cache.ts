@@ -11,6 +11,11 @@ export interface CachedAnswer {
 /** The response cache of the tool runner: answers keyed by tool + canonical input, each with its TTL. */
 export interface ResponseCache {
   get(key: string): Promise<CachedAnswer | undefined>;
+  /**
+   * The answer if this process already holds it (no I/O, nothing awaited): the cache-hit fast paths read
+   * this and fall back to {@link get} when it is undefined (an entry only another replica has written).
+   */
+  peek(key: string): CachedAnswer | undefined;
   has(key: string): Promise<boolean>;
   set(key: string, value: unknown, ttlMs: number): Promise<void>;
 }
@@ -24,6 +29,10 @@ export class MemoryResponseCache implements ResponseCache {
   }
 
   async get(key: string): Promise<CachedAnswer | undefined> {
+    return this.peek(key);
+  }
+
+  peek(key: string): CachedAnswer | undefined {
     const e = this.lru.get(key);
     return e ? { value: e.value, ttlRemainingMs: this.lru.getRemainingTTL(key) } : undefined;
   }
@@ -58,8 +67,12 @@ export class RedisResponseCache implements ResponseCache {
     return this.redis.key(`cache:${key}`);
   }
 
+  peek(key: string): CachedAnswer | undefined {
+    return this.local.peek(key);
+  }
+
   async get(key: string): Promise<CachedAnswer | undefined> {
-    const hit = await this.local.get(key);
+    const hit = this.local.peek(key);
     if (hit) return hit;
     try {
       const [raw, pttl] = await this.redis.client.multi().get(this.k(key)).pTTL(this.k(key)).exec();

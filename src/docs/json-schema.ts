@@ -33,3 +33,12 @@ export function splitInput(tool: AnyTool): { path: Record<string, JsonSchema>; r
   const restRequired = (input.required ?? []).filter((k) => !params.has(k));
   return { path, rest: { type: "object", properties: rest, ...(restRequired.length ? { required: restRequired } : {}) }, restRequired };
 }
+
+/** A tool's example input split like {@link splitInput}: path parameters, and the rest (query or body). */
+export function splitExample(tool: AnyTool): { path: Record<string, string | number | boolean>; rest: Record<string, string | number | boolean> } {
+  const params = new Set(pathParams(tool));
+  const path: Record<string, string | number | boolean> = {};
+  const rest: Record<string, string | number | boolean> = {};
+  for (const [k, v] of Object.entries(tool.example)) (params.has(k) ? path : rest)[k] = v;
+  return { path, rest };
+}

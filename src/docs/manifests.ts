@@ -1,7 +1,8 @@
+import type { StreamDef } from "../registry/stream.js";
 import type { AnyTool } from "../registry/tool.js";
 import { buildX402Discovery } from "./discovery.js";
 import { buildOpenApi, type ServiceInfo } from "./openapi.js";
-import type { PriceBook } from "./pricing.js";
+import type { PaymentOffers, PriceBook } from "./pricing.js";
 
 /** Name under which the server is published in the MCP registry (must equal package.json `mcpName`). */
 export const MCP_REGISTRY_NAME = "io.github.marketgate/marketgate";
@@ -34,11 +35,18 @@ export function buildServerJson(info: ServiceInfo): Record<string, unknown> {
   };
 }
 
-/** The three generated manifests, keyed by file name under `manifest/`. */
-export function buildManifests(tools: readonly AnyTool[], prices: PriceBook, info: ServiceInfo, lastUpdated: string): Record<string, unknown> {
+/** The three generated manifests, keyed by file name under `manifest/`; `streams` is the STREAMS registry. */
+export function buildManifests(
+  tools: readonly AnyTool[],
+  prices: PriceBook,
+  info: ServiceInfo,
+  lastUpdated: string,
+  offers: PaymentOffers = {},
+  streams: readonly StreamDef[] = [],
+): Record<string, unknown> {
   return {
-    "openapi.json": buildOpenApi(tools, prices, info),
-    "x402.json": buildX402Discovery(tools, prices, info, lastUpdated),
+    "openapi.json": buildOpenApi(tools, prices, info, offers, streams),
+    "x402.json": buildX402Discovery(tools, prices, info, lastUpdated, offers, streams),
     "server.json": buildServerJson(info),
   };
 }

@@ -27,3 +27,36 @@ export async function priceBook(tools: readonly AnyTool[], s: PaymentDocSettings
 export function routeTemplate(path: string): string {
   return path.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, "{$1}");
 }
+
+/** The offers documents describe beside x402: MPP methods and prepaid credits (each absent when off). */
+export interface PaymentOffers {
+  /** MPP (`WWW-Authenticate: Payment` / `Authorization: Payment`), `charge` intent. */
+  mpp?: { methods: ReadonlyArray<"evm" | "tempo">; tempo: { currency: string; chainId: number } };
+  /** Prepaid credits: one top-up (x402 or MPP), then a SIWX proof (or a session token) per call. */
+  credits?: { minTopUpUsd: string; maxTopUpUsd: string };
+}
+
+/** The {@link PaymentOffers} of a configuration. */
+export function paymentOffers(config: { mpp?: PaymentOffers["mpp"]; credits?: PaymentOffers["credits"] }): PaymentOffers {
+  return {
+    ...(config.mpp ? { mpp: { methods: config.mpp.methods, tempo: { currency: config.mpp.tempo.currency, chainId: config.mpp.tempo.chainId } } } : {}),
+    ...(config.credits ? { credits: { minTopUpUsd: config.credits.minTopUpUsd, maxTopUpUsd: config.credits.maxTopUpUsd } } : {}),
+  };
+}
+
+/** One MPP `charge` offer of a paid tool: the method, its network and token (the live challenge is authoritative). */
+export interface MppOffer {
+  method: "evm" | "tempo";
+  intent: "charge";
+  network: string;
+  asset: string;
+}
+
+/** The MPP offers of a paid tool priced at `price` (none when MPP is off). */
+export function mppOffers(price: { network: string; asset: string }, offers: PaymentOffers): MppOffer[] {
+  const mpp = offers.mpp;
+  if (!mpp) return [];
+  return mpp.methods.map((method) =>
+    method === "evm" ? { method, intent: "charge", network: price.network, asset: price.asset } : { method, intent: "charge", network: `tempo:${mpp.tempo.chainId}`, asset: mpp.tempo.currency },
+  );
+}

@@ -1,6 +1,8 @@
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 import { AppError } from "../errors.js";
 import type { Metrics } from "../core/metrics.js";
+import type { CallResult, Evidence } from "../core/circuit.js";
+import { currentScope, noteVenueExchange, type RequestScope, type VenueExchange } from "../core/request-scope.js";
 import type { VenueHealth } from "../core/venue-health.js";
 import { SingleFlight } from "./single-flight.js";
 
@@ -39,6 +41,7 @@ export interface VenueHttpOptions {
   /** Longest `Retry-After` (or queue wait) we sit out inside one request before failing with 503. Default 5000 ms. */
   maxWaitMs?: number;
   metrics?: Metrics;
+  /** Reachability record and the venue's circuit breaker (`health.circuit(venue)`); without it, no breaker. */
   health?: VenueHealth;
 }
 
@@ -49,7 +52,21 @@ export interface VenueHttpOptions {
 export type VenueClientOptions = Pick<VenueHttpOptions, "timeoutMs" | "metrics" | "health" | "retries" | "maxWaitMs"> &
   Partial<Pick<VenueHttpOptions, "callsPerMin">>;
 
-type Outcome = "ok" | "error" | "rate_limited" | "timeout";
+type Outcome = "ok" | "error" | "rate_limited" | "timeout" | "deadline";
+
+/** What a call adds to a plain GET (Hyperliquid's POST `/info`). */
+interface CallInit {
+  method?: string;
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+/** One attempt's result; `waitMs` is the pause before the next attempt (`capped`: a Retry-After-driven wait, bounded by `maxWaitMs`). */
+type Attempt =
+  | { kind: "ok"; body: unknown }
+  | { kind: "refused"; error: VenueHttpError }
+  | { kind: "failed"; error: AppError; unhealthy: boolean; waitMs: number; capped: boolean }
+  | { kind: "cut"; error: AppError; unhealthy: boolean };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -64,10 +81,14 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 /**
  * JSON-over-HTTPS client for one venue: request budget (queued, never exceeding the venue's published
  * limit), per-attempt timeout, retries with exponential backoff and jitter honouring `Retry-After`,
- * and single-flight of identical concurrent GETs.
+ * single-flight of identical concurrent GETs, and the venue's circuit breaker (from `health`, one per venue
+ * key). Inside a request scope (src/core/request-scope.ts) no attempt, retry wait or budget wait runs past
+ * the request's deadline: the in-flight fetch is aborted when it passes. Outside one (background jobs)
+ * only the per-attempt timeout applies.
  *
  * Errors thrown: {@link VenueHttpError} for a venue 4xx (not 429); {@link AppError} `UPSTREAM_UNAVAILABLE`
- * (with `retryAfterSec`) when rate limited or over budget, `UPSTREAM_TIMEOUT`, or `UPSTREAM_ERROR`.
+ * (with `retryAfterSec`) when rate limited, over budget or while the venue's circuit is open,
+ * `UPSTREAM_TIMEOUT` (per-attempt timeout or request deadline), or `UPSTREAM_ERROR`.
  */
 export class VenueHttpClient {
   private readonly budget: RateLimiterMemory;
@@ -97,16 +118,19 @@ export class VenueHttpClient {
     return this.flights.run(`POST ${url} ${payload}`, () => this.fetchWithRetry(url, { method: "POST", body: payload, headers: { "content-type": "application/json" } }));
   }
 
-  /** Waits for a slot of the request budget, at most `maxWaitMs`. @throws AppError UPSTREAM_UNAVAILABLE beyond that. */
-  private async takeBudget(): Promise<void> {
-    const deadline = Date.now() + this.maxWaitMs;
+  /**
+   * Waits for a slot of the request budget, at most `maxWaitMs` and never past the request deadline.
+   * @throws AppError UPSTREAM_UNAVAILABLE beyond that.
+   */
+  private async takeBudget(scope: RequestScope | undefined): Promise<void> {
+    const limitAt = Math.min(Date.now() + this.maxWaitMs, scope?.deadlineAt ?? Infinity);
     for (;;) {
       try {
         await this.budget.consume(this.opts.venue);
         return;
       } catch (r) {
         if (!(r instanceof RateLimiterRes)) throw r;
-        if (Date.now() + r.msBeforeNext > deadline) {
+        if (Date.now() + r.msBeforeNext > limitAt) {
           throw new AppError("UPSTREAM_UNAVAILABLE", `${this.opts.venue} request budget exhausted; retry shortly`, {
             retryAfterSec: Math.max(1, Math.ceil(r.msBeforeNext / 1000)),
           });
@@ -121,63 +145,118 @@ export class VenueHttpClient {
     metrics?.upstreamCalls.inc({ venue, outcome });
     metrics?.upstreamDuration.observe({ venue }, (performance.now() - startedAt) / 1000);
     if (outcome === "ok") health?.ok(venue);
-    else health?.fail(venue, reason ?? outcome);
+    else if (outcome !== "deadline") health?.fail(venue, reason ?? outcome);
   }
 
   private backoffMs(attempt: number): number {
     return Math.min(4000, 250 * 2 ** attempt) * (0.5 + Math.random() / 2);
   }
 
-  private async fetchWithRetry(url: string, init: { method?: string; body?: string; headers?: Record<string, string> } = {}): Promise<unknown> {
-    const { venue } = this.opts;
-    let last: AppError = new AppError("UPSTREAM_ERROR", `${venue} request failed`);
-    for (let attempt = 0; attempt <= this.retries; attempt++) {
-      await this.takeBudget();
-      const startedAt = performance.now();
-      let res: Response;
+  /** Runs the attempts through the venue's circuit breaker (when the client has a `health` registry). */
+  private async fetchWithRetry(url: string, init: CallInit = {}): Promise<unknown> {
+    const circuit = this.opts.health?.circuit(this.opts.venue);
+    if (circuit) return circuit.run(() => this.attempts(url, init));
+    const r = await this.attempts(url, init);
+    if (r.ok) return r.value;
+    throw r.error;
+  }
+
+  /**
+   * The first attempt and its retries, as one call: its value, or its error with what the call says about
+   * the venue's health (the latest attempt that reached the venue decides; budget and deadline add nothing).
+   */
+  private async attempts(url: string, init: CallInit): Promise<CallResult<unknown>> {
+    const scope = currentScope();
+    let last: AppError | undefined;
+    let evidence: Evidence = "inconclusive";
+    for (let n = 0; n <= this.retries; n++) {
+      if (scope?.signal.aborted) return { ok: false, error: last ?? this.deadlineError(), evidence };
       try {
-        res = await fetch(url, {
-          method: init.method ?? "GET",
-          body: init.body,
-          headers: { accept: "application/json", ...this.opts.headers, ...init.headers },
-          signal: AbortSignal.timeout(this.opts.timeoutMs),
-        });
+        await this.takeBudget(scope);
       } catch (err) {
-        const timedOut = (err as Error).name === "TimeoutError";
-        this.record(timedOut ? "timeout" : "error", startedAt, timedOut ? "timeout" : "network error");
-        last = timedOut
-          ? new AppError("UPSTREAM_TIMEOUT", `${venue} did not answer within ${this.opts.timeoutMs} ms`)
-          : new AppError("UPSTREAM_UNAVAILABLE", `${venue} is unreachable`, { retryAfterSec: 5 });
-        if (attempt < this.retries) await sleep(this.backoffMs(attempt));
-        continue;
+        return { ok: false, error: err, evidence };
       }
+      const a = await this.attempt(url, init, n, scope);
+      if (a.kind === "ok") return { ok: true, value: a.body };
+      if (a.kind === "refused") return { ok: false, error: a.error, evidence: "healthy" };
+      if (a.kind === "cut") return { ok: false, error: a.error, evidence: a.unhealthy ? "unhealthy" : evidence };
+      last = a.error;
+      evidence = a.unhealthy ? "unhealthy" : "healthy";
+      if (n >= this.retries || (a.capped && a.waitMs > this.maxWaitMs)) break;
+      // Sleeping past the deadline would only end in the same failure later: give it now.
+      if (scope && Date.now() + a.waitMs >= scope.deadlineAt) break;
+      await sleep(a.waitMs);
+    }
+    return { ok: false, error: last!, evidence };
+  }
+
+  /** One HTTP exchange, bounded by the per-attempt timeout and, inside a request, by its deadline. */
+  private async attempt(url: string, init: CallInit, n: number, scope: RequestScope | undefined): Promise<Attempt> {
+    const { venue, timeoutMs } = this.opts;
+    const startedAt = performance.now();
+    const perAttempt = AbortSignal.timeout(timeoutMs);
+    const signal = scope ? AbortSignal.any([perAttempt, scope.signal]) : perAttempt;
+    let res: Response | undefined;
+    let text: string;
+    try {
+      res = await fetch(url, {
+        method: init.method ?? "GET",
+        body: init.body,
+        headers: { accept: "application/json", ...this.opts.headers, ...init.headers },
+        signal,
+      });
+      this.noteExchange(url, init, startedAt, { status: res.status, simSource: res.headers.get("x-sim-source") ?? undefined, recording: res.headers.get("x-sim-recording") ?? undefined });
       if (res.status === 429 || res.status >= 500) {
         await res.body?.cancel();
         const limited = res.status === 429;
         this.record(limited ? "rate_limited" : "error", startedAt, `HTTP ${res.status}`);
-        const wait = retryAfterMs(res.headers.get("retry-after")) ?? this.backoffMs(attempt);
-        last = new AppError("UPSTREAM_UNAVAILABLE", `${venue} ${limited ? "rate limit reached" : `answered HTTP ${res.status}`}`, {
-          retryAfterSec: Math.max(1, Math.ceil(wait / 1000)),
+        const waitMs = retryAfterMs(res.headers.get("retry-after")) ?? this.backoffMs(n);
+        const error = new AppError("UPSTREAM_UNAVAILABLE", `${venue} ${limited ? "rate limit reached" : `answered HTTP ${res.status}`}`, {
+          retryAfterSec: Math.max(1, Math.ceil(waitMs / 1000)),
         });
-        if (attempt >= this.retries || wait > this.maxWaitMs) throw last;
-        await sleep(wait);
-        continue;
+        return { kind: "failed", error, unhealthy: !limited, waitMs, capped: true };
       }
-      const text = await res.text();
-      if (!res.ok) {
-        this.record("ok", startedAt); // the venue is reachable; the request itself was refused
-        throw new VenueHttpError(venue, res.status, text.slice(0, 500));
+      text = await res.text();
+    } catch (err) {
+      const cut = perAttempt.aborted || scope?.signal.aborted === true;
+      const cause = (err as { cause?: { code?: unknown; message?: unknown } }).cause;
+      const detail = typeof cause?.code === "string" ? cause.code : typeof cause?.message === "string" ? cause.message : undefined;
+      if (res === undefined) this.noteExchange(url, init, startedAt, { failure: cut ? "timeout" : "unreachable", detail });
+      if (scope?.signal.aborted && !perAttempt.aborted) {
+        // Cut by the request deadline. A venue that had half its timeout and still said nothing is
+        // unhealthy; a shorter cut says nothing about it (the request simply ran out of time).
+        const unhealthy = performance.now() - startedAt >= timeoutMs / 2;
+        this.record(unhealthy ? "timeout" : "deadline", startedAt, "timeout");
+        return { kind: "cut", error: this.deadlineError(), unhealthy };
       }
-      try {
-        const body: unknown = JSON.parse(text);
-        this.record("ok", startedAt);
-        return body;
-      } catch {
-        this.record("error", startedAt, "malformed JSON");
-        last = new AppError("UPSTREAM_ERROR", `${venue} sent a malformed response`);
-        if (attempt < this.retries) await sleep(this.backoffMs(attempt));
-      }
+      const timedOut = perAttempt.aborted;
+      this.record(timedOut ? "timeout" : "error", startedAt, timedOut ? "timeout" : "network error");
+      const error = timedOut
+        ? new AppError("UPSTREAM_TIMEOUT", `${venue} did not answer within ${timeoutMs} ms`)
+        : new AppError("UPSTREAM_UNAVAILABLE", `${venue} is unreachable`, { retryAfterSec: 5 });
+      return { kind: "failed", error, unhealthy: true, waitMs: this.backoffMs(n), capped: false };
     }
-    throw last;
+    if (!res.ok) {
+      this.record("ok", startedAt); // the venue is reachable; the request itself was refused
+      return { kind: "refused", error: new VenueHttpError(venue, res.status, text.slice(0, 500)) };
+    }
+    try {
+      const body: unknown = JSON.parse(text);
+      this.record("ok", startedAt);
+      return { kind: "ok", body };
+    } catch {
+      this.record("error", startedAt, "malformed JSON");
+      return { kind: "failed", error: new AppError("UPSTREAM_ERROR", `${venue} sent a malformed response`), unhealthy: true, waitMs: this.backoffMs(n), capped: false };
+    }
+  }
+
+  /** Notes one exchange in the request scope (data-source labels, `marketgate doctor`); the query string is left out. */
+  private noteExchange(url: string, init: CallInit, startedAt: number, fields: Pick<VenueExchange, "status" | "failure" | "detail" | "simSource" | "recording">): void {
+    const path = url.slice(this.opts.baseUrl.length).split("?")[0] || "/";
+    noteVenueExchange({ venue: this.opts.venue, endpoint: `${init.method ?? "GET"} ${path}`, ms: Math.round(performance.now() - startedAt), ...fields }, this.opts.health);
+  }
+
+  private deadlineError(): AppError {
+    return new AppError("UPSTREAM_TIMEOUT", `${this.opts.venue} did not answer within the request deadline`);
   }
 }

@@ -1,4 +1,5 @@
 import { createPublicClient, http, parseAbiItem, type Address, type Hex, type PublicClient } from "viem";
+import { registerSecretUrl } from "../lib/redact.js";
 
 const authorizationStateAbi = [
   {
@@ -18,12 +19,14 @@ const authorizationUsedEvent = parseAbiItem("event AuthorizationUsed(address ind
 /**
  * Reads EIP-3009 state from the chain, to reconcile settlements whose outcome the facilitator did not
  * report (timeouts). Source: the token's `authorizationState(address,bytes32)` and its
- * `AuthorizationUsed(authorizer, nonce)` event, over `RPC_URL`.
+ * `AuthorizationUsed(authorizer, nonce)` event, over `RPC_URL`. viem's errors carry that URL (and any key
+ * in it): it is registered as a secret, so the logger scrubs it (see `lib/redact.ts`).
  */
 export class AuthorizationReader {
   private readonly client: PublicClient;
 
   constructor(rpcUrl: string) {
+    registerSecretUrl(rpcUrl);
     this.client = createPublicClient({ transport: http(rpcUrl, { timeout: 10_000, retryCount: 1 }) });
   }
 

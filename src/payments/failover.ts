@@ -1,6 +1,7 @@
 import type { FacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, SupportedResponse, VerifyResponse } from "@x402/core/types";
 import { logger } from "../lib/log.js";
+import { redactUrl } from "../lib/redact.js";
 
 /** Error codes meaning the request never reached the facilitator, so trying the next one is safe. */
 const NOT_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "UND_ERR_CONNECT_TIMEOUT"]);
@@ -16,6 +17,7 @@ export function neverReached(err: unknown): boolean {
 
 /** A named facilitator in a failover list. */
 export interface NamedFacilitator {
+  /** `self` or the facilitator's URL; logged with its path and query redacted (keys live there). */
   name: string;
   client: FacilitatorClient;
 }
@@ -40,7 +42,7 @@ export class FailoverFacilitatorClient implements FacilitatorClient {
       } catch (err) {
         last = err;
         if (!canRetry(err)) throw err;
-        logger.warn({ facilitator: f.name, op, err: (err as Error).message }, "facilitator failed; trying the next one");
+        logger.warn({ facilitator: f.name.includes("://") ? redactUrl(f.name) : f.name, op, err }, "facilitator failed; trying the next one");
       }
     }
     throw last;

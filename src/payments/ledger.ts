@@ -24,6 +24,8 @@ export type AuthorizationState =
 export interface PrepaidState {
   state: "prepaid";
   fingerprint: string;
+  /** Digest of the signed payload that paid: only the same payload takes the owed run. */
+  digest: string;
   receipt: SettleResponse;
 }
 
@@ -31,6 +33,11 @@ export interface PrepaidState {
 export interface IdempotentRecord {
   /** Tool + canonical input the identifier was first used for. */
   fingerprint: string;
+  /**
+   * Digest of the signed payload that first used the identifier: a retry with the same payload proves the
+   * payer; another payload must verify. Absent on records written before digests existed.
+   */
+  digest?: string;
   /** Present once the request completed (settled); until then the identifier is in flight. */
   result?: { value: unknown; receipt: SettleResponse };
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { Challenge, Credential, Receipt } from "mppx";
 import { Expires, Mppx, evm, tempo } from "mppx/server";
@@ -23,8 +24,11 @@ export interface MppSettings {
 export type MppPayment =
   /** `evm`: the same EIP-3009 authorization as x402, settled through the payment processor. */
   | { method: "evm"; payload: PaymentPayload }
-  /** `tempo`: validated by mppx; `settle()` broadcasts it on Tempo after the handler succeeded. */
-  | { method: "tempo"; settle(): Promise<string> };
+  /**
+   * `tempo`: validated by mppx; `settle()` broadcasts it on Tempo after the handler succeeded. `key` (a
+   * digest of the signed credential) claims it in the shared payment ledger, so it runs the handler once.
+   */
+  | { method: "tempo"; key: string; settle(): Promise<string> };
 
 /** EIP-3009 payload of an MPP `evm` credential (mppx `evm.charge`). */
 interface EvmCredentialPayload {
@@ -77,8 +81,8 @@ export class MppGate {
     private readonly catalog: PaymentCatalog,
   ) {}
 
-  private async setup(tool: AnyTool): Promise<{ engine: MppEngine; requirement: PaymentRequirements }> {
-    const [requirement] = await this.catalog.requirements(tool);
+  private async setup(tool: AnyTool, priceUsd: string): Promise<{ engine: MppEngine; requirement: PaymentRequirements }> {
+    const [requirement] = await this.catalog.requirements(tool, priceUsd);
     if (!requirement) throw new Error(`no payment requirement for ${tool.name}`);
     this.engine ??= createEngine(this.settings, requirement);
     return { engine: this.engine, requirement };
@@ -88,9 +92,9 @@ export class MppGate {
     return { request: { amount: formatUnits(BigInt(r.amount), 6) }, scope: tool.name };
   }
 
-  /** `WWW-Authenticate` values offering the configured MPP methods for one call of `tool`. */
-  async challenges(tool: AnyTool): Promise<string[]> {
-    const { engine, requirement } = await this.setup(tool);
+  /** `WWW-Authenticate` values offering the configured MPP methods for one call of `tool` at `priceUsd`. */
+  async challenges(tool: AnyTool, priceUsd = tool.priceUsd): Promise<string[]> {
+    const { engine, requirement } = await this.setup(tool, priceUsd);
     const opts = {
       amount: formatUnits(BigInt(requirement.amount), 6),
       scope: tool.name,
@@ -113,8 +117,8 @@ export class MppGate {
    * @throws AppError PAYMENT_REQUIRED with the reason when the credential is malformed, expired, not ours,
    *   for another tool or amount, or for a method we do not offer.
    */
-  async accept(tool: AnyTool, credential: string, resourceUrl: string): Promise<MppPayment> {
-    const { engine, requirement } = await this.setup(tool);
+  async accept(tool: AnyTool, credential: string, resourceUrl: string, priceUsd = tool.priceUsd): Promise<MppPayment> {
+    const { engine, requirement } = await this.setup(tool, priceUsd);
     const opts = this.routeOptions(tool, requirement);
     let cred: Credential.Credential;
     try {
@@ -125,7 +129,8 @@ export class MppGate {
       throw new AppError("PAYMENT_REQUIRED", `MPP credential refused: ${(err as Error).message.split("\n")[0]}`);
     }
     if (cred.challenge.method === "tempo") {
-      return { method: "tempo", settle: async () => (await engine.broadcastCredential(cred, opts)).reference };
+      const key = `tempo:${createHash("sha256").update(JSON.stringify(cred.payload)).digest("hex")}`;
+      return { method: "tempo", key, settle: async () => (await engine.broadcastCredential(cred, opts)).reference };
     }
     const p = cred.payload as EvmCredentialPayload;
     return {

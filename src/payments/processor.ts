@@ -1,14 +1,19 @@
 import type { PaymentPayload, PaymentRequired, PaymentRequirements, ResourceInfo, SettleResponse } from "@x402/core/types";
 import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
-import type { Address, Hex } from "viem";
+import type { Address } from "viem";
+import { discoveryExtensions, resourceMetadata } from "../docs/bazaar.js";
 import { AppError, toAppError } from "../errors.js";
 import { logger } from "../lib/log.js";
 import type { AnyTool } from "../registry/tool.js";
 import type { AuthorizationReader } from "./chain.js";
 import type { AuthorizationState, PaymentLedger, PrepaidState } from "./ledger.js";
+import { checkPaymentPayload, isRefusal, type Authorization, type CheckedPayload } from "./payload.js";
 import type { PaymentCatalog } from "./x402.js";
 
-/** Extensions every 402 declares: clients may send an idempotency key (`payment-identifier`, optional). */
+/**
+ * Extensions every 402 declares: clients may send an idempotency key (`payment-identifier`, optional). Each
+ * paid tool's 402 also declares x402 Bazaar discovery (`bazaar`, see src/docs/bazaar.ts).
+ */
 const DECLARED_EXTENSIONS = { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) };
 
 /** The outcome of checking a request's payment before the handler runs. */
@@ -33,6 +38,8 @@ export type SettleResult =
 /** A verified payment, owned by one request. */
 export interface VerifiedPayment {
   payer?: string;
+  /** Unique reference of the payment (the authorization's ledger key), for handlers that act once per payment. */
+  reference?: string;
   /** Settles (or, for upfront tools, confirms the earlier settlement) and records `value` as the paid answer. */
   settle(value: unknown): Promise<SettleResult>;
   /** The handler failed: free the authorization and the payment identifier (nothing was charged). */
@@ -49,30 +56,31 @@ export interface ProcessorOptions {
   reconcilePollMs?: number;
 }
 
-/** The EIP-3009 authorization inside an `exact` EVM payload. */
-interface Authorization {
-  from: Address;
-  nonce: Hex;
-  validBefore: string;
+/**
+ * One paid request as the processor sees it, whatever the transport: the tool, the resource its 402
+ * names, the request's fingerprint (tool + canonical input: binds payment identifiers and owed runs to
+ * one request) and its price (the tool's, or the input's for tools with `priceOf`).
+ */
+export interface PaymentRequest {
+  tool: AnyTool;
+  resource: ResourceInfo;
+  fingerprint: string;
+  /** Decimal USD. */
+  priceUsd: string;
 }
 
 /** One settlement of one authorization: what settling, reconciling and releasing it need. */
 interface SettleAttempt {
-  tool: AnyTool;
-  resource: ResourceInfo;
+  r: PaymentRequest;
   /** Ledger key of the authorization (network, asset, payer, nonce). */
   key: string;
   /** Ledger key of the request's payment identifier, when it sent one. */
   idKey?: string;
+  /** Digest of the signed payload (see `checkPaymentPayload`). */
+  digest: string;
   payload: PaymentPayload;
   match: PaymentRequirements;
   auth: Authorization;
-}
-
-function authorizationOf(payload: PaymentPayload): Authorization | undefined {
-  const a = (payload.payload as { authorization?: Partial<Authorization> }).authorization;
-  if (!a?.from || !a.nonce || !a.validBefore) return undefined;
-  return { from: a.from, nonce: a.nonce, validBefore: a.validBefore };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -89,6 +97,43 @@ export function handlerFailure(tool: AnyTool, err: unknown): unknown {
     retryAfterSec: e.retryAfterSec,
     cause: e,
   });
+}
+
+/** Marks a pending settlement of an upfront request: the value is the fingerprint of the run it owes. */
+const OWED_RUN = "marketgate/owed-run";
+
+/** The 402 reason when a stored answer is asked for with a payment that does not prove the payer. */
+const NOT_THE_PAYER = "invalid_payload: this payment is already recorded with another signature; only the payer's own signed payment retrieves it";
+
+/** Digest of a stored (already checked) payload. */
+function digestOf(payload: PaymentPayload): string | undefined {
+  const c = checkPaymentPayload(payload);
+  return isRefusal(c) ? undefined : c.digest;
+}
+
+/**
+ * The payment identifier of a payload (x402 `payment-identifier`), or the 402 reason when it is malformed.
+ * The extension's `schema` is the client's echo of the one our 402 declares, so it is dropped before the
+ * official validation: with it, the library compiles that caller-chosen schema with a new Ajv on every
+ * request (about 18 ms of CPU per paid call). Without it, the library still checks all that our declared
+ * schema says (`required` a boolean, `id` 16 to 128 characters of `[A-Za-z0-9_-]`).
+ */
+export function paymentIdentifierOf(payload: PaymentPayload): { id?: string } | { error: string } {
+  try {
+    const { id, validation } = extractAndValidatePaymentIdentifier(withoutEchoedSchema(payload));
+    if (!validation.valid) return { error: `invalid_payment_identifier: ${(validation.errors ?? []).join("; ")}` };
+    return { id: id ?? undefined };
+  } catch {
+    return { error: "invalid_payment_identifier: unreadable extension" };
+  }
+}
+
+/** `payload` with the `schema` of its payment-identifier extension removed (see {@link paymentIdentifierOf}). */
+function withoutEchoedSchema(payload: PaymentPayload): PaymentPayload {
+  const ext = payload.extensions?.[PAYMENT_IDENTIFIER];
+  if (!ext || typeof ext !== "object" || !("schema" in ext)) return payload;
+  const { schema: _echoed, ...declared } = ext as Record<string, unknown>;
+  return { ...payload, extensions: { ...payload.extensions, [PAYMENT_IDENTIFIER]: declared } };
 }
 
 /** Facilitator reasons meaning the authorization is already used on chain. */
@@ -120,10 +165,13 @@ export class PaymentProcessor {
   }
 
   /** The PaymentRequired a request for `tool` gets (what a 402 carries). */
-  async paymentRequired(tool: AnyTool, resource: ResourceInfo, error?: string, payload?: PaymentPayload): Promise<PaymentRequired> {
-    const accepts = await this.catalog.requirements(tool);
+  async paymentRequired(r: PaymentRequest, error?: string, payload?: PaymentPayload): Promise<PaymentRequired> {
+    const accepts = await this.catalog.requirements(r.tool, r.priceUsd);
     const rs = this.catalog.resourceServer;
-    const extensions = rs.enrichExtensions(DECLARED_EXTENSIONS, undefined);
+    // Bazaar: enriched for this request (method, route template, path parameters) as the official
+    // resource-server extension does; `resource` names the service, with its tags and icon.
+    const extensions = { ...rs.enrichExtensions(DECLARED_EXTENSIONS, undefined), ...discoveryExtensions(r.tool, r.resource.url) };
+    const resource = { ...r.resource, ...resourceMetadata(r.tool, r.resource.url) };
     return rs.createPaymentRequiredResponse(accepts, resource, error, extensions, undefined, payload);
   }
 
@@ -132,45 +180,57 @@ export class PaymentProcessor {
   }
 
   /**
-   * Checks a request's payment before the handler runs.
+   * Checks a request's payment before the handler runs. Nothing stored (an idempotent answer, a pending
+   * settlement's answer, an owed run) is handed out before the request proves it holds the payer's
+   * signature: the very same signed payload (compared by digest) or a new one that the facilitator verifies.
+   * @param raw the decoded payment payload as the client sent it (any shape; undefined when none was sent).
    * @param fingerprint tool + canonical input of the request (binds a payment identifier to one request).
    * @throws AppError CONFLICT when a payment identifier is reused for a different request or is still in
    *   flight; facilitator errors propagate (the caller answers 503, nothing was charged).
    */
-  async check(tool: AnyTool, payload: PaymentPayload | undefined, resource: ResourceInfo, fingerprint: string): Promise<PaymentCheck> {
+  async check(r: PaymentRequest, raw: unknown): Promise<PaymentCheck> {
+    const { tool, fingerprint } = r;
     const rs = this.catalog.resourceServer;
-    const required = async (error: string) => ({ kind: "required" as const, required: await this.paymentRequired(tool, resource, error, payload) });
-    if (!payload) return required("Payment required");
+    const required = async (error: string, payload?: PaymentPayload) => ({ kind: "required" as const, required: await this.paymentRequired(r, error, payload) });
+    if (raw === undefined || raw === null) return required("Payment required");
+    const checked = checkPaymentPayload(raw);
+    if (isRefusal(checked)) return required(checked.reason);
+    const { payload, auth, digest } = checked;
 
-    const accepts = await this.catalog.requirements(tool);
+    const accepts = await this.catalog.requirements(tool, r.priceUsd);
     const match = rs.findMatchingRequirements(accepts, payload);
-    const auth = authorizationOf(payload);
-    if (!match || !auth) return required("No matching payment requirements");
+    if (!match) return required("No matching payment requirements", payload);
 
-    const { id, validation } = extractAndValidatePaymentIdentifier(payload);
-    if (!validation.valid) return required(`invalid_payment_identifier: ${(validation.errors ?? []).join("; ")}`);
-    const idKey = id ? `${auth.from.toLowerCase()}:${id}` : undefined;
+    const id = paymentIdentifierOf(payload);
+    if ("error" in id) return required(id.error, payload);
+    const idKey = id.id ? `${auth.from.toLowerCase()}:${id.id}` : undefined;
     if (idKey) {
       const rec = await this.ledger.idempotent(idKey);
-      if (rec && rec.fingerprint !== fingerprint) {
-        throw new AppError("CONFLICT", "this payment identifier was already used for a different request");
+      if (rec) {
+        if (!(await this.provenBy(rec.digest, checked, match))) return required(NOT_THE_PAYER, payload);
+        if (rec.fingerprint !== fingerprint) throw new AppError("CONFLICT", "this payment identifier was already used for a different request");
+        if (rec.result) return { kind: "replay", value: rec.result.value, receipt: rec.result.receipt };
+        throw new AppError("CONFLICT", "a request with this payment identifier is still in progress; retry shortly", { retryAfterSec: 2 });
       }
-      if (rec?.result) return { kind: "replay", value: rec.result.value, receipt: rec.result.receipt };
-      if (rec) throw new AppError("CONFLICT", "a request with this payment identifier is still in progress; retry shortly", { retryAfterSec: 2 });
     }
 
     const key = this.authKey(match, auth);
     const blocked = await this.ledger.claim(key);
-    if (blocked?.state === "pending") return this.resumePending(key, blocked, tool, resource);
-    if (blocked?.state === "prepaid") {
-      const owed = await this.ledger.takePrepaid(key, fingerprint);
-      if (owed) return { kind: "verified", payment: this.prepaidRun(key, idKey, fingerprint, auth.from, owed) };
-      return required(blocked.fingerprint === fingerprint ? "authorization_in_use" : "invalid_exact_evm_nonce_already_used");
+    if (blocked?.state === "pending") {
+      // The stored answer goes only to the same signed payload (a used authorization cannot be re-verified).
+      if (digestOf(blocked.payload) !== digest) return required(NOT_THE_PAYER, payload);
+      return this.resumePending(key, blocked, r);
     }
-    if (blocked) return required(blocked.state === "settled" ? "invalid_exact_evm_nonce_already_used" : "authorization_in_use");
-    if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint });
+    if (blocked?.state === "prepaid") {
+      const owed = blocked.digest === digest ? await this.ledger.takePrepaid(key, fingerprint) : undefined;
+      if (owed) return { kind: "verified", payment: this.prepaidRun(key, idKey, fingerprint, auth.from, owed) };
+      if (blocked.digest !== digest) return required(NOT_THE_PAYER, payload);
+      return required(blocked.fingerprint === fingerprint ? "authorization_in_use" : "invalid_exact_evm_nonce_already_used", payload);
+    }
+    if (blocked) return required(blocked.state === "settled" ? "invalid_exact_evm_nonce_already_used" : "authorization_in_use", payload);
+    if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, digest });
 
-    const attempt: SettleAttempt = { tool, resource, key, idKey, payload, match, auth };
+    const attempt: SettleAttempt = { r, key, idKey, digest, payload, match, auth };
     const release = () => this.release(attempt);
     let verified;
     try {
@@ -189,16 +249,23 @@ export class PaymentProcessor {
       // State-creating tools: the charge must be final before anything is created.
       const pre = await settleNow();
       if (pre.kind === "failed") return { kind: "required", required: pre.required };
-      if (pre.kind === "unknown") throw new AppError("UPSTREAM_ERROR", "payment settlement could not be confirmed; nothing was created", { retryAfterSec: pre.retryAfterSec });
+      if (pre.kind === "unknown") {
+        // Reconciled on the retry with the same payment: once the transfer is confirmed, the run is owed.
+        await this.ledger.set(key, { state: "pending", value: { [OWED_RUN]: fingerprint }, payload, requirements: match });
+        throw new AppError("UPSTREAM_ERROR", "payment settlement could not be confirmed; nothing was created. Retry with the same payment: it runs once the transfer is confirmed, without a new charge", {
+          retryAfterSec: pre.retryAfterSec,
+        });
+      }
       return {
         kind: "verified",
         payment: {
           payer: verified.payer,
+          reference: key,
           settle: async (value) => {
-            if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, result: { value, receipt: pre.receipt } });
+            if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, digest, result: { value, receipt: pre.receipt } });
             return pre;
           },
-          abandon: () => void this.owe(key, idKey, { state: "prepaid", fingerprint, receipt: pre.receipt }),
+          abandon: () => void this.owe(key, idKey, { state: "prepaid", fingerprint, digest, receipt: pre.receipt }),
         },
       };
     }
@@ -208,13 +275,57 @@ export class PaymentProcessor {
         payer: verified.payer,
         settle: async (value) => {
           const r = await settleNow();
-          if (r.kind === "settled" && idKey) await this.ledger.setIdempotent(idKey, { fingerprint, result: { value, receipt: r.receipt } });
+          if (r.kind === "settled" && idKey) await this.ledger.setIdempotent(idKey, { fingerprint, digest, result: { value, receipt: r.receipt } });
           if (r.kind === "unknown") await this.ledger.set(key, { state: "pending", value, payload, requirements: match });
           return r;
         },
         abandon: () => void release(),
       },
     };
+  }
+
+  /**
+   * Exactly-once for a payment this processor cannot verify itself (an MPP `tempo` credential, already
+   * validated by mppx): the credential (`key`, a digest of it) is claimed in the same shared ledger as
+   * x402 authorizations, so concurrent or later uses are refused (402) and it runs the handler once.
+   * `settle` broadcasts it after the handler succeeded; a broadcast that throws leaves the outcome unknown
+   * and frees the key, so that a retry with the same credential re-broadcasts the same transaction.
+   */
+  async checkExternal(r: PaymentRequest, key: string, settle: () => Promise<SettleResponse>): Promise<PaymentCheck> {
+    const { tool } = r;
+    const blocked = await this.ledger.claim(key);
+    if (blocked) {
+      const reason = blocked.state === "settled" ? "credential_already_used" : "authorization_in_use";
+      return { kind: "required", required: await this.paymentRequired(r, reason) };
+    }
+    const release = () => this.ledger.release(key).catch((err: unknown) => logger.error({ err }, "payment ledger release failed"));
+    return {
+      kind: "verified",
+      payment: {
+        settle: async (): Promise<SettleResult> => {
+          try {
+            const receipt = await settle();
+            await this.setSettled(key, receipt);
+            return { kind: "settled", receipt };
+          } catch (err) {
+            logger.warn({ err, tool: tool.name }, "external settlement failed; outcome unknown");
+            await release();
+            return { kind: "unknown", retryAfterSec: 5 };
+          }
+        },
+        abandon: () => void release(),
+      },
+    };
+  }
+
+  /**
+   * Whether a request holds the signature behind a stored idempotent record: the same signed payload as
+   * the one recorded (`digest`), or a new payload by the same payer that the facilitator verifies.
+   */
+  private async provenBy(digest: string | undefined, checked: CheckedPayload, match: PaymentRequirements): Promise<boolean> {
+    if (digest !== undefined && digest === checked.digest) return true;
+    const v = await this.catalog.resourceServer.verifyPayment(checked.payload, match);
+    return v.isValid && v.payer?.toLowerCase() === checked.auth.from.toLowerCase();
   }
 
   /**
@@ -231,9 +342,10 @@ export class PaymentProcessor {
   private prepaidRun(key: string, idKey: string | undefined, fingerprint: string, payer: string, owed: PrepaidState): VerifiedPayment {
     return {
       payer,
+      reference: key,
       settle: async (value) => {
         await this.setSettled(key, owed.receipt);
-        if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, result: { value, receipt: owed.receipt } });
+        if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, digest: owed.digest, result: { value, receipt: owed.receipt } });
         return { kind: "settled", receipt: owed.receipt };
       },
       abandon: () => void this.owe(key, idKey, owed),
@@ -257,12 +369,13 @@ export class PaymentProcessor {
   /** {@link release}, then the 402 a retry needs. */
   private async fail(a: SettleAttempt, reason: string): Promise<SettleResult> {
     await this.release(a);
-    return { kind: "failed", required: await this.paymentRequired(a.tool, a.resource, reason, a.payload) };
+    return { kind: "failed", required: await this.paymentRequired(a.r, reason, a.payload) };
   }
 
   /** Settles once; an exception or a `settlement_pending` answer is an unknown outcome and is reconciled. */
   private async settle(a: SettleAttempt): Promise<SettleResult> {
-    const { tool, key, payload, match } = a;
+    const { key, payload, match } = a;
+    const tool = a.r.tool;
     let receipt: SettleResponse | undefined;
     try {
       receipt = await this.catalog.resourceServer.settlePayment(payload, match);
@@ -320,24 +433,34 @@ export class PaymentProcessor {
   private async resumePending(
     key: string,
     pending: Extract<AuthorizationState, { state: "pending" }>,
-    tool: AnyTool,
-    resource: ResourceInfo,
+    r: PaymentRequest,
   ): Promise<PaymentCheck> {
-    const auth = authorizationOf(pending.payload)!;
+    const { auth, digest } = checkPaymentPayload(pending.payload) as CheckedPayload;
     let outcome: SettleResult;
     if (this.opts.chain) {
-      outcome = await this.reconcile({ tool, resource, key, payload: pending.payload, match: pending.requirements, auth });
+      outcome = await this.reconcile({ r, key, digest, payload: pending.payload, match: pending.requirements, auth });
     } else {
-      const r = await this.catalog.resourceServer.settlePayment(pending.payload, pending.requirements).catch(() => undefined);
-      if (r?.success || (r && NONCE_USED.test(`${r.errorReason} ${r.errorMessage ?? ""}`))) {
-        const receipt: SettleResponse = r.success ? r : { success: true, transaction: "", network: pending.requirements.network, payer: auth.from };
+      const res = await this.catalog.resourceServer.settlePayment(pending.payload, pending.requirements).catch(() => undefined);
+      if (res?.success || (res && NONCE_USED.test(`${res.errorReason} ${res.errorMessage ?? ""}`))) {
+        const receipt: SettleResponse = res.success ? res : { success: true, transaction: "", network: pending.requirements.network, payer: auth.from };
         await this.setSettled(key, receipt);
         outcome = { kind: "settled", receipt };
       } else {
         outcome = { kind: "unknown", retryAfterSec: 5 };
       }
     }
-    if (outcome.kind === "settled") return { kind: "confirmed", value: pending.value, receipt: outcome.receipt };
+    if (outcome.kind === "settled") {
+      const owedFor = (pending.value as Record<string, unknown> | null)?.[OWED_RUN];
+      if (typeof owedFor !== "string") return { kind: "confirmed", value: pending.value, receipt: outcome.receipt };
+      // An upfront request whose charge is now confirmed: run it once, for the request it paid for.
+      const owed: PrepaidState = { state: "prepaid", fingerprint: owedFor, digest, receipt: outcome.receipt };
+      if (owedFor !== r.fingerprint) {
+        await this.ledger.set(key, owed);
+        return { kind: "required", required: await this.paymentRequired(r, "invalid_exact_evm_nonce_already_used") };
+      }
+      await this.ledger.set(key, { state: "in_flight" });
+      return { kind: "verified", payment: this.prepaidRun(key, undefined, owedFor, auth.from, owed) };
+    }
     if (outcome.kind === "failed") return { kind: "required", required: outcome.required };
     await this.ledger.set(key, pending);
     throw new AppError("UPSTREAM_ERROR", "the settlement of this payment is still unconfirmed; retry shortly", { retryAfterSec: outcome.retryAfterSec });

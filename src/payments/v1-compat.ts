@@ -1,4 +1,3 @@
-import { encodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequired, PaymentRequiredV1, PaymentRequirements } from "@x402/core/types";
 import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1";
 
@@ -38,26 +37,29 @@ export function toV1PaymentRequired(pr: PaymentRequired, outputSchema: Record<st
   };
 }
 
-function decodeJson(b64: string): unknown {
+/**
+ * Reads the value of an `X-PAYMENT` / `X-PAYMENT-PROOF` header as a v2 payment payload. A v2 payload
+ * passes through unchanged; a v1 payload is matched to the requirement with the same scheme and network
+ * and given it as `accepted`. The result's shape is checked later, like any payload.
+ * @returns the payload, or `{ refusal }` with an `invalid_payload` reason for the 402.
+ */
+export function readLegacyProof(value: string, accepts: readonly PaymentRequirements[]): unknown {
+  const p = decodeBase64Json(value) as (Partial<PaymentPayload> & { x402Version?: unknown; scheme?: unknown; network?: unknown }) | undefined;
+  if (!p || typeof p !== "object" || Array.isArray(p)) return { refusal: "invalid_payload: X-PAYMENT is not base64-encoded JSON" };
+  if (p.x402Version === 2) return p;
+  if (p.x402Version !== 1) return { refusal: "invalid_payload: x402Version: expected 1 or 2" };
+  const accepted = accepts.find((r) => r.scheme === p.scheme && (v1NetworkName(r.network) === p.network || r.network === p.network));
+  if (!accepted) return { refusal: "invalid_payload: no payment requirement matches this scheme and network" };
+  return { x402Version: 2, accepted, payload: p.payload };
+}
+
+/** JSON inside a base64 string, or undefined when it is not base64 JSON. */
+export function decodeBase64Json(b64: string): unknown {
+  const t = b64.trim();
+  if (!/^[A-Za-z0-9+/\-_]*={0,2}$/.test(t)) return undefined;
   try {
-    return JSON.parse(Buffer.from(b64.trim(), "base64").toString("utf8"));
+    return JSON.parse(Buffer.from(t, "base64").toString("utf8"));
   } catch {
     return undefined;
   }
-}
-
-/**
- * Turns the value of an `X-PAYMENT` / `X-PAYMENT-PROOF` header into a v2 `PAYMENT-SIGNATURE` value.
- * A v2 payload passes through unchanged; a v1 payload is matched to the requirement with the same
- * scheme and network. Returns undefined when the value cannot be read or matches nothing (the request
- * is then answered with a 402 like an unpaid one).
- */
-export function upgradeLegacyProof(value: string, accepts: readonly PaymentRequirements[]): string | undefined {
-  const p = decodeJson(value) as Partial<PaymentPayload> & { x402Version?: number; scheme?: string; network?: string } | undefined;
-  if (!p || typeof p !== "object") return undefined;
-  if (p.x402Version === 2) return value.trim();
-  if (p.x402Version !== 1 || !p.payload) return undefined;
-  const accepted = accepts.find((r) => r.scheme === p.scheme && (v1NetworkName(r.network) === p.network || r.network === p.network));
-  if (!accepted) return undefined;
-  return encodePaymentSignatureHeader({ x402Version: 2, accepted, payload: p.payload } as PaymentPayload);
 }

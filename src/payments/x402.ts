@@ -45,9 +45,9 @@ export function createResourceServer(facilitator: FacilitatorClient, network: `$
   return new x402ResourceServer(facilitator).register(network, new ExactEvmScheme()).registerExtension(paymentIdentifierResourceServerExtension);
 }
 
-/** The x402 payment option of a paid tool: `exact` scheme, USDC, the tool's USD price. */
-export function paymentOption(tool: AnyTool, s: PaymentSettings): PaymentOption {
-  return { scheme: "exact", network: s.network, payTo: s.payTo, price: `$${tool.priceUsd}`, maxTimeoutSeconds: s.timeoutSec };
+/** The x402 payment option of a paid tool: `exact` scheme, USDC, `priceUsd` (default: the tool's price). */
+export function paymentOption(tool: AnyTool, s: PaymentSettings, priceUsd = tool.priceUsd): PaymentOption {
+  return { scheme: "exact", network: s.network, payTo: s.payTo, price: `$${priceUsd}`, maxTimeoutSeconds: s.timeoutSec };
 }
 
 /**
@@ -84,13 +84,22 @@ export class PaymentCatalog {
     return map;
   }
 
-  /** Requirements of a paid tool. @throws the facilitator's error when it cannot be reached. */
-  async requirements(tool: AnyTool): Promise<PaymentRequirements[]> {
+  /**
+   * Requirements of a paid tool, at `priceUsd` when the call's price depends on its input (built per call:
+   * the price is validated input, so nothing caller-chosen is cached).
+   * @throws the facilitator's error when it cannot be reached.
+   */
+  async requirements(tool: AnyTool, priceUsd = tool.priceUsd): Promise<PaymentRequirements[]> {
     this.ready ??= this.build().catch((err: unknown) => {
       this.ready = undefined;
       throw err;
     });
-    const reqs = (await this.ready).get(tool.name);
+    const built = await this.ready;
+    if (priceUsd !== tool.priceUsd) {
+      const o = paymentOption(tool, this.settings, priceUsd);
+      return this.resourceServer.buildPaymentRequirements({ ...o, price: o.price as string, payTo: this.settings.payTo });
+    }
+    const reqs = built.get(tool.name);
     if (!reqs) throw new Error(`no payment requirements for ${tool.name}`);
     return reqs;
   }

@@ -12,6 +12,8 @@ export type HttpMethod = "GET" | "POST" | "DELETE";
  * - `priceUsd`: decimal USD string charged per request in USDC (e.g. `"0.005"`), or `"free"`.
  * - `cacheTtlSec`: identical requests inside this window are answered from cache, free of charge.
  * - `input`: every path, query and body field; over HTTP, query strings are coerced to the schema's types.
+ *   Parsing it must be a pure function of the raw input (no clock, no changing state): the cache-hit fast
+ *   paths (http/cache-hits.ts, MCP cached calls) remember which cache key a raw request parsed to.
  * - `output`: the success body; documented in OpenAPI and MCP `outputSchema`, validated in tests.
  * - `handler`: returns the output or throws an `AppError`; it never sees transport details.
  */
@@ -30,6 +32,11 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
   readonly output: O;
   /** A valid raw input (as a caller would send it), used by docs, the sandbox demo, tests and benchmarks. */
   readonly example: Readonly<Record<string, string | number | boolean>>;
+  /**
+   * A price that depends on the input (credit top-ups charge the amount they credit): decimal USD, at
+   * least `priceUsd` (which is then the minimum shown in documents). Default: `priceUsd` for every call.
+   */
+  priceOf?(input: z.output<I>): string;
   /**
    * `upfront`: settle the payment before the handler runs (tools that create state, such as alerts), so a
    * failed settlement leaves nothing behind. Default: verify, run the handler, settle only on success.
@@ -55,6 +62,12 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
    */
   readonly acceptsCredentials?: boolean;
   /**
+   * `siwx`: the (free) tool acts for a wallet that must prove itself with a Sign-In-With-X proof
+   * (`SIGN-IN-WITH-X` header / MCP `_meta["x402/sign-in-with-x"]`); without a valid one the mounts answer
+   * 402 with the SIWX challenge, and the handler reads the wallet from `caller.wallet`.
+   */
+  readonly auth?: "siwx";
+  /**
    * The tool creates or reads caller-owned state (alerts): its example refers to state that may not
    * exist, so generic runners (parity test, sandbox demo, benchmarks) leave it to its own tests.
    */
@@ -74,8 +87,15 @@ export interface CallerCredentials {
 
 /** Who is calling, as far as the transport can tell. */
 export interface CallerInfo {
-  /** Wallet that paid for this call (x402 / MPP payer), when it was paid. */
+  /** Wallet that paid for this call (x402 / MPP payer, or the SIWX wallet of a credit-paid call), lower case. */
   payer?: string;
+  /**
+   * Unique reference of the settled payment of this call (the x402 authorization's ledger key), for
+   * handlers that must act once per payment (credit top-ups).
+   */
+  paymentReference?: string;
+  /** Wallet proven by a Sign-In-With-X proof on this request (tools with `auth: "siwx"`), lower case. */
+  wallet?: string;
   credentials: CallerCredentials;
 }
 
@@ -90,6 +110,11 @@ export interface InterimAnswer<T> {
   status: number;
   retryAfterSec?: number;
   body: T;
+}
+
+/** The USD price of one call of `tool` with `input` (decimal string; `priceOf` when the tool has one). */
+export function priceFor(tool: AnyTool, input: unknown): string {
+  return tool.priceOf ? tool.priceOf(input) : tool.priceUsd;
 }
 
 /** A tool of any input/output type, as stored in the registry. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { pathParams, isFree, type AnyTool } from "./tool.js";
+import type { StreamDef } from "./stream.js";
 
 /** Thrown at boot (and in tests) when the registry is inconsistent; lists every problem at once. */
 export class RegistryError extends Error {
@@ -39,6 +40,31 @@ export function validateRegistry(tools: readonly AnyTool[]): void {
         z.toJSONSchema(schema, { io });
       } catch (err) {
         problems.push(`${t.name}: ${label} schema not representable: ${(err as Error).message}`);
+      }
+    }
+  }
+  if (problems.length) throw new RegistryError(problems);
+}
+
+/**
+ * Checks the live streams: unique topics and paths under `/stream/`, `:symbol` exactly when the symbol is
+ * required, a positive price per minute with at most 6 decimals, event schemas convertible to JSON Schema.
+ * @throws RegistryError with every problem found.
+ */
+export function validateStreams(streams: readonly StreamDef[]): void {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const s of streams) {
+    if (seen.has(s.topic) || seen.has(s.path)) problems.push(`${s.topic}: duplicate topic or path`);
+    seen.add(s.topic).add(s.path);
+    if (!s.path.startsWith("/stream/")) problems.push(`${s.topic}: path must start with /stream/`);
+    if (s.path.includes(":symbol") !== (s.symbol === "required")) problems.push(`${s.topic}: :symbol in the path exactly when the symbol is required`);
+    if (!/^\d+(\.\d{1,6})?$/.test(s.pricePerMinuteUsd) || Number(s.pricePerMinuteUsd) <= 0) problems.push(`${s.topic}: bad pricePerMinuteUsd ${s.pricePerMinuteUsd}`);
+    for (const [name, schema] of Object.entries(s.events)) {
+      try {
+        z.toJSONSchema(schema, { io: "output" });
+      } catch (err) {
+        problems.push(`${s.topic}: event ${name} has no JSON Schema (${(err as Error).message})`);
       }
     }
   }

@@ -12,15 +12,28 @@ export interface AlertDemoResult {
   createStatus: number;
   webhookVerified: boolean;
   deliveryStatus: string;
+  /** `POST /liquidation/alert/:id/extend` (0.03 USDC). */
+  extendStatus: number;
+  priceAlertId: string;
+  /** `POST /price-alert` (0.04 USDC). */
+  priceCreateStatus: number;
+  /** `POST /price-alert/:id/extend` (0.02 USDC). */
+  priceExtendStatus: number;
   cancelStatus: number;
+  priceCancelStatus: number;
+  /** What the payer spent on chain: 0.06 + 0.03 + 0.04 + 0.02 USDC. */
   spentAtomic: bigint;
 }
 
 /**
  * The sandbox's alert walk-through: pays for a liquidation alert whose webhook is the local HTTPS
  * `receiver`, runs one evaluation round (`round`, instead of waiting for the 30 s schedule), shows the
- * signed webhook and checks its signature with the alert's `webhook_secret`, reads the alert's record
- * with its manage token, then cancels it.
+ * signed webhook and checks it as a receiver would (signature with the alert's `webhook_secret`,
+ * timestamp within 5 minutes of this machine's clock, the service's clock being the real one here),
+ * reads the alert's full record with its manage token and pays to extend it by 24 h; then pays for a price
+ * alert on the same receiver (ETH above a price it will not reach, so it stays quiet) and pays to extend it;
+ * then cancels both. With the market-data calls of `demo.ts` and the top-up of `credits-demo.ts`, the
+ * sandbox pays every paid endpoint once.
  */
 export async function runAlertDemo(opts: {
   baseUrl: string;
@@ -38,13 +51,14 @@ export async function runAlertDemo(opts: {
   const res = await pay(`${opts.baseUrl}/liquidation/alert`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ symbol: "BTC", threshold_pct: 1, webhook_url: webhookUrl, expires_in_hours: 24 }),
+    body: JSON.stringify({ symbol: "BTC", threshold_pct: 0.01, webhook_url: webhookUrl, expires_in_hours: 24 }),
   });
   const created = (await res.json()) as { alert_id: string; webhook_secret: string; manage_token: string; expires_at: string };
   print(`POST /liquidation/alert -> ${res.status} (0.06 USDC): ${created.alert_id}, expires ${created.expires_at}`);
   print(`  webhook_secret ${created.webhook_secret}`);
   print(`  manage_token   ${created.manage_token}`);
 
+  // threshold_pct 0.01: any open interest at risk fires it, so the first round shows a webhook.
   const seen = opts.receiver.requests.length;
   await opts.round();
   const [hook] = (await opts.receiver.waitFor(seen + 1, 10_000)).slice(seen);
@@ -64,9 +78,39 @@ export async function runAlertDemo(opts: {
   };
   const delivery = record.deliveries[0];
   print(`\nGET /liquidation/alert/${created.alert_id} (free): trigger_count ${record.trigger_count}, delivery ${delivery?.status} (HTTP ${delivery?.attempts.at(-1)?.status})`);
+  const json = { "content-type": "application/json" };
+  const extend = await pay(`${opts.baseUrl}/liquidation/alert/${created.alert_id}/extend`, { method: "POST", headers: json, body: JSON.stringify({ add_hours: 24 }) });
+  const extended = (await extend.json()) as { expires_at: string };
+  print(`POST /liquidation/alert/${created.alert_id}/extend {"add_hours":24} -> ${extend.status} (0.03 USDC): expires ${extended.expires_at}`);
+
+  const priceRes = await pay(`${opts.baseUrl}/price-alert`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ symbol: "ETH", direction: "above", target_price: 1_000_000, webhook_url: webhookUrl, expires_in_hours: 24 }),
+  });
+  const price = (await priceRes.json()) as { alert_id: string; manage_token: string; expires_at: string };
+  print(`\nPOST /price-alert {"symbol":"ETH","direction":"above","target_price":1000000} -> ${priceRes.status} (0.04 USDC): ${price.alert_id}, expires ${price.expires_at}`);
+  const priceExtend = await pay(`${opts.baseUrl}/price-alert/${price.alert_id}/extend`, { method: "POST", headers: json, body: JSON.stringify({ add_hours: 24 }) });
+  const priceExtended = (await priceExtend.json()) as { expires_at: string };
+  print(`POST /price-alert/${price.alert_id}/extend {"add_hours":24} -> ${priceExtend.status} (0.02 USDC): expires ${priceExtended.expires_at}`);
+
   const cancel = await fetch(`${opts.baseUrl}/liquidation/alert/${created.alert_id}`, { method: "DELETE", headers: auth });
-  print(`DELETE /liquidation/alert/${created.alert_id} (free, manage token) -> ${cancel.status} ${((await cancel.json()) as { status: string }).status}`);
+  print(`\nDELETE /liquidation/alert/${created.alert_id} (free, manage token) -> ${cancel.status} ${((await cancel.json()) as { status: string }).status}`);
+  const priceCancel = await fetch(`${opts.baseUrl}/price-alert/${price.alert_id}`, { method: "DELETE", headers: { authorization: `Bearer ${price.manage_token}` } });
+  print(`DELETE /price-alert/${price.alert_id} (free, manage token) -> ${priceCancel.status} ${((await priceCancel.json()) as { status: string }).status}`);
   const spent = before - (await opts.balanceOf(opts.payer.address));
-  print(`alerts cost ${formatUnits(spent, 6)} USDC`);
-  return { alertId: created.alert_id, createStatus: res.status, webhookVerified: verified, deliveryStatus: delivery?.status ?? "none", cancelStatus: cancel.status, spentAtomic: spent };
+  print(`alerts cost ${formatUnits(spent, 6)} USDC (two creations and two extensions)`);
+  return {
+    alertId: created.alert_id,
+    createStatus: res.status,
+    webhookVerified: verified,
+    deliveryStatus: delivery?.status ?? "none",
+    extendStatus: extend.status,
+    priceAlertId: price.alert_id,
+    priceCreateStatus: priceRes.status,
+    priceExtendStatus: priceExtend.status,
+    cancelStatus: cancel.status,
+    priceCancelStatus: priceCancel.status,
+    spentAtomic: spent,
+  };
 }

@@ -23,9 +23,11 @@ function preview(v: unknown, depth = 0): unknown {
 }
 
 /**
- * The paying demo client: for every paid tool, calls its example request with the official `@x402/fetch`
- * client signing EIP-3009 authorizations with `payer`'s key, then repeats the first call to show a free
- * cache hit. Prints each answer and the balances before and after. Returns the calls made.
+ * The paying demo client: for every paid market-data tool, calls its example request with the official
+ * `@x402/fetch` client signing EIP-3009 authorizations with `payer`'s key, then repeats the first call to show
+ * a free cache hit. Prints each answer and the balances before and after. Returns the calls made. The paid
+ * tools that create state are walked through elsewhere: alerts and their extensions in `alert-demo.ts`, the
+ * credits top-up in `credits-demo.ts`.
  */
 export async function runDemo(opts: {
   baseUrl: string;

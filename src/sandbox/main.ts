@@ -5,15 +5,22 @@ import { parseArgs } from "node:util";
 import { TOOLS } from "../../tools/index.js";
 import { logger } from "../lib/log.js";
 import { runAlertDemo } from "./alert-demo.js";
+import { runCreditsDemo } from "./credits-demo.js";
 import { runDemo } from "./demo.js";
 import { startHttpsReceiver } from "./https-receiver.js";
 import { startOfflineStack } from "./offline-stack.js";
+import { DEMO_STREAM_MINUTE_MS, runStreamDemo, simulatedLiquidations } from "./stream-demo.js";
 
 /**
- * `npm run sandbox [-- --port N --chain-port M --no-demo]`: the whole service offline (simulated venues,
+ * `npm run sandbox [-- --port N --chain-port M --no-demo --replay]`: the whole service offline (simulated venues,
  * local chain, in-process facilitator, a local HTTPS webhook receiver). With the demo (default) a client
- * pays for every paid tool and prints the answers, then creates a liquidation alert, shows its signed
- * webhook and cancels it, and exits; with `--no-demo` it serves until killed.
+ * pays for every market-data tool and prints the answers; creates a liquidation alert, shows its signed
+ * webhook, extends it, creates and extends a price alert, cancels both; tops up credits and makes 20
+ * credit-paid calls; tops up again and subscribes to the paid liquidation stream for a few seconds (a
+ * billed minute lasts {@link DEMO_STREAM_MINUTE_MS} ms in the demo); and exits. With `--no-demo` it serves
+ * until killed (real minutes). `--replay` makes the simulator serve the real recordings of
+ * `src/sim/recordings` where one exists (docs/sandbox-replay.md): those answers carry
+ * `X-Data-Source: replay`, the others `simulated`.
  */
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -23,6 +30,7 @@ async function main(): Promise<void> {
       "sim-port": { type: "string", default: "0" },
       seed: { type: "string", default: "42" },
       "no-demo": { type: "boolean", default: false },
+      replay: { type: "boolean", default: false },
     },
   });
   // The logger exists before main() runs: set its level here (quiet unless LOG_LEVEL says otherwise).
@@ -37,11 +45,18 @@ async function main(): Promise<void> {
     chainPort: Number(values["chain-port"]),
     simPort: Number(values["sim-port"]),
     seed: Number(values.seed),
-    env: { WEBHOOK_ALLOW_LOOPBACK: "true", WEBHOOK_EXTRA_CA_FILE: caFile },
+    replay: values.replay,
+    // The demo's stream bills short minutes, so that a few are paid in a few seconds; `--no-demo` bills real minutes.
+    env: { WEBHOOK_ALLOW_LOOPBACK: "true", WEBHOOK_EXTRA_CA_FILE: caFile, ...(values["no-demo"] ? {} : { LIVE_STREAM_MINUTE_MS: String(DEMO_STREAM_MINUTE_MS) }) },
   });
   const out = (l = "") => process.stdout.write(`${l}\n`);
-  out("marketgate sandbox: simulated venues, local chain (anvil, chain id 8453), in-process facilitator");
-  out(`  service       ${stack.url}   (every answer is simulated: X-Data-Source: simulated)`);
+  if (values.replay) {
+    out("marketgate sandbox: simulated venues replaying real recordings, local chain (anvil, chain id 8453), in-process facilitator");
+    out(`  service       ${stack.url}   (X-Data-Source: replay where a recording answered, simulated elsewhere; see docs/sandbox-replay.md)`);
+  } else {
+    out("marketgate sandbox: simulated venues, local chain (anvil, chain id 8453), in-process facilitator");
+    out(`  service       ${stack.url}   (every answer is simulated: X-Data-Source: simulated)`);
+  }
   out(`  MCP (HTTP)    ${stack.url}/mcp`);
   out(`  chain RPC     ${stack.rpcUrl}`);
   out(`  test USDC     ${stack.usdcAddress}`);
@@ -53,6 +68,7 @@ async function main(): Promise<void> {
   out("");
   out(`  try: curl -i '${stack.url}/api/v1/prices?symbols=btc,eth'   (402 with PAYMENT-REQUIRED)`);
   out(`       curl '${stack.url}/openapi.json'`);
+  if (values.replay) out(`       curl '${stack.url}/api/v1/status'   (replay: true, and the endpoints answered from recordings so far)`);
   out("");
 
   const stop = async () => {
@@ -71,6 +87,10 @@ async function main(): Promise<void> {
   await runDemo({ baseUrl: stack.url, tools: TOOLS, payer: stack.payers[0]!, payTo: stack.operator.address, balanceOf: stack.balanceOf });
   out("\nalert walk-through (payer #1, webhook to the local receiver):\n");
   await runAlertDemo({ baseUrl: stack.url, payer: stack.payers[0]!, receiver, round: () => stack.service.alerts!.round(), balanceOf: stack.balanceOf });
+  out("\nprepaid credits (payer #2: one x402 top-up, then 20 calls signed with Sign-In-With-X):\n");
+  await runCreditsDemo({ baseUrl: stack.url, payer: stack.payers[1]!, balanceOf: stack.balanceOf });
+  out(`\nlive stream (payer #3: one x402 top-up, then Sign-In-With-X and GET /stream/liquidations; a billed minute lasts ${DEMO_STREAM_MINUTE_MS / 1000} s in this demo):\n`);
+  await runStreamDemo({ baseUrl: stack.url, payer: stack.payers[2]!, minuteMs: DEMO_STREAM_MINUTE_MS, simulated: simulatedLiquidations(stack.sim), balanceOf: stack.balanceOf });
   await stop();
 }
 

@@ -16,6 +16,8 @@ export interface OfflineStackOptions {
   simPort?: number;
   /** Simulator market seed. */
   seed?: number;
+  /** Serve the real recordings of `src/sim/recordings` where one exists (`--replay`; see `src/sim/replay.ts`). */
+  replay?: boolean;
   /** Extra environment for the service configuration (e.g. `RATE_LIMIT_PER_MIN`). */
   env?: Record<string, string>;
   /** Wraps the configured facilitator(s) (tests inject faults this way). */
@@ -49,7 +51,7 @@ export interface OfflineStack {
  * through the in-process facilitator. Production code paths run unchanged; only base URLs differ.
  */
 export async function startOfflineStack(opts: OfflineStackOptions = {}): Promise<OfflineStack> {
-  const sim = await startSimulator({ port: opts.simPort ?? 0, seed: opts.seed });
+  const sim = await startSimulator({ port: opts.simPort ?? 0, seed: opts.seed, replay: opts.replay });
   let anvil: AnvilHandle | undefined;
   try {
     anvil = await startAnvil({ port: opts.chainPort ?? 0, chainId: 8453 });

@@ -1,10 +1,14 @@
 import type { ProvisionedChain } from "../payments/local-chain/provision.js";
 import type { RunningSimulator } from "../sim/server.js";
 
-/** Environment that points every venue adapter at a running simulator (sim data mode), with budgets sized for it. */
+/**
+ * Environment that points every venue adapter at a running simulator (sim data mode), with budgets sized for it;
+ * `SIM_REPLAY=on` when the simulator replays recordings (answers built on them are labelled `replay`).
+ */
 export function simEnv(sim: RunningSimulator): Record<string, string> {
   return {
     DATA_MODE: "sim",
+    SIM_REPLAY: sim.replay ? "on" : "off",
     COINGECKO_BASE_URL: sim.urls.coingecko,
     COINGECKO_PLAN: "pro",
     BINANCE_FAPI_BASE_URL: sim.urls.binance,

@@ -2,17 +2,24 @@
  * Perpetual-futures layer of the venue simulator, built on the seeded spot {@link MarketModel}.
  *
  * ALL NUMBERS PRODUCED HERE ARE SIMULATED: listings, intervals, premiums, funding, open interest and ratios are
- * hand-picked, illustrative set-ups, not market data.
+ * illustrative set-ups, not market data. The premium/funding dispersion and the venues' 24h turnover are
+ * calibrated to real recordings ({@link PREMIUM_CALIBRATION}, {@link VOLUME_SHARE}; docs/methods/simulator.md).
  *
  * Per (venue, instrument, time), deterministic for (seed, time):
  * - index = model spot price × (1 + a tiny venue-specific deviation, ~1.5 bp);
- * - premium = mean + slowly varying, mean-reverting noise (8 h / 1 h / 5 min value-noise layers); the mean is
- *   seeded per base (≈ 0..3 bp) plus a venue bias, except a few configured EXTREME bases;
- * - mark = index × (1 + premium); last = mark × (1 + ~1 bp noise);
- * - funding per interval, Binance style: F = clamp(P̄ + clamp(I − P̄, −0.05 %, +0.05 %), ±cap), with P̄ the
- *   linearly weighted average premium over the interval (16 samples) and I = 0.01 % × intervalHours / 8.
- *   The current (accruing) rate averages over [interval start, now]; a settled rate over the whole interval, so the
- *   current rate converges to the settled one at the boundary. Hyperliquid pays hourly: F(8h formula) / 8.
+ * - premium (= mark / index − 1), regular bases: venue mean + a base sentiment shared by the four venues (seeded
+ *   level, market-wide 2-day, per-base 3-day and 12-hour layers) + a venue-specific part (seeded level, 8 h and 1 h
+ *   layers) + fast 5-minute noise that mostly averages out of funding. A few configured EXTREME bases instead sit
+ *   at a large mean premium with small noise;
+ * - mark = index × (1 + premium) (Hyperliquid regular bases: plus a mark-only deviation, {@link HL_MARK_ONLY_SD});
+ *   last = mark × (1 + ~1 bp noise);
+ * - P̄ = linearly weighted average premium over the interval (16 samples). For regular bases it is soft-bounded
+ *   (tanh) so that |funding| stays below 0.05 % per 8h: extreme funding happens exactly on the EXTREME bases;
+ * - funding per interval, Binance/Bybit/Hyperliquid: F = clamp(P̄ + clamp(I − P̄, −0.05 %, +0.05 %), ±cap) with
+ *   I = 0.01 % × intervalHours / 8, so F is pinned at I while P̄ is within 0.05 % of I (the real venues' "0.01 %"
+ *   rates). Hyperliquid pays hourly: F(8h formula) / 8. OKX, per its published formula, has no interest component:
+ *   F = clamp(P̄, ±cap), so its rate is never pinned. The current (accruing) rate averages over [interval start,
+ *   now]; a settled rate over the whole interval, so the current rate converges to the settled one at the boundary.
  * - settlements fall on UTC multiples of the interval (Binance and Hyperliquid add a few ms of jitter like the real
  *   venues); nextFundingTime is the next boundary;
  * - open interest (coins) = base level × venue share × slow drift (shared per base, so venue ranking is stable:
@@ -109,9 +116,12 @@ export interface PerpModel {
   premium(inst: PerpInstrumentSpec, tsMs: number): number;
   markPrice(inst: PerpInstrumentSpec, tsMs: number): number;
   lastPrice(inst: PerpInstrumentSpec, tsMs: number): number;
-  /** Linearly weighted average premium over [fromMs, toMs] (16 samples; the premium at `fromMs` when empty). */
+  /**
+   * Linearly weighted average premium over [fromMs, toMs] (16 samples; the premium at `fromMs` when empty); for
+   * regular perpetuals soft-bounded so funding stays below 0.05 % per 8h (see the header). This is the P̄ of funding.
+   */
   avgPremium(inst: PerpInstrumentSpec, fromMs: number, toMs: number): number;
-  /** Interest component per interval (0.01 % per 8 h scaled; Hyperliquid: the per-hour share). */
+  /** Interest component per interval (0.01 % per 8 h scaled; Hyperliquid: the per-hour share; OKX: 0). */
   interestRate(inst: PerpInstrumentSpec): number;
   /** Start of the funding interval containing `tsMs` (a boundary is the start of the next interval). */
   intervalStart(inst: PerpInstrumentSpec, tsMs: number): number;
@@ -129,7 +139,12 @@ export interface PerpModel {
   settlementJitterMs(inst: PerpInstrumentSpec, settleMs: number): number;
   /** Open interest in base coins. */
   openInterestCoins(inst: PerpInstrumentSpec, tsMs: number): number;
-  /** 24h turnover, USD. */
+  /**
+   * Trading intensity of `inst` in the UTC hour containing `tsMs`, as USD per 24h: the model's aggregate 24h volume
+   * at the hour's start × the venue's share. The tape trades at this intensity.
+   */
+  flowUsdPerDay(inst: PerpInstrumentSpec, tsMs: number): number;
+  /** 24h turnover, USD: the hourly {@link flowUsdPerDay} integrated over (tsMs − 24h, tsMs], i.e. what the tape traded. */
   turnover24hUsd(inst: PerpInstrumentSpec, tsMs: number): number;
   /** Long/short ratio (long ÷ short), in [0.6, 2.5]. */
   longShortRatio(inst: PerpInstrumentSpec, kind: LongShortKind, tsMs: number): number;
@@ -227,8 +242,71 @@ export const EXTREME_PREMIUM: Readonly<Record<string, number>> = { WIF: 0.0024, 
 
 /** Venue shares of a base's perp open interest (Binance largest). */
 const OI_SHARE: Readonly<Record<PerpSimVenue, number>> = { binance: 0.36, bybit: 0.2, okx: 0.14, hyperliquid: 0.24 };
-/** Venue perp turnover relative to the model's 24h (spot-aggregate) volume. */
-const VOLUME_SHARE: Readonly<Record<PerpSimVenue, number>> = { binance: 1.0, bybit: 0.55, okx: 0.35, hyperliquid: 0.3 };
+/**
+ * Venue perp 24h turnover relative to the model's 24h (CoinGecko-style aggregate) volume, target perps. Real 2026
+ * turnover ÷ the simulator's aggregate volume of the same base:
+ * - Bybit: `bybit/cryptofeed_v5_ws_linear_..._2026-08-09.ndjson` `turnover24h` BTC 1.14e9 (÷ 40e9 = 0.029), ETH 0.51e9
+ *   (0.026), SOL 0.28e9 (0.069), DOGE 0.036e9 (0.024) → 0.027;
+ * - Hyperliquid: `hyperliquid/nautilus_ws_allDexsAssetCtxs.json` `dayNtlVlm` BTC 1.52e9 (0.038), ETH 0.59e9 (0.030),
+ *   SOL 0.14e9 (0.035) → 0.034 for BTC/ETH/SOL ({@link HL_MAJORS}); the 13 other named coins (DOGE, XRP, BNB, AVAX,
+ *   LTC, LINK, SUI, kPEPE, ATOM, OP, ARB, INJ, APT) median 0.006 → {@link HL_ALT_VOLUME_SHARE};
+ * - Binance and OKX: no 2026 volume capture; assumed 2.5× and 0.75× Bybit.
+ */
+export const VOLUME_SHARE: Readonly<Record<PerpSimVenue, number>> = { binance: 0.068, bybit: 0.027, okx: 0.02, hyperliquid: 0.034 };
+/** Hyperliquid's turnover share for bases other than {@link HL_MAJORS} (see {@link VOLUME_SHARE}). */
+export const HL_ALT_VOLUME_SHARE = 0.006;
+const HL_MAJORS: readonly string[] = ["BTC", "ETH", "SOL"];
+/** Turnover share of the venue-typical non-target instruments (quarterlies, USDC perp, coin-margined swaps). */
+const NON_TARGET_VOLUME_SHARE = 0.002;
+
+/**
+ * Funding calibration targets, from real snapshots (fractions; "pinned" = the current rate equals the venue's
+ * default for the symbol's interval, i.e. 0.01 % per 8h, 0.005 % per 4h, 0.00125 % per hour):
+ * - Binance `binance/usdm_premiumIndex_all_symbols_2024-11-27.json` (371 symbols with a non-zero interest rate):
+ *   8h symbols 151/205 = 73.7 % pinned (23.4 % above, 2.9 % below); 4h symbols 91/166 = 54.8 %; together 65.2 %.
+ *   Of the unpinned, 88.4 % are above the default; the deviation F − I (8h-equivalent) has median 0.96 bp,
+ *   p10 −1.1 bp, p90 4.3 bp. Mark/index − 1: p10 −2.3 bp, p50 4.5 bp, p90 11.8 bp.
+ *   (Counting only rates of exactly 0.01 % over every symbol, 4h ones included, gives 151/371 = 40.7 %.)
+ * - Hyperliquid `hyperliquid/nautilus_ws_allDexsAssetCtxs.json` (main dex, 179 live coins of 230): 126 = 70.4 %
+ *   pinned at 0.00125 %/h (10.1 % above, 19.6 % below); of the unpinned 34 % above; deviation (8h-eq.) median
+ *   −0.5 bp, p10 −7.4 bp, p90 3.1 bp. Mark/oracle − 1: p10 −15.3 bp, p50 −4.2 bp, p90 12.5 bp.
+ *   (126 of all 230 ctxs, delisted included, is 54.8 %.)
+ * - Bybit `bybit/cryptofeed_v5_ws_linear_..._2026-08-09.ndjson`: same formula as Binance; 2 of its 4 linear tickers
+ *   pinned (BTC, DOGE), ETH and SOL below → calibrated like Binance with a smaller mean.
+ * - OKX: no interest term (its published formula; `okx/nautilus_http_get_funding_rate_history.json` and the tardis
+ *   `funding-rate` frames: 0.01515 %, −0.00236 %, 0.0481 %, none pinned) → never pinned.
+ */
+export const FUNDING_TARGETS = {
+  binance: { pinned8h: 0.737, pinned4h: 0.548, aboveOfUnpinned: 0.884, markPremiumP10: -0.000226, markPremiumP50: 0.000447, markPremiumP90: 0.001184 },
+  hyperliquid: { pinned: 0.704, aboveOfUnpinned: 0.34, markPremiumP10: -0.00153, markPremiumP50: -0.000424, markPremiumP90: 0.00125 },
+  bybit: { pinned8h: 0.737 },
+  okx: { pinned: 0 },
+} as const;
+
+/** Premium model of regular bases per venue (fractions): mean, sd of the venue part and of the fast noise. */
+interface PremiumCalibration {
+  readonly mean: number;
+  readonly venueSd: number;
+  readonly fastSd: number;
+}
+/** Sd of the base sentiment shared by every venue listing a base (fraction). */
+const BASE_SENTIMENT_SD = 0.00025;
+/**
+ * Regular-base premium per venue, tuned so the simulated cross-section (symbols × times) reproduces
+ * {@link FUNDING_TARGETS}: total slow sd = sqrt(BASE_SENTIMENT_SD² + venueSd²); fast noise widens the mark premium.
+ */
+export const PREMIUM_CALIBRATION: Readonly<Record<PerpSimVenue, PremiumCalibration>> = {
+  binance: { mean: 0.0003, venueSd: 0.00033, fastSd: 0.00044 },
+  bybit: { mean: 0.00025, venueSd: 0.00045, fastSd: 0.00044 },
+  okx: { mean: 0.0001, venueSd: 0.00017, fastSd: 0.0003 },
+  hyperliquid: { mean: 0, venueSd: 0.00015, fastSd: 0.0006 },
+};
+/**
+ * Hyperliquid's mark is not oracle × (1 + premium): its mark price is a median of several references while funding
+ * uses the impact-price premium (real 2026 ctxs: ETH mark/oracle −4.2 bp vs premium −2.8 bp, ATOM −14 vs −5.6 bp).
+ * Sd (fraction) of the mark-only deviation added to Hyperliquid marks of regular bases (10-minute noise).
+ */
+export const HL_MARK_ONLY_SD = 0.0006;
 
 const SALT = {
   premMean: 0x51a7e001,
@@ -247,6 +325,15 @@ const SALT = {
   jitter: 0x51a7e00e,
   basis: 0x51a7e00f,
   candleVol: 0x51a7e010,
+  baseLevel: 0x51a7e011,
+  market2d: 0x51a7e012,
+  base3d: 0x51a7e013,
+  base12h: 0x51a7e014,
+  venueLevel: 0x51a7e015,
+  venue8h: 0x51a7e016,
+  venue1h: 0x51a7e017,
+  fast: 0x51a7e018,
+  hlMark: 0x51a7e019,
 } as const;
 
 /** Leverage steps of the simulated CEX margin tiers (each table starts at the instrument's max leverage). */
@@ -266,9 +353,9 @@ function priceDecimalsFor(unitUsd: number, max: number): number {
   return clamp(Math.ceil(5 - Math.log10(unitUsd)), 0, max);
 }
 
-/** Decimals of a quantity whose unit is worth `unitUsd`. */
+/** Decimals of a quantity whose unit is worth `unitUsd`: a lot worth ≈ 0.03-0.3 units (BTC 0.001, SOL 0.1). */
 function qtyDecimalsFor(unitUsd: number): number {
-  return clamp(Math.floor(Math.log10(unitUsd)) - 1, 0, 3);
+  return clamp(Math.round(Math.log10(unitUsd)) - 1, 0, 3);
 }
 
 /** Last Friday of the quarter-end month at 08:00 UTC, first one strictly after `nowMs` (Binance quarterlies). */
@@ -308,10 +395,24 @@ export function createPerpModel(market: MarketModel): PerpModel {
     const z1 = normalFromHash(hash4(seedH, stream, salt, (k + 1) | 0));
     return z0 * (1 - f) + z1 * f;
   }
+  /** {@link noise} rescaled to unit variance at every instant (a marginally exact N(0,1), still continuous). */
+  function unitNoise(stream: number, salt: number, tsMs: number, periodMs: number): number {
+    const f = tsMs / periodMs - Math.floor(tsMs / periodMs);
+    return noise(stream, salt, tsMs, periodMs) / Math.sqrt((1 - f) * (1 - f) + f * f);
+  }
+  const marketStream = fnv1a("perp-market-sentiment");
 
   interface InstState {
+    /** Extreme set-up (EXTREME_PREMIUM base, target perp): premium = mean + sd × 8h/1h/5min noise, P̄ unbounded. */
+    extreme: boolean;
     premiumMean: number;
     premiumSd: number;
+    /** Regular bases: seeded level of the base sentiment and of the venue part (fractions), calibration row. */
+    baseLevel: number;
+    venueLevel: number;
+    calib: PremiumCalibration;
+    /** Regular perpetuals: P̄ is soft-bounded to ±this (fraction) so that |funding| < 0.05 % per 8h. */
+    pbarBound: number;
     oiBaseCoins: number;
     lsMean: Record<LongShortKind, number>;
     volumeShare: number;
@@ -328,19 +429,28 @@ export function createPerpModel(market: MarketModel): PerpModel {
     const baseStream = fnv1a(`perp-base:${inst.base}`);
     const params = market.params(inst.base);
     const extreme = EXTREME_PREMIUM[inst.base];
-    const zb = clamp(z(baseStream, SALT.premMean), -2.5, 2.5);
     const zv = clamp(z(inst.stream, SALT.premBias), -2, 2);
-    const premiumMean = extreme !== undefined && inst.target ? extreme * (1 + 0.08 * zv) : 0.0001 + 0.00008 * zb + 0.00003 * zv;
+    const isExtreme = extreme !== undefined && inst.target;
     const share = (inst.target ? OI_SHARE[inst.venue] : 0.03) * (inst.delisted ? 0 : 1);
+    const calib = PREMIUM_CALIBRATION[inst.venue];
+    // Largest |P̄| keeping |F| × 8 / h < 0.05 %: F = P̄ ∓ 0.05 % beyond the clamp band (OKX: F = P̄), 5 % margin.
+    const eightHourFactor = inst.venue === "hyperliquid" ? 1 : 8 / Math.max(1, inst.fundingIntervalHours);
+    const fMax = 0.0005 / eightHourFactor;
+    const volShare = inst.venue === "hyperliquid" && !HL_MAJORS.includes(inst.base) ? HL_ALT_VOLUME_SHARE : VOLUME_SHARE[inst.venue];
     s = {
-      premiumMean,
-      premiumSd: extreme !== undefined ? 0.00015 : 0.00022,
+      extreme: isExtreme,
+      premiumMean: isExtreme ? extreme * (1 + 0.08 * zv) : 0,
+      premiumSd: isExtreme ? 0.00015 : 0,
+      baseLevel: BASE_SENTIMENT_SD * 0.45 * z(baseStream, SALT.baseLevel),
+      venueLevel: calib.venueSd * 0.5 * z(inst.stream, SALT.venueLevel),
+      calib,
+      pbarBound: 0.95 * (inst.venue === "okx" ? fMax : fMax + CLAMP_BAND),
       oiBaseCoins: ((params.volume24hUsd * 0.55) / params.anchorUsd) * share,
       lsMean: {
         top_position: Math.log(1.2) + 0.2 * clamp(z(inst.stream, SALT.lsMean, 1), -2.2, 2.2),
         account: Math.log(1.3) + 0.2 * clamp(z(inst.stream, SALT.lsMean, 2), -2.2, 2.2),
       },
-      volumeShare: (inst.target ? VOLUME_SHARE[inst.venue] : 0.02) * (inst.delisted ? 0 : 1),
+      volumeShare: (inst.target ? volShare : NON_TARGET_VOLUME_SHARE) * (inst.delisted ? 0 : 1),
       venueBaseStream: fnv1a(`perp-index:${inst.venue}:${inst.base}`),
       baseStream,
     };
@@ -476,37 +586,61 @@ export function createPerpModel(market: MarketModel): PerpModel {
       const years = Math.max(0, inst.deliveryTime - t) / YEAR_MS;
       return 0.07 * years + 0.0004 * noise(inst.stream, SALT.basis, t, HOUR_MS);
     }
-    const n = 0.65 * noise(inst.stream, SALT.prem8h, t, 8 * HOUR_MS)
-      + 0.3 * noise(inst.stream, SALT.prem1h, t, HOUR_MS)
-      + 0.15 * noise(inst.stream, SALT.prem5m, t, 5 * MINUTE_MS);
-    return st.premiumMean + st.premiumSd * n;
+    if (st.extreme) {
+      const n = 0.65 * noise(inst.stream, SALT.prem8h, t, 8 * HOUR_MS)
+        + 0.3 * noise(inst.stream, SALT.prem1h, t, HOUR_MS)
+        + 0.15 * noise(inst.stream, SALT.prem5m, t, 5 * MINUTE_MS);
+      return st.premiumMean + st.premiumSd * n;
+    }
+    const c = st.calib;
+    const base = st.baseLevel + BASE_SENTIMENT_SD * (
+      0.4 * unitNoise(marketStream, SALT.market2d, t, 2 * DAY_MS)
+      + 0.55 * unitNoise(st.baseStream, SALT.base3d, t, 3 * DAY_MS)
+      + 0.58 * unitNoise(st.baseStream, SALT.base12h, t, 12 * HOUR_MS));
+    const venue = st.venueLevel + c.venueSd * (
+      0.7 * unitNoise(inst.stream, SALT.venue8h, t, 8 * HOUR_MS)
+      + 0.51 * unitNoise(inst.stream, SALT.venue1h, t, HOUR_MS));
+    return c.mean + base + venue + c.fastSd * unitNoise(inst.stream, SALT.fast, t, 5 * MINUTE_MS);
   }
 
-  const markPrice = (inst: PerpInstrumentSpec, t: number): number => indexPrice(inst, t) * (1 + premium(inst, t));
+  function markPrice(inst: PerpInstrumentSpec, t: number): number {
+    const hlOnly = inst.venue === "hyperliquid" && !instState(inst).extreme
+      ? HL_MARK_ONLY_SD * unitNoise(inst.stream, SALT.hlMark, t, 10 * MINUTE_MS)
+      : 0;
+    return indexPrice(inst, t) * (1 + premium(inst, t) + hlOnly);
+  }
   const lastPrice = (inst: PerpInstrumentSpec, t: number): number => markPrice(inst, t) * (1 + 0.0001 * noise(inst.stream, SALT.last, t, MINUTE_MS));
 
   function avgPremium(inst: PerpInstrumentSpec, from: number, to: number): number {
-    if (!(to > from)) return premium(inst, from);
-    let sum = 0;
-    let wsum = 0;
-    for (let i = 0; i < PREMIUM_SAMPLES; i++) {
-      const w = i + 1; // linearly increasing weights, latest weighted most (Binance)
-      sum += w * premium(inst, from + ((to - from) * (i + 0.5)) / PREMIUM_SAMPLES);
-      wsum += w;
+    let avg: number;
+    if (!(to > from)) avg = premium(inst, from);
+    else {
+      let sum = 0;
+      let wsum = 0;
+      for (let i = 0; i < PREMIUM_SAMPLES; i++) {
+        const w = i + 1; // linearly increasing weights, latest weighted most (Binance)
+        sum += w * premium(inst, from + ((to - from) * (i + 0.5)) / PREMIUM_SAMPLES);
+        wsum += w;
+      }
+      avg = sum / wsum;
     }
-    return sum / wsum;
+    const st = instState(inst);
+    if (st.extreme || inst.kind !== "perpetual") return avg;
+    return st.pbarBound * Math.tanh(avg / st.pbarBound);
   }
 
   const intervalMs = (inst: PerpInstrumentSpec): number => inst.fundingIntervalHours * HOUR_MS;
   const hourlyFromEight = (inst: PerpInstrumentSpec): boolean => inst.venue === "hyperliquid";
 
   function interestRate(inst: PerpInstrumentSpec): number {
-    if (inst.kind !== "perpetual") return 0;
+    if (inst.kind !== "perpetual" || inst.venue === "okx") return 0;
     return hourlyFromEight(inst) ? INTEREST_8H / 8 : (INTEREST_8H * inst.fundingIntervalHours) / 8;
   }
 
   function fundingFromPremium(inst: PerpInstrumentSpec, p: number): number {
     if (inst.kind !== "perpetual") return 0;
+    // OKX: Clamp[MA(premium − interest), floor, cap] with interest = 0 (OKX's published funding formula).
+    if (inst.venue === "okx") return clamp(p, -inst.fundingCap, inst.fundingCap);
     const interest = hourlyFromEight(inst) ? INTEREST_8H : (INTEREST_8H * inst.fundingIntervalHours) / 8;
     const f = clamp(p + clamp(interest - p, -CLAMP_BAND, CLAMP_BAND), -inst.fundingCap, inst.fundingCap);
     return hourlyFromEight(inst) ? f / 8 : f;
@@ -590,6 +724,28 @@ export function createPerpModel(market: MarketModel): PerpModel {
     return { open: o, high, low, close: c, volumeUsd };
   }
 
+  const flowCache = new Map<string, number>();
+  function flowUsdPerDay(inst: PerpInstrumentSpec, t: number): number {
+    const hour = Math.floor(t / HOUR_MS);
+    const key = `${inst.venue}:${inst.symbol}:${hour}`;
+    let f = flowCache.get(key);
+    if (f === undefined) {
+      f = market.volume24hUsdAt(inst.base, hour * HOUR_MS) * instState(inst).volumeShare;
+      if (flowCache.size >= 50_000) flowCache.clear();
+      flowCache.set(key, f);
+    }
+    return f;
+  }
+
+  function turnover24hUsd(inst: PerpInstrumentSpec, t: number): number {
+    let sum = 0;
+    for (let h = Math.floor((t - DAY_MS) / HOUR_MS); h * HOUR_MS < t; h++) {
+      const overlap = Math.min(t, (h + 1) * HOUR_MS) - Math.max(t - DAY_MS, h * HOUR_MS);
+      if (overlap > 0) sum += (flowUsdPerDay(inst, h * HOUR_MS) * overlap) / DAY_MS;
+    }
+    return sum;
+  }
+
   const tierCache = new Map<string, readonly SimMarginTier[]>();
   function marginTiers(inst: PerpInstrumentSpec): readonly SimMarginTier[] {
     const key = `${inst.venue}:${inst.symbol}`;
@@ -625,7 +781,8 @@ export function createPerpModel(market: MarketModel): PerpModel {
     settlementTimes,
     settlementJitterMs,
     openInterestCoins,
-    turnover24hUsd: (inst, t) => market.volume24hUsdAt(inst.base, t) * instState(inst).volumeShare,
+    flowUsdPerDay,
+    turnover24hUsd,
     longShortRatio,
     dayStats,
     candle,

@@ -6,7 +6,9 @@
  * `https://api.coingecko.com/api/v3` becomes `urls.coingecko` (`http://127.0.0.1:<port>/coingecko/api/v3`) and
  * `https://fapi.binance.com` becomes `urls.binance` (`http://127.0.0.1:<port>/binance`); see `venues/index.ts`.
  * Every response carries `X-Simulated: true` (replayed recordings too); unknown paths answer 404 JSON.
- * `replay` switches selected endpoints to real recorded payloads (see `replay.ts`).
+ * `replay` switches selected endpoints to real recorded payloads (see `replay.ts`): each replaying venue gets a replay
+ * layer between its fault middleware and its router, which serves the recordings no router serves and marks every
+ * answer carrying recorded data with `X-Sim-Source: replay` and `X-Sim-Recording: <venue>/<file>`.
  *
  * The same server carries the perp venues' websockets (`ws/hub.ts`): `wsUrls.<venue>` replaces the real websocket
  * host and clients append the real path — `${wsUrls.binance}/market/stream?streams=btcusdt@aggTrade/!forceOrder@arr`
@@ -23,7 +25,7 @@ import { systemClock, type Clock } from "./clock.js";
 import { FaultController, faultMiddleware } from "./faults.js";
 import { createMarketModel, type MarketModel } from "./market.js";
 import { perpModelFor, type PerpModel } from "./perp-model.js";
-import { resolveReplay, type ReplayOption } from "./replay.js";
+import { createReplayLayer, resolveReplay, type ReplayOption, type ReplaySettings } from "./replay.js";
 import { tapeFor, type SimTape } from "./tape.js";
 import { SIM_VENUES, type SimVenueName } from "./venues/index.js";
 import { WsFaultController, type WsVenue } from "./ws/faults.js";
@@ -84,6 +86,8 @@ export interface RunningSimulator {
   wsFaults: WsFaultController;
   /** The deterministic trade/liquidation tape behind the websockets and the REST trade endpoints. */
   tape: SimTape;
+  /** What is replayed from recordings (`replay.ts`); undefined when everything is simulated. */
+  replay: ReplaySettings | undefined;
   close(): Promise<void>;
 }
 
@@ -102,7 +106,10 @@ export function createSimulatorApp(opts: SimulatorAppOptions = {}): Express {
     next();
   });
   for (const venue of SIM_VENUES) {
-    app.use(venue.mountPath, faultMiddleware(faults, venue.name, venue.faultResponses), venue.createRouter({ market, clock, replay }));
+    const replayLayer = createReplayLayer(venue.name, replay);
+    const fault = faultMiddleware(faults, venue.name, venue.faultResponses);
+    if (replayLayer) app.use(venue.mountPath, fault, replayLayer, venue.createRouter({ market, clock, replay }));
+    else app.use(venue.mountPath, fault, venue.createRouter({ market, clock, replay }));
   }
   app.use((req: Request, res: Response) => {
     res.status(404).json({ error: "not found", path: req.path, simulated: true });
@@ -125,8 +132,9 @@ export async function startSimulator(opts: StartSimulatorOptions = {}): Promise<
   const market = createMarketModel({ seed: opts.seed ?? DEFAULT_SIM_SEED, clock });
   const faults = new FaultController();
   const wsFaults = new WsFaultController();
+  const replay = resolveReplay(opts.replay);
   const app = createSimulatorApp({ market, faults, replay: opts.replay });
-  const hub = new SimWsHub({ market, clock, faults: wsFaults, replay: resolveReplay(opts.replay), options: opts.ws });
+  const hub = new SimWsHub({ market, clock, faults: wsFaults, replay, options: opts.ws });
 
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(opts.port ?? 0, host, (err?: Error) => (err ? reject(err) : resolve(s)));
@@ -158,6 +166,7 @@ export async function startSimulator(opts: StartSimulatorOptions = {}): Promise<
     wsUrls,
     wsFaults,
     tape: tapeFor(market),
+    replay,
     close() {
       closing ??= hub.close().then(
         () =>

@@ -6,10 +6,14 @@
  * For every (venue, instrument) the tape is a pure function of (seed, time): time is cut into 1-second slots and each
  * slot's events are derived by hashing (seed, instrument, slot), so the websocket pushes and the REST backfill
  * endpoints serve exactly the same trades for any interval, whenever they are asked.
- * - Trades: a Poisson count per slot (≈ 0.3–3 trades/s depending on the base's volume and the venue, up to 3× more
- *   when the price moved fast in the last 30 s), uniform times inside the slot, a taker side biased by the last 15 s price
- *   move, a price around the model's last price (a few bp of short-scale noise, buyers pay the offer), a log-normal
- *   notional, all rounded like the venue's wire (tick, lot, OKX contracts, Hyperliquid 5 significant figures).
+ * - Trades: a Poisson count per slot, uniform times inside the slot, a taker side biased by the last 15 s price
+ *   move, a price around the model's last price (a few bp of short-scale noise, buyers pay the offer), a USD notional
+ *   drawn from a two-component log-normal mixture fitted to real trades ({@link TRADE_SIZE_TARGETS}), all rounded
+ *   like the venue's wire (tick, lot, OKX contracts, Hyperliquid 5 significant figures). The size scale grows with
+ *   the square root of the instrument's 24h turnover and the rate (0.3-4 trades/s; Bybit BTC ≈ 2/s, as recorded) is
+ *   set so that rate × mean size × 24h equals the venue's hourly trading intensity (`perp.flowUsdPerDay`), which the
+ *   venues' 24h tickers integrate (`perp.turnover24hUsd`): the tape's 24h notional and the tickers agree.
+ *   Activity rises (up to 3×) when the price moved fast in the last 30 s, normalised so the mean rate is unchanged.
  * - Liquidations (target perps only; Hyperliquid has no public liquidation stream): rarer (≈ 0.001–0.004 per second
  *   and symbol at rest), far more frequent when price moved fast in the last minute; mostly longs after a fall and shorts after a
  *   rise; at most one per symbol per second on Binance (forceOrder snapshot semantics), up to three elsewhere;
@@ -18,6 +22,7 @@
  * `f..l` = `a×4 ..`), OKX `tradeId`, Bybit `seq`; Bybit `execId` is a UUID-shaped hash, Hyperliquid `tid` a 50-bit hash.
  * Normalised records follow `src/streams/types.ts` (USD per coin, base coins, taker side, liquidated position side).
  */
+import { LRUCache } from "lru-cache";
 import type { Liquidation, StreamVenue, Trade } from "../streams/types.js";
 import { fnv1a, hash4, mix32, normalFromHash, type MarketModel } from "./market.js";
 import { perpModelFor, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "./perp-model.js";
@@ -32,10 +37,48 @@ const MAX_TRADES_PER_SLOT = 15;
 const MAX_QUERY_MS = 7 * 86_400_000;
 /** Slots scanned at most when looking for the previous/next trades. */
 const MAX_SCAN_SLOTS = 6 * 3600;
-const CACHE_LIMIT = 100_000;
+/**
+ * Computed slots kept per cache (least recently used go first). The tape is a pure function, so the cache only
+ * saves CPU: the websocket pushes re-read the current slot every tick, backfills re-read a few recent minutes. 4096
+ * slots cover the last two minutes of 32 instruments (the 8 pre-subscribed symbols on 4 venues) and hold a few MB;
+ * the former clear-at-100,000 let a streaming simulator grow by about 2 MB per minute for almost an hour (issue 16).
+ */
+const SLOT_CACHE_MAX = 4096;
+/** Hourly flow entries kept (one per instrument and hour asked for). */
+const FLOW_CACHE_MAX = 4096;
+/** The events of a slot without any: shared, so that the many empty slots cost no memory of their own. */
+const NO_EVENTS: readonly never[] = Object.freeze([]);
 
-const VENUE_RATE: Readonly<Record<PerpSimVenue, number>> = { binance: 1, bybit: 0.8, okx: 0.6, hyperliquid: 0.6 };
 const LIQ_BASE_RATE = 0.004;
+/** Liquidation activity per venue (as before the trade-flow calibration). */
+const LIQ_VENUE_ACTIVITY: Readonly<Record<PerpSimVenue, number>> = { binance: 1, bybit: 0.8, okx: 0.6, hyperliquid: 0.6 };
+
+/**
+ * Real USD trade sizes the tape is calibrated to (`bybit/cryptofeed_v5_ws_linear_spot_publicTrade_tickers_kline_
+ * 2026-08-09.ndjson`, linear `publicTrade` fills, price × size): BTCUSDT (56 fills, turnover24h 1.14e9) p50 $456,
+ * p90 $18.8k, p99 $93k (max $108k), mean $8.2k; BTC+ETH+SOL pooled (244 fills) p50 $305, p90 $7.6k, p99 $74k.
+ * Small samples: the p99 of 56 fills is close to their maximum. Older, smaller markets for comparison (Binance USD-M
+ * `aggTrade`, `binance/cryptofeed_usdm_ws_aggTrade_5symbols_2021-04-05.ndjson`, 574 trades of five small caps):
+ * p50 $198, p90 $881, p99 $2.6k.
+ */
+export const TRADE_SIZE_TARGETS = {
+  btcBybit: { p50: 456, p90: 18_753, p99: 93_195, turnover24hUsd: 1.1426e9 },
+  majorsBybit: { p50: 305, p90: 7_612, p99: 73_728 },
+} as const;
+
+/**
+ * Notional = unit × X, X = exp(1.2 z) with probability 0.8, else exp(4 + z) (retail fills plus a block-trade
+ * component). Quantiles of X: p50 1.465, p90 54.8, p99 283 (ratios 37 and 193, real BTC 41 and 204); mean 19.65.
+ */
+const SIZE_MIX = { bigWeight: 0.2, smallSd: 1.2, bigLogMedian: 4, bigSd: 1, median: 1.465, mean: 19.65 } as const;
+/** Size unit (USD) of an instrument turning over {@link TRADE_SIZE_TARGETS}.btcBybit's turnover; ∝ sqrt(turnover). */
+const SIZE_UNIT_REF = TRADE_SIZE_TARGETS.btcBybit.p50 / SIZE_MIX.median;
+/** Trades per second, before the activity factor: at least 0.3 (a live tape), at most 4 (cost). */
+const MIN_RATE = 0.3;
+const MAX_RATE = 4;
+/** Slots sampled (once per instrument) to estimate the mean activity factor; spaced 7,919 s from 2026-01-01. */
+const ACTIVITY_SAMPLES = 128;
+const ACTIVITY_T0 = Date.UTC(2026, 0, 1);
 
 const SALT = {
   count: 0x7a9e0001,
@@ -215,13 +258,49 @@ export function normaliseLiquidation(l: TapeLiquidation): Liquidation {
 export function createTape(market: MarketModel): Tape {
   const perp = perpModelFor(market);
   const seedH = fnv1a(`marketgate-sim-tape:${String(market.seed)}`);
-  const tradeCache = new Map<string, readonly TapeTrade[]>();
-  const liqCache = new Map<string, readonly TapeLiquidation[]>();
+  const tradeCache = new LRUCache<string, readonly TapeTrade[]>({ max: SLOT_CACHE_MAX });
+  const liqCache = new LRUCache<string, readonly TapeLiquidation[]>({ max: SLOT_CACHE_MAX });
 
-  const rateOf = (inst: PerpInstrumentSpec): number =>
-    clamp(0.6 + Math.log10(market.params(inst.base).volume24hUsd / 1e8), 0.5, 4.5) * VENUE_RATE[inst.venue];
-  const baseNotional = (inst: PerpInstrumentSpec): number =>
-    400 * 10 ** (0.25 * Math.log10(Math.max(1, market.params(inst.base).volume24hUsd / 1e8)));
+  /** Activity factor of the slot starting at `t0`: 1 + min(2, 0.5 |r30| / sd of a 30 s move), in [1, 3]. */
+  function activity(inst: PerpInstrumentSpec, t0: number): number {
+    const r30 = Math.log(mid(inst, t0) / mid(inst, t0 - 30_000));
+    return 1 + Math.min(2, (0.5 * Math.abs(r30)) / (sigmaMin(inst) * Math.SQRT1_2));
+  }
+  /** Mean activity factor of `inst` (estimated once from fixed slots), so activity leaves the mean rate unchanged. */
+  const activityMeans = new Map<string, number>();
+  function activityMean(inst: PerpInstrumentSpec): number {
+    const key = `${inst.venue}:${inst.symbol}`;
+    let m = activityMeans.get(key);
+    if (m === undefined) {
+      let sum = 0;
+      for (let k = 0; k < ACTIVITY_SAMPLES; k++) sum += activity(inst, ACTIVITY_T0 + k * 7_919_000);
+      m = sum / ACTIVITY_SAMPLES;
+      activityMeans.set(key, m);
+    }
+    return m;
+  }
+
+  /** Trade rate (per second, before activity) and size unit (USD) of `inst` in the hour containing `t`. */
+  const flowCache = new LRUCache<string, { rate: number; unit: number }>({ max: FLOW_CACHE_MAX });
+  function flowOf(inst: PerpInstrumentSpec, t: number): { rate: number; unit: number } {
+    const hour = Math.floor(t / 3_600_000);
+    return cached(flowCache, `${inst.venue}:${inst.symbol}:${hour}`, () => {
+      const turnover = Math.max(1, perp.flowUsdPerDay(inst, hour * 3_600_000));
+      const natural = SIZE_UNIT_REF * Math.sqrt(turnover / TRADE_SIZE_TARGETS.btcBybit.turnover24hUsd);
+      const rate = clamp(turnover / 86_400 / (natural * SIZE_MIX.mean), MIN_RATE, MAX_RATE);
+      return { rate, unit: turnover / 86_400 / (rate * SIZE_MIX.mean) };
+    });
+  }
+  /** A trade's USD notional from its hash (see {@link SIZE_MIX}). */
+  function notionalOf(unitUsd: number, h: number): number {
+    const big = unit(sub(h, 40)) < SIZE_MIX.bigWeight;
+    const zz = clamp(normalFromHash(sub(h, 3)), -4, 4);
+    return unitUsd * Math.exp(big ? SIZE_MIX.bigLogMedian + SIZE_MIX.bigSd * zz : SIZE_MIX.smallSd * zz);
+  }
+
+  /** Liquidation activity of a base (unchanged by the trade-flow calibration): 0.5-4.5 by its aggregate volume. */
+  const liqActivity = (inst: PerpInstrumentSpec): number =>
+    clamp(0.6 + Math.log10(market.params(inst.base).volume24hUsd / 1e8), 0.5, 4.5) * LIQ_VENUE_ACTIVITY[inst.venue];
 
   /** Typical (1 sd) 1-minute log move of the instrument's base. */
   const sigmaMin = (inst: PerpInstrumentSpec): number => market.params(inst.base).annualVol / Math.sqrt(525_960);
@@ -267,11 +346,10 @@ export function createTape(market: MarketModel): Tape {
     }
   }
 
-  function cached<T>(cache: Map<string, T>, key: string, make: () => T): T {
+  function cached<T extends object>(cache: LRUCache<string, T>, key: string, make: () => T): T {
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
     const v = make();
-    if (cache.size >= CACHE_LIMIT) cache.clear();
     cache.set(key, v);
     return v;
   }
@@ -286,12 +364,12 @@ export function createTape(market: MarketModel): Tape {
   function slotTrades(inst: PerpInstrumentSpec, slot: number): readonly TapeTrade[] {
     return cached(tradeCache, `${inst.venue}:${inst.symbol}:${slot}`, () => {
       const t0 = slot * TAPE_SLOT_MS;
-      if (t0 + TAPE_SLOT_MS <= inst.listTime || (inst.deliveryTime > 0 && t0 >= inst.deliveryTime) || inst.delisted) return [];
-      // Activity: up to 3× the base rate when the last 30 s moved several "typical" 30 s moves.
-      const r30 = Math.log(mid(inst, t0) / mid(inst, t0 - 30_000));
-      const lambda = rateOf(inst) * (1 + Math.min(2, (0.5 * Math.abs(r30)) / (sigmaMin(inst) * Math.SQRT1_2)));
+      if (t0 + TAPE_SLOT_MS <= inst.listTime || (inst.deliveryTime > 0 && t0 >= inst.deliveryTime) || inst.delisted) return NO_EVENTS;
+      // Activity: up to 3× the base rate when the last 30 s moved several "typical" 30 s moves (mean-normalised).
+      const flow = flowOf(inst, t0);
+      const lambda = (flow.rate / activityMean(inst)) * activity(inst, t0);
       const n = poisson(lambda, unit(hash4(seedH ^ SALT.count, inst.stream, slot, 0)), MAX_TRADES_PER_SLOT);
-      if (n === 0) return [];
+      if (n === 0) return NO_EVENTS;
       const offs = offsets(SALT.time, inst, slot, n);
       const out: TapeTrade[] = [];
       for (let i = 0; i < n; i++) {
@@ -301,7 +379,7 @@ export function createTape(market: MarketModel): Tape {
         const r = Math.log(m / mid(inst, time - 15_000));
         const side = unit(sub(h, 1)) < 0.5 + 0.3 * Math.tanh(r / 0.0003) ? "buy" : "sell";
         const pxCoin = m * (1 + (side === "buy" ? 1 : -1) * 0.00004 + 0.00002 * normalFromHash(sub(h, 2)));
-        const notional = baseNotional(inst) * clamp(Math.exp(1.2 * normalFromHash(sub(h, 3))), 0.02, 60);
+        const notional = notionalOf(flow.unit, h);
         const { px, sz } = format(inst, pxCoin, notional);
         out.push({ inst, time, seq: slot * IDS_PER_SLOT + i, side, px, sz, fills: 1 + (sub(h, 4) % 3), h });
       }
@@ -310,17 +388,17 @@ export function createTape(market: MarketModel): Tape {
   }
 
   function slotLiquidations(inst: PerpInstrumentSpec, slot: number): readonly TapeLiquidation[] {
-    if (!inst.target || inst.venue === "hyperliquid") return [];
+    if (!inst.target || inst.venue === "hyperliquid") return NO_EVENTS;
     return cached(liqCache, `${inst.venue}:${inst.symbol}:${slot}`, () => {
       const t0 = slot * TAPE_SLOT_MS;
-      if (t0 + TAPE_SLOT_MS <= inst.listTime) return [];
+      if (t0 + TAPE_SLOT_MS <= inst.listTime) return NO_EVENTS;
       // Far more frequent when the last minute moved several typical 1-minute moves.
       const r60 = Math.log(mid(inst, t0) / mid(inst, t0 - 60_000));
       const move = Math.abs(r60) / sigmaMin(inst);
-      const lambda = Math.min(1.5, ((LIQ_BASE_RATE * rateOf(inst)) / 3) * (1 + 0.5 * move * move));
+      const lambda = Math.min(1.5, ((LIQ_BASE_RATE * liqActivity(inst)) / 3) * (1 + 0.5 * move * move));
       const u = unit(hash4(seedH ^ SALT.liqCount, inst.stream, slot, 0));
       const n = inst.venue === "binance" ? (u < 1 - Math.exp(-lambda) ? 1 : 0) : poisson(lambda, u, 3);
-      if (n === 0) return [];
+      if (n === 0) return NO_EVENTS;
       const offs = offsets(SALT.liqTime, inst, slot, n);
       const out: TapeLiquidation[] = [];
       for (let i = 0; i < n; i++) {

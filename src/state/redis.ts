@@ -1,5 +1,6 @@
 import { createClient } from "redis";
 import type { Logger } from "../lib/log.js";
+import { registerSecretUrl } from "../lib/redact.js";
 
 /** A node-redis client that fails fast while disconnected and reconnects by itself (100 ms × attempts, at most 2 s). */
 function newClient(url: string) {
@@ -33,6 +34,8 @@ export class RedisHandle {
   private wasReady = false;
 
   constructor(private readonly opts: RedisOptions) {
+    // The URL may carry the password (redis://:password@host); node-redis errors may echo it.
+    registerSecretUrl(opts.url);
     this.prefix = opts.prefix;
     this.client = this.create("main");
   }

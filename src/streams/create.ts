@@ -6,6 +6,7 @@ import type { TradeBackfill } from "./backfill/common.js";
 import { BinanceTradeBackfill } from "./backfill/binance.js";
 import { BybitTradeBackfill } from "./backfill/bybit.js";
 import { HyperliquidTradeBackfill } from "./backfill/hyperliquid.js";
+import { LatestTradesBackfill } from "./backfill/latest-trades.js";
 import { OkxTradeBackfill } from "./backfill/okx.js";
 import { BinanceFeed } from "./feeds/binance.js";
 import { BybitFeed } from "./feeds/bybit.js";
@@ -15,24 +16,33 @@ import { OkxFeed } from "./feeds/okx.js";
 import type { VenueFeed } from "./feeds/feed-base.js";
 import { StreamManager, type StreamManagerOptions } from "./manager.js";
 import { ReplicatedStreams } from "./replication/replicated-streams.js";
+import { StandbyFeeds } from "./replication/standby.js";
 import type { StreamService } from "./service.js";
 import { CvdStore } from "./store/cvd-store.js";
 import { openStreamDb, streamDbPath } from "./store/db.js";
 import { LiquidationStore } from "./store/liquidation-store.js";
-import type { StreamVenue } from "./types.js";
+import { STREAM_VENUES, type StreamVenue } from "./types.js";
 
 type StreamsConfig = Config & { streams: NonNullable<Config["streams"]> };
 
+/** A new feed of `venue` (websocket base from config); `feedMetrics` counts its traffic when given. */
+function createFeed(venue: StreamVenue, config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, feedMetrics?: FeedMetrics): VenueFeed {
+  const opts = { metrics: feedMetrics, instruments: perps[venue], baseUrl: config.streams.wsUrls[venue] };
+  switch (venue) {
+    case "binance":
+      return new BinanceFeed(opts);
+    case "bybit":
+      return new BybitFeed(opts);
+    case "okx":
+      return new OkxFeed(opts);
+    case "hyperliquid":
+      return new HyperliquidFeed(opts);
+  }
+}
+
 /** The four venue feeds (websocket bases from config); new instances on every call. */
 function createFeeds(config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, feedMetrics: FeedMetrics): Record<StreamVenue, VenueFeed> {
-  const s = config.streams;
-  const common = { metrics: feedMetrics };
-  return {
-    binance: new BinanceFeed({ ...common, instruments: perps.binance, baseUrl: s.wsUrls.binance }),
-    bybit: new BybitFeed({ ...common, instruments: perps.bybit, baseUrl: s.wsUrls.bybit }),
-    okx: new OkxFeed({ ...common, instruments: perps.okx, baseUrl: s.wsUrls.okx }),
-    hyperliquid: new HyperliquidFeed({ ...common, instruments: perps.hyperliquid, baseUrl: s.wsUrls.hyperliquid }),
-  };
+  return Object.fromEntries(STREAM_VENUES.map((v) => [v, createFeed(v, config, perps, feedMetrics)])) as Record<StreamVenue, VenueFeed>;
 }
 
 /** The REST trade backfills of the four venues (REST bases from config). */
@@ -87,7 +97,9 @@ export function createStreamManager(config: StreamsConfig, perps: Record<PerpVen
 /**
  * The live streams as configured: with `REDIS_URL` (and its handle) a {@link ReplicatedStreams} (one replica
  * ingests, all serve; local stores as in embedded mode, a fresh manager with fresh feeds each time this
- * replica starts leading), else the embedded {@link StreamManager} of {@link createStreamManager}.
+ * replica starts leading; followers keep standby feeds of the venues whose REST serves only their latest
+ * trades, buffering 3 lease TTLs and at least a minute), else the embedded {@link StreamManager} of
+ * {@link createStreamManager}.
  */
 export function createStreamService(config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics, redis?: RedisHandle): StreamService {
   const r = config.redis;
@@ -96,11 +108,17 @@ export function createStreamService(config: StreamsConfig, perps: Record<PerpVen
   const feedMetrics = new FeedMetrics(metrics.registry);
   const backfills = createBackfills(config, perps, metrics);
   const opts = managerOptions(config);
+  const standbyVenues = STREAM_VENUES.filter((v) => backfills[v] instanceof LatestTradesBackfill);
   return new ReplicatedStreams({
     redis,
     cvd,
     liquidations,
     createManager: () => new StreamManager(createFeeds(config, perps, feedMetrics), backfills, cvd, liquidations, opts),
+    createStandby: () =>
+      new StandbyFeeds({
+        feeds: Object.fromEntries(standbyVenues.map((v) => [v, createFeed(v, config, perps)])),
+        keepMs: Math.max(60_000, 3 * r.leaseTtlMs),
+      }),
     replicaId: r.replicaId,
     leaseTtlMs: r.leaseTtlMs,
     warmupMs: opts.warmupMs,

@@ -5,7 +5,7 @@ import type { VenueFeed } from "./feeds/feed-base.js";
 import type { CvdStore } from "./store/cvd-store.js";
 import type { LiquidationStore } from "./store/liquidation-store.js";
 import type { StreamReadiness, StreamService } from "./service.js";
-import { STREAM_VENUES, type FeedState, type StreamGap, type StreamVenue } from "./types.js";
+import { STREAM_VENUES, type FeedState, type StreamGap, type StreamVenue, type Trade } from "./types.js";
 
 /** Symbols subscribed at start-up and always ready (spec 4.5). */
 export const PRE_SUBSCRIBED = ["BTC", "ETH", "SOL", "XRP", "BNB", "DOGE", "LINK", "ARB"] as const;
@@ -65,15 +65,23 @@ export class StreamManager implements StreamService {
     this.now = opts.now ?? Date.now;
     for (const venue of STREAM_VENUES) {
       const feed = feeds[venue];
-      feed.on("trades", (trades) => this.cvd.add(trades));
+      feed.on("trades", (trades) => this.cvd.add(trades, "live"));
       feed.on("liquidations", (events) => this.liquidations.add(events));
-      feed.on("gap", (gap) => void this.fillGap(gap));
+      feed.on("gap", (gap) => {
+        // Before the first trades after the gap: they do not follow the last ones counted.
+        this.cvd.streamBreak(gap.venue, gap);
+        void this.fillGap(gap);
+      });
     }
   }
 
   /** Connects every feed and subscribes the pre-subscribed symbols. */
   async start(): Promise<void> {
-    for (const venue of STREAM_VENUES) this.feeds[venue].start();
+    for (const venue of STREAM_VENUES) {
+      // New connections: whatever was counted before (another process, an earlier run) is not followed.
+      this.cvd.streamBreak(venue);
+      this.feeds[venue].start();
+    }
     await this.subscribeEverywhere([...this.pre]);
     for (const base of this.pre) this.cvd.track(base);
     this.sweepTimer = setInterval(() => this.sweep(), this.sweepMs);
@@ -174,23 +182,29 @@ export class StreamManager implements StreamService {
 
   /**
    * Backfills the trades of `base` on `gap.venue` in `[gap.from, gap.to)` from REST into the CVD store and
-   * marks those buckets `filled`, or `unfilled` when REST could not cover the interval. Trades already
+   * marks the interval filled, or unfilled when neither REST nor `extra` covered it. `extra` adds trades
+   * from elsewhere (a standby feed's buffer) with whether they cover the whole interval. Trades already
    * counted are skipped by id (see {@link CvdStore.add}), so the interval may overlap the live stream.
    * Used by a replica taking over ingestion to close the interval nobody streamed. Returns whether the
    * interval was covered. Never throws.
    */
-  async backfillSince(gap: StreamGap & { base: string }): Promise<boolean> {
+  async backfillSince(gap: StreamGap & { base: string }, extra?: { trades: Trade[]; complete: boolean }): Promise<boolean> {
     if (!(gap.to > gap.from)) return true;
     this.backfills++;
-    return this.fillRange(gap, gap.base);
+    return this.fillRange(gap, gap.base, extra);
   }
 
-  private async fillRange(gap: StreamGap, base: string): Promise<boolean> {
+  private async fillRange(gap: StreamGap, base: string, extra?: { trades: Trade[]; complete: boolean }): Promise<boolean> {
     let complete = false;
+    if (extra) {
+      this.cvd.add(extra.trades, "loose");
+      complete = extra.complete;
+    }
     try {
       const res = await this.backfill[gap.venue].fetchTrades(base, gap.from, gap.to);
-      this.cvd.add(res.trades);
-      complete = res.complete;
+      // A complete answer is the venue's whole tape over the interval: on sequence ids it closes holes.
+      this.cvd.add(res.trades, res.complete ? "run" : "loose");
+      complete ||= res.complete;
     } catch (err) {
       logger.warn({ err, venue: gap.venue, base }, "gap backfill failed");
     }

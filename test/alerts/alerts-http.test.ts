@@ -7,7 +7,8 @@ import type { PaymentRequired } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ownerMessage } from "../../src/alerts/auth.js";
 import { verifyWebhookSignature } from "../../src/alerts/webhook/sign.js";
 import { HOUR_MS, MINUTE_MS } from "../../src/lib/time.js";
@@ -85,6 +86,12 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
       if (reason) expect(JSON.stringify(err.error.details)).toContain(reason);
     }
     expect((await post("/price-alert", { symbol: "ETH", direction: "sideways", target_price: 1, webhook_url: receiver.url("/x") }, fetch)).status).toBe(400);
+    // `condition` is the price alert's field, `direction` its alias: one of them, or both agreeing.
+    expect((await post("/price-alert", { symbol: "ETH", condition: "sideways", target_price: 1, webhook_url: receiver.url("/x") }, fetch)).status).toBe(400);
+    expect((await post("/price-alert", { symbol: "ETH", target_price: 1, webhook_url: receiver.url("/x") }, fetch)).status).toBe(400);
+    const both = await post("/price-alert", { symbol: "ETH", condition: "above", direction: "below", target_price: 1, webhook_url: receiver.url("/x") }, fetch);
+    expect(both.status).toBe(400);
+    expect((await json(both)).error.details).toEqual([expect.objectContaining({ field: "direction" })]);
     expect((await get("/liquidation/alert/alert_liq_btc_1_1")).status).toBe(404);
     expect((await post("/liquidation/alert/alert_liq_btc_1_1/extend", { add_hours: 1 }, fetch)).status).toBe(404);
     expect(await stack.balanceOf(payer().address)).toBe(before);
@@ -101,18 +108,20 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     expect(a.manage_token).toMatch(/^mgt_/);
     expect(a.message).toContain("not shown again");
 
-    // Without credentials: origin only. With the manage token: the full record.
+    // Without credentials: public fields only (test/alerts/privacy.test.ts has the details). With the manage token: the full record.
     const anon = await json(await get(`/liquidation/alert/${a.alert_id}`));
-    expect(anon).toMatchObject({ alert_id: a.alert_id, status: "active", webhook_url: receiver.url("").replace(/\/$/, ""), webhook_url_redacted: true, trigger_count: 0, deliveries: [] });
-    expect(JSON.stringify(anon)).not.toContain("liq-a");
+    expect(anon).toMatchObject({ alert_id: a.alert_id, status: "active", visibility: "public", threshold_pct: 0.0001 });
+    expect(anon).not.toHaveProperty("webhook_url");
+    expect(anon).not.toHaveProperty("deliveries");
     const owner = await json(await get(`/liquidation/alert/${a.alert_id}`, { authorization: `Bearer ${a.manage_token}` }));
-    expect(owner).toMatchObject({ webhook_url: receiver.url("/liq-a?k=1"), webhook_url_redacted: false });
+    expect(owner).toMatchObject({ webhook_url: receiver.url("/liq-a?k=1"), visibility: "owner", trigger_count: 0, deliveries: [] });
     expect(JSON.stringify(owner)).not.toContain(a.webhook_secret);
 
-    const list = await json(await get(`/liquidation/alerts?wallet=${payer().address}`));
+    const list = await json(await get("/liquidation/alerts"));
     expect(list.alerts.map((x: { alert_id: string }) => x.alert_id)).toContain(a.alert_id);
-    expect(list.alerts.every((x: { webhook_url: string }) => !x.webhook_url.includes("/liq-a"))).toBe(true);
-    expect((await json(await get(`/liquidation/alerts?wallet=0x${"0".repeat(40)}`))).count).toBe(0);
+    expect(JSON.stringify(list)).not.toContain("/liq-a");
+    // Filtering by wallet needs that wallet's signature (else 403: it would tell who owns which alert).
+    expect((await get(`/liquidation/alerts?wallet=${payer().address}`)).status).toBe(403);
     expect((await get("/liquidation/alerts?wallet=nope")).status).toBe(400);
   });
 
@@ -120,8 +129,10 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     const a = await create("/liquidation/alert", { symbol: "ETH", threshold_pct: 0.0001, webhook_url: receiver.url("/liq-b"), expires_in_hours: 24 });
     await round();
     const [hook] = await waitForPath("/liq-b", 1);
-    expect(verifyWebhookSignature(a.webhook_secret, hook!.headers["x-marketgate-timestamp"] as string, hook!.body, hook!.headers["x-marketgate-signature"] as string)).toBe(true);
-    expect(verifyWebhookSignature("whsec_other", hook!.headers["x-marketgate-timestamp"] as string, hook!.body, hook!.headers["x-marketgate-signature"] as string)).toBe(false);
+    // Signed with the service's (manual) clock: freshness is checked against it.
+    const at = { nowSec: clock.t / 1000 };
+    expect(verifyWebhookSignature(a.webhook_secret, hook!.headers["x-marketgate-timestamp"] as string, hook!.body, hook!.headers["x-marketgate-signature"] as string, at)).toBe(true);
+    expect(verifyWebhookSignature("whsec_other", hook!.headers["x-marketgate-timestamp"] as string, hook!.body, hook!.headers["x-marketgate-signature"] as string, at)).toBe(false);
     expect(hook!.headers["x-marketgate-data-source"]).toBe("simulated");
     expect(hook!.headers["x-marketgate-event"]).toBe("liquidation_alert");
     const body = JSON.parse(hook!.body);
@@ -141,7 +152,7 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     clock.t += 15 * MINUTE_MS;
     await round();
     await waitForPath("/liq-b", 2);
-    const rec = await json(await get(`/liquidation/alert/${a.alert_id}`));
+    const rec = await json(await get(`/liquidation/alert/${a.alert_id}`, { authorization: `Bearer ${a.manage_token}` }));
     expect(rec.trigger_count).toBe(2);
     expect(rec.deliveries).toHaveLength(2);
     expect(rec.deliveries.every((d: { status: string; attempts: Array<{ status: number }> }) => d.status === "delivered" && d.attempts[0]!.status === 200)).toBe(true);
@@ -162,7 +173,7 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     const hooks = await waitForPath("/liq-c", 3);
     expect(new Set(hooks.map((h) => h.headers["x-marketgate-delivery"])).size).toBe(1);
     await sleep(100);
-    const [d] = (await json(await get(`/liquidation/alert/${a.alert_id}`))).deliveries;
+    const [d] = (await json(await get(`/liquidation/alert/${a.alert_id}`, { authorization: `Bearer ${a.manage_token}` }))).deliveries;
     expect(d.status).toBe("delivered");
     expect(d.attempts.map((x: { status: number }) => x.status)).toEqual([500, 500, 200]);
     expect(d.attempts[0].error).toBe("HTTP 500");
@@ -231,18 +242,29 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
 
   it("price alerts: 0.04 USDC, fire on a crossing with a price_alert payload, separate ids and lists", async () => {
     const before = await stack.balanceOf(payer().address);
-    const a = await create("/price-alert", { symbol: "ETH", direction: "below", target_price: 1e9, webhook_url: receiver.url("/price-a") });
+    const a = await create("/price-alert", { symbol: "ETH", condition: "below", target_price: 1e9, webhook_url: receiver.url("/price-a") });
     const never = await create("/price-alert", { symbol: "ETH", direction: "above", target_price: 1e9, webhook_url: receiver.url("/price-b") });
     expect(await stack.balanceOf(payer().address)).toBe(before - 2n * usdc(0.04));
+    // Either name in, both out (the spec's `direction` and `condition`, as liquidation alerts name it).
+    expect(a).toMatchObject({ condition: "below", direction: "below", target_price: 1e9 });
+    expect(never).toMatchObject({ condition: "above", direction: "above" });
+    expect(await json(await get(`/price-alert/${a.alert_id}`))).toMatchObject({ condition: "below", direction: "below", visibility: "public" });
     expect(a.alert_id).toMatch(/^alert_price_eth_\d+_\d+$/);
     await round();
     const [hook] = await waitForPath("/price-a", 1);
     const body = JSON.parse(hook!.body);
     expect(body).toMatchObject({ event: "price_alert", alert_id: a.alert_id, symbol: "ETH", data: { triggered: true, direction: "below", target_price: 1e9 } });
     expect(body.data.current_price).toBeGreaterThan(0);
-    expect(verifyWebhookSignature(a.webhook_secret, hook!.headers["x-marketgate-timestamp"] as string, hook!.body, hook!.headers["x-marketgate-signature"] as string)).toBe(true);
+    expect(verifyWebhookSignature(a.webhook_secret, hook!.headers["x-marketgate-timestamp"] as string, hook!.body, hook!.headers["x-marketgate-signature"] as string, { nowSec: clock.t / 1000 })).toBe(true);
+    // The same secret verifies the Standard Webhooks headers with the standardwebhooks package (against the service's clock).
+    vi.useFakeTimers({ toFake: ["Date"], now: clock.t });
+    try {
+      expect(new Webhook(a.webhook_secret).verify(hook!.body, hook!.headers as Record<string, string>)).toEqual(body);
+    } finally {
+      vi.useRealTimers();
+    }
     expect(hooksTo("/price-b")).toHaveLength(0);
-    expect((await json(await get(`/price-alert/${never.alert_id}`))).last_evaluation).toMatchObject({ condition_met: false });
+    expect((await json(await get(`/price-alert/${never.alert_id}`, { authorization: `Bearer ${never.manage_token}` }))).last_evaluation).toMatchObject({ condition_met: false });
     expect((await get(`/liquidation/alert/${a.alert_id}`)).status).toBe(404);
     const ids = (await json(await get("/price-alerts"))).alerts.map((x: { alert_id: string }) => x.alert_id);
     expect(ids).toEqual(expect.arrayContaining([a.alert_id, never.alert_id]));
@@ -265,9 +287,9 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     expect(a.owner).toBe(payer().address.toLowerCase());
 
     const anon = (await client.callTool({ name: "liquidation_alert_get", arguments: { id: a.alert_id } })) as CallToolResult;
-    expect(anon.structuredContent).toMatchObject({ webhook_url_redacted: true });
+    expect(anon.structuredContent).toMatchObject({ visibility: "public" });
     const full = (await client.callTool({ name: "liquidation_alert_get", arguments: { id: a.alert_id, manage_token: a.manage_token } })) as CallToolResult;
-    expect(full.structuredContent).toMatchObject({ webhook_url: receiver.url("/mcp-a"), webhook_url_redacted: false });
+    expect(full.structuredContent).toMatchObject({ webhook_url: receiver.url("/mcp-a"), visibility: "owner" });
     const refused = (await client.callTool({ name: "liquidation_alert_cancel", arguments: { id: a.alert_id } })) as CallToolResult;
     expect(refused.isError).toBe(true);
     expect(textOf(refused).error.code).toBe("FORBIDDEN");
@@ -276,6 +298,11 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     const tools = (await client.listTools()).tools;
     expect(tools.find((t) => t.name === "liquidation_alert_cancel")!.inputSchema.properties).toHaveProperty("manage_token");
     expect(tools.find((t) => t.name === "liquidation_alert_create")!.inputSchema.properties).not.toHaveProperty("manage_token");
+    // Creating and extending destroy nothing (MCP's destructiveHint defaults to true); cancelling does.
+    for (const name of ["liquidation_alert_create", "liquidation_alert_extend", "price_alert_create", "price_alert_extend"]) {
+      expect(tools.find((t) => t.name === name)!.annotations, name).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+    }
+    expect(tools.find((t) => t.name === "price_alert_cancel")!.annotations).toMatchObject({ destructiveHint: true });
   });
 
   async function waitForPath(path: string, count: number, timeoutMs = 10_000): Promise<ReceivedWebhook[]> {

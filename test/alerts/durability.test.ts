@@ -29,8 +29,8 @@ interface DeliveryView {
 interface AlertView {
   alert_id: string;
   status: string;
-  webhook_url: string;
-  webhook_url_redacted: boolean;
+  webhook_url?: string;
+  visibility: string;
   trigger_count: number;
   deliveries: DeliveryView[];
 }
@@ -131,16 +131,18 @@ describe("alert durability across a kill -9", () => {
         return r.body.deliveries?.[0]?.status === "delivered" ? r : undefined;
       });
       expect(view.status).toBe(200);
-      expect(view.body).toMatchObject({ alert_id: id, status: "active", webhook_url: hook, webhook_url_redacted: false, trigger_count: 1 });
+      expect(view.body).toMatchObject({ alert_id: id, status: "active", webhook_url: hook, visibility: "owner", trigger_count: 1 });
       expect(view.body.deliveries).toHaveLength(1);
       const d = view.body.deliveries[0]!;
       expect(d).toMatchObject({ delivery_id: deliveryId, event: "liquidation_alert", status: "delivered", next_attempt_at: null });
       expect(d.delivered_at).not.toBeNull();
       expect(d.attempts.map((x) => x.status)).toEqual([...Array<number>(seenBeforeKill).fill(500), 200]);
 
-      // Without the token only the origin of the webhook is shown.
+      // Without the token only the public fields are shown: no webhook, no deliveries.
       const anon = await getAlert(b.url, id);
-      expect(anon.body).toMatchObject({ webhook_url: new URL(hook).origin, webhook_url_redacted: true });
+      expect(anon.body).toMatchObject({ alert_id: id, status: "active", visibility: "public" });
+      expect(anon.body).not.toHaveProperty("webhook_url");
+      expect(anon.body).not.toHaveProperty("deliveries");
 
       await b.kill();
     },

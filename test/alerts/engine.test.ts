@@ -5,7 +5,8 @@ import { DeliveryDispatcher, type RetryPolicy } from "../../src/alerts/dispatche
 import { AlertEngine, liquidationConditionMet, priceConditionMet } from "../../src/alerts/engine.js";
 import { AlertScheduler } from "../../src/alerts/scheduler.js";
 import { AlertService, MAX_LIFETIME_HOURS } from "../../src/alerts/service.js";
-import { AlertStore, alertDbPath } from "../../src/alerts/store.js";
+import { ALERT_MIGRATIONS, AlertStore, alertDbPath } from "../../src/alerts/store.js";
+import { openSqlite } from "../../src/lib/sqlite.js";
 import type { AlertRecord, LiquidationParams, PriceParams } from "../../src/alerts/types.js";
 import type { DeliveryAttempt } from "../../src/alerts/webhook/send.js";
 import { AppError } from "../../src/errors.js";
@@ -217,6 +218,93 @@ describe("cooldown", () => {
     r.clock.t += 2 * COOLDOWN_MS;
     expect(await r.engine.evaluate()).toMatchObject({ triggered: 0 });
     expect(r.store.get(a.id)).toMatchObject({ status: "active", triggerCount: 2, lastEvaluation: { value: 1, condition_met: false } });
+  });
+});
+
+describe("what a round writes", () => {
+  it("per alert only what changed; the others take the symbol's reading as their last evaluation", async () => {
+    const r = rig();
+    r.signals.risk.set("BTC", risk(10, 5e6, 64_000));
+    const [low, high] = [await liq(r, "BTC", 5), await liq(r, "BTC", 20)];
+    const below = await priceAlert(r, "BTC", "below", 60_000);
+    const writes = vi.spyOn(r.store, "recordEvaluations");
+    const written = () => writes.mock.calls.at(-1)![1].map((e) => e.alertId).sort();
+
+    await r.engine.evaluate(); // first evaluations: every alert
+    expect(written()).toEqual([low.id, high.id, below.id].sort());
+
+    r.clock.t += 30_000; // same readings: nothing of any alert changed
+    expect(await r.engine.evaluate()).toMatchObject({ evaluated: 3, triggered: 0 });
+    expect(written()).toEqual([]);
+    for (const a of [low, high, below]) expect(r.store.get(a.id)!.lastEvaluatedAt).toBe(T0 + 30_000);
+    expect(r.store.get(high.id)!.lastEvaluation).toEqual({ value: 10, cascade_risk: "medium", condition_met: false });
+
+    r.clock.t += 30_000; // new values, no condition flips: still nothing per alert
+    r.signals.risk.set("BTC", risk(12, 5e6, 63_000, "high"));
+    await r.engine.evaluate();
+    expect(written()).toEqual([]);
+    expect(r.store.get(high.id)).toMatchObject({ lastEvaluatedAt: T0 + 60_000, lastEvaluation: { value: 12, cascade_risk: "high", condition_met: false } });
+    expect(r.store.get(below.id)!.lastEvaluation).toEqual({ value: 63_000, condition_met: false });
+
+    r.clock.t += 30_000; // a venue outage: the error is the symbol's, written once
+    r.signals.risk.set("BTC", new AppError("UPSTREAM_UNAVAILABLE", "no venue answered for BTC"));
+    await r.engine.evaluate();
+    expect(written()).toEqual([]);
+    expect(r.store.active().map((a) => a.lastEvaluation)).toEqual(Array(3).fill({ error: "UPSTREAM_UNAVAILABLE: no venue answered for BTC" }));
+
+    r.clock.t += 30_000; // back, and the high threshold is crossed: only that alert is written (it fires)
+    r.signals.risk.set("BTC", risk(25, 5e6, 63_000));
+    expect(await r.engine.evaluate()).toMatchObject({ triggered: 1 });
+    expect(written()).toEqual([high.id]);
+    expect(r.store.get(high.id)).toMatchObject({ triggerCount: 1, lastEvaluation: { value: 25, condition_met: true } });
+    expect(r.store.get(low.id)).toMatchObject({ triggerCount: 1, lastEvaluatedAt: T0 + 120_000, lastEvaluation: { value: 25, condition_met: true } });
+  });
+
+  it("an alert that ends keeps the last evaluation it had while active", async () => {
+    const r = rig();
+    r.signals.risk.set("BTC", risk(10, 5e6));
+    const cancelled = await liq(r, "BTC", 50);
+    const expiring = await liq(r, "BTC", 50, 0, 1);
+    await r.engine.evaluate();
+    r.clock.t = T0 + 30 * MINUTE_MS;
+    r.signals.risk.set("BTC", risk(11, 5e6));
+    await r.engine.evaluate();
+    expect(r.store.cancel(cancelled.id, r.clock.t + 1)).toBe(true);
+    r.clock.t = T0 + HOUR_MS; // `expiring` expires at the start of this round
+    r.signals.risk.set("BTC", risk(12, 5e6));
+    await r.engine.evaluate();
+    for (const a of [cancelled, expiring]) expect(r.store.get(a.id)).toMatchObject({ lastEvaluatedAt: T0 + 30 * MINUTE_MS, lastEvaluation: { value: 11, condition_met: false } });
+    expect(r.store.get(cancelled.id)!.status).toBe("cancelled");
+    expect(r.store.get(expiring.id)!.status).toBe("expired");
+  });
+});
+
+describe("alert database upgrade", () => {
+  it("keeps what a v1 database recorded: evaluations, triggers, ended alerts; rounds go on from there", async () => {
+    const path = alertDbPath(tempDir(cleanup, "mg-alert-v1-"));
+    const v1 = openSqlite(path, ALERT_MIGRATIONS.slice(0, 1), "alert");
+    const row = (id: string, status: string, evaluation: object | null, triggered: number | null, count: number) =>
+      v1
+        .prepare(
+          `INSERT INTO alert (id, kind, symbol, params, webhook_url, webhook_secret, manage_token_hash, owner, status, created_at, expires_at, ended_at, last_evaluated_at, last_evaluation, last_triggered_at, trigger_count)
+           VALUES (?, 'liquidation', 'BTC', '{"condition":"cascade_risk","threshold_pct":5,"min_value_usd":0}', ?, 'whsec_x', 'ab', NULL, ?, ?, ?, NULL, ?, ?, ?, ?)`,
+        )
+        .run(id, HOOK, status, T0, T0 + 24 * HOUR_MS, evaluation ? T0 : null, evaluation ? JSON.stringify(evaluation) : null, triggered, count);
+    row("alert_liq_btc_1_1", "active", { value: 10, cascade_risk: "medium", condition_met: true }, T0, 3);
+    row("alert_liq_btc_1_2", "cancelled", { error: "UPSTREAM_UNAVAILABLE: x" }, null, 0);
+    row("alert_liq_btc_1_3", "active", null, null, 0);
+    v1.close();
+
+    const r = rig({ path });
+    expect(r.store.get("alert_liq_btc_1_1")).toMatchObject({ lastEvaluatedAt: T0, lastEvaluation: { value: 10, cascade_risk: "medium", condition_met: true }, lastTriggeredAt: T0, triggerCount: 3 });
+    expect(r.store.get("alert_liq_btc_1_2")).toMatchObject({ status: "cancelled", lastEvaluatedAt: T0, lastEvaluation: { error: "UPSTREAM_UNAVAILABLE: x" }, triggerCount: 0 });
+    expect(r.store.get("alert_liq_btc_1_3")).toMatchObject({ lastEvaluatedAt: null, lastEvaluation: null, lastTriggeredAt: null, triggerCount: 0 });
+
+    r.clock.t = T0 + 5 * MINUTE_MS; // the first alert is in its cooldown; the third is new to rounds
+    r.signals.risk.set("BTC", risk(11, 5e6));
+    expect(await r.engine.evaluate()).toMatchObject({ evaluated: 2, triggered: 1 });
+    expect(r.store.get("alert_liq_btc_1_1")).toMatchObject({ lastEvaluatedAt: T0 + 5 * MINUTE_MS, lastEvaluation: { value: 11, condition_met: true }, triggerCount: 3 });
+    expect(r.store.get("alert_liq_btc_1_3")).toMatchObject({ lastEvaluation: { value: 11, condition_met: true }, triggerCount: 1 });
   });
 });
 

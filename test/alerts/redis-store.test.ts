@@ -27,8 +27,8 @@ import { startFreeStack } from "../helpers/free-stack.js";
 import { startHttpsReceiver } from "../../src/sandbox/https-receiver.js";
 import { manualClock } from "../helpers/scratch.js";
 import { startRedisProxy, type RedisProxy } from "../helpers/redis-proxy.js";
+import { redisAvailable, TEST_REDIS_URL as REDIS_URL } from "../helpers/redis-available.js";
 
-const REDIS_URL = "redis://127.0.0.1:6379";
 /** A whole second (ids carry unix seconds). */
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0);
 const T0_SEC = T0 / 1000;
@@ -103,7 +103,7 @@ async function liq(service: AlertService, symbol = "BTC", hours = 24, owner?: st
   return service.create("liquidation", { symbol, params: LIQ, webhookUrl: HOOK, expiresInHours: hours }, owner);
 }
 
-describe("RedisAlertStore", () => {
+describe.skipIf(!redisAvailable)("RedisAlertStore", () => {
   it("ids are unique across two stores on one Redis within the same second, per prefix and second", async () => {
     const p = prefix();
     const [a, b] = [new RedisAlertStore(await handle(p)), new RedisAlertStore(await handle(p))];
@@ -318,7 +318,7 @@ describe("RedisAlertStore", () => {
   });
 });
 
-describe("AlertService, AlertEngine and DeliveryDispatcher on Redis", () => {
+describe.skipIf(!redisAvailable)("AlertService, AlertEngine and DeliveryDispatcher on Redis", () => {
   it("create, evaluate once per symbol, fire, deliver with retries, cooldown", async () => {
     const p = prefix();
     const r = rig(await handle(p), { sender: fakeSender((_req, n) => (n === 1 ? fail(500) : ok(204))) });
@@ -349,6 +349,30 @@ describe("AlertService, AlertEngine and DeliveryDispatcher on Redis", () => {
     r.clock.t = T0 + COOLDOWN_MS;
     expect(await r.engine.evaluate()).toMatchObject({ triggered: 2 });
     expect((await r.store.get(a.id))!.triggerCount).toBe(2);
+  });
+
+  it("a round writes per alert only what changed; an alert that ends keeps the evaluation it had", async () => {
+    const p = prefix();
+    const r = rig(await handle(p));
+    r.signals.risk.set("BTC", risk(10, 5e6));
+    const [a, b] = [(await liq(r.service, "BTC")).alert, (await liq(r.service, "BTC", 1)).alert];
+    const writes = vi.spyOn(r.store, "recordEvaluations");
+    await r.engine.evaluate();
+    expect(writes.mock.calls.at(-1)![1]).toHaveLength(2);
+    r.clock.t = T0 + 30 * MINUTE_MS;
+    r.signals.risk.set("BTC", risk(11, 5e6, 64_000, "high"));
+    expect(await r.engine.evaluate()).toMatchObject({ evaluated: 2, triggered: 2 }); // cooled: both fire again
+    r.clock.t += 30_000;
+    r.signals.risk.set("BTC", risk(12, 5e6));
+    await r.engine.evaluate();
+    expect(writes.mock.calls.at(-1)![1]).toEqual([]);
+    expect(await r.store.get(a.id)).toMatchObject({ lastEvaluatedAt: r.clock.t, lastEvaluation: { value: 12, cascade_risk: "medium", condition_met: true }, triggerCount: 2 });
+    expect(await r.store.cancel(a.id, r.clock.t + 1)).toBe(true);
+    r.clock.t = T0 + HOUR_MS; // b expires at the start of this round
+    r.signals.risk.set("BTC", risk(13, 5e6));
+    await r.engine.evaluate();
+    for (const x of [a, b]) expect(await r.store.get(x.id)).toMatchObject({ lastEvaluatedAt: T0 + 30 * MINUTE_MS + 30_000, lastEvaluation: { value: 12, condition_met: true } });
+    expect((await r.store.get(b.id))!.status).toBe("expired");
   });
 
   it("cancel with the manage token, extend with the cap, expiry on read, owner list", async () => {
@@ -385,7 +409,7 @@ describe("AlertService, AlertEngine and DeliveryDispatcher on Redis", () => {
   });
 });
 
-describe("AlertScheduler with a lease (replicas on one Redis)", () => {
+describe.skipIf(!redisAvailable)("AlertScheduler with a lease (replicas on one Redis)", () => {
   /** A replica: its own connection, store, engine, dispatcher, sender and scheduler (real clock). */
   async function replica(p: string, name: string, opts: { url?: string; ready?: boolean } = {}) {
     const redis = await handle(p, opts.url, opts.ready);
@@ -460,7 +484,7 @@ async function redisProxy(): Promise<RedisProxy> {
   return proxy;
 }
 
-describe("Redis unreachable", () => {
+describe.skipIf(!redisAvailable)("Redis unreachable", () => {
   it("writes and reads answer 503 UPSTREAM_UNAVAILABLE at once; rounds, polls and the lease never throw", async () => {
     const p = prefix();
     const redis = await handle(p, "redis://127.0.0.1:1", false);
@@ -553,7 +577,7 @@ describe("Redis unreachable", () => {
   }, 30_000);
 });
 
-describe("two replicas over HTTP on one Redis", () => {
+describe.skipIf(!redisAvailable)("two replicas over HTTP on one Redis", () => {
   it("an alert created on one replica is read, listed and cancelled on the other; its trigger is delivered once", async () => {
     const receiver = await startHttpsReceiver();
     undo.push(() => receiver.close());
@@ -589,7 +613,7 @@ describe("two replicas over HTTP on one Redis", () => {
 
     const onB = await fetch(`${b.url}/liquidation/alert/${created.alert_id}`, { headers: auth });
     expect(onB.status).toBe(200);
-    expect(await onB.json()).toMatchObject({ alert_id: created.alert_id, status: "active", webhook_url: receiver.url("/hook"), webhook_url_redacted: false });
+    expect(await onB.json()).toMatchObject({ alert_id: created.alert_id, status: "active", webhook_url: receiver.url("/hook"), visibility: "owner" });
     expect((await b.get("/liquidation/alerts")).body).toMatchObject({ count: 1, alerts: [{ alert_id: created.alert_id }] });
 
     // Both replicas run the scheduler; one leads: the trigger is delivered once.

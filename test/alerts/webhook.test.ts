@@ -1,4 +1,5 @@
 import { createHmac } from "node:crypto";
+import { Webhook } from "standardwebhooks";
 import { afterEach, describe, expect, it } from "vitest";
 import { createWebhookSender } from "../../src/alerts/webhook/send.js";
 import {
@@ -7,7 +8,9 @@ import {
   SIGNATURE_HEADER,
   TIMESTAMP_HEADER,
   newWebhookSecret,
+  signStandardWebhook,
   signWebhook,
+  standardWebhookKey,
   verifyWebhookSignature,
 } from "../../src/alerts/webhook/sign.js";
 import {
@@ -282,20 +285,21 @@ describe("webhook signatures", () => {
 
   it("verifies good signatures and refuses altered ones", () => {
     const sig = signWebhook(secret, ts, body);
-    expect(verifyWebhookSignature(secret, ts, body, sig)).toBe(true);
-    expect(verifyWebhookSignature(secret, String(ts), body, sig)).toBe(true);
-    expect(verifyWebhookSignature("whsec_other", ts, body, sig)).toBe(false);
-    expect(verifyWebhookSignature(secret, ts, body.replace("1.5", "15"), sig)).toBe(false);
-    expect(verifyWebhookSignature(secret, ts + 1, body, sig)).toBe(false);
-    expect(verifyWebhookSignature(secret, `${ts}.5`, body, sig)).toBe(false);
-    expect(verifyWebhookSignature(secret, "", body, sig)).toBe(false);
-    expect(verifyWebhookSignature(secret, ts, body, sig.slice(0, -1))).toBe(false);
-    expect(verifyWebhookSignature(secret, ts, body, sig.replace("sha256=", "sha1="))).toBe(false);
-    expect(verifyWebhookSignature(secret, ts, body, "")).toBe(false);
-    expect(verifyWebhookSignature(secret, ts, body, "sha256=" + "0".repeat(64))).toBe(false);
+    const at = { nowSec: ts };
+    expect(verifyWebhookSignature(secret, ts, body, sig, at)).toBe(true);
+    expect(verifyWebhookSignature(secret, String(ts), body, sig, at)).toBe(true);
+    expect(verifyWebhookSignature("whsec_other", ts, body, sig, at)).toBe(false);
+    expect(verifyWebhookSignature(secret, ts, body.replace("1.5", "15"), sig, at)).toBe(false);
+    expect(verifyWebhookSignature(secret, ts + 1, body, sig, at)).toBe(false);
+    expect(verifyWebhookSignature(secret, `${ts}.5`, body, sig, at)).toBe(false);
+    expect(verifyWebhookSignature(secret, "", body, sig, at)).toBe(false);
+    expect(verifyWebhookSignature(secret, ts, body, sig.slice(0, -1), at)).toBe(false);
+    expect(verifyWebhookSignature(secret, ts, body, sig.replace("sha256=", "sha1="), at)).toBe(false);
+    expect(verifyWebhookSignature(secret, ts, body, "", at)).toBe(false);
+    expect(verifyWebhookSignature(secret, ts, body, "sha256=" + "0".repeat(64), at)).toBe(false);
   });
 
-  it("refuses timestamps outside the tolerance when nowSec is given", () => {
+  it("refuses timestamps outside the tolerance of a given nowSec", () => {
     const sig = signWebhook(secret, ts, body);
     expect(verifyWebhookSignature(secret, ts, body, sig, { nowSec: ts + 300 })).toBe(true);
     expect(verifyWebhookSignature(secret, ts, body, sig, { nowSec: ts - 300 })).toBe(true);
@@ -303,12 +307,40 @@ describe("webhook signatures", () => {
     expect(verifyWebhookSignature(secret, ts, body, sig, { nowSec: ts - 301 })).toBe(false);
     expect(verifyWebhookSignature(secret, ts, body, sig, { nowSec: ts + 11, toleranceSec: 10 })).toBe(false);
     expect(verifyWebhookSignature(secret, ts, body, sig, { nowSec: ts + 10, toleranceSec: 10 })).toBe(true);
+    expect(verifyWebhookSignature(secret, ts, body, sig, { nowSec: NaN })).toBe(false);
   });
 
-  it("makes fresh random secrets", () => {
+  it("checks freshness against the system clock by default: old and future timestamps are refused without nowSec", () => {
+    const now = Math.floor(Date.now() / 1000);
+    const fresh = now - 5;
+    expect(verifyWebhookSignature(secret, fresh, body, signWebhook(secret, fresh, body))).toBe(true);
+    // A correctly signed delivery captured long ago (the fixed vector above) or 10 minutes ago: a replay.
+    expect(verifyWebhookSignature(secret, ts, body, signWebhook(secret, ts, body))).toBe(false);
+    const old = now - 600;
+    expect(verifyWebhookSignature(secret, String(old), body, signWebhook(secret, old, body))).toBe(false);
+    const future = now + 600;
+    expect(verifyWebhookSignature(secret, future, body, signWebhook(secret, future, body))).toBe(false);
+    // The tolerance still applies to the system clock.
+    expect(verifyWebhookSignature(secret, old, body, signWebhook(secret, old, body), { toleranceSec: 900 })).toBe(true);
+  });
+
+  it("makes fresh random secrets: whsec_ and 32 bytes in standard base64 (Standard Webhooks)", () => {
     const a = newWebhookSecret();
-    expect(a).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(a).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(standardWebhookKey(a)).toHaveLength(32);
     expect(newWebhookSecret()).not.toBe(a);
+  });
+
+  it("signs the Standard Webhooks way: v1,base64(HMAC-SHA256(decoded key, `${id}.${timestamp}.${body}`))", () => {
+    const std = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+    const key = Buffer.from("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", "base64");
+    const expected = "v1," + createHmac("sha256", key).update(`msg_1.${ts}.${body}`).digest("base64");
+    expect(signStandardWebhook(std, "msg_1", ts, body)).toBe(expected);
+    // The library's own signer agrees.
+    expect(new Webhook(std).sign("msg_1", new Date(ts * 1000), body)).toBe(expected);
+    // A base64url secret of the earlier format has the same key bytes once translated to standard base64.
+    const bytes = Buffer.from("00ff10fbee", "hex");
+    expect(standardWebhookKey("whsec_" + bytes.toString("base64url"))).toEqual(bytes);
   });
 });
 
@@ -361,6 +393,25 @@ describe("webhook delivery over HTTPS", () => {
     const sentTs = got!.headers[TIMESTAMP_HEADER.toLowerCase()] as string;
     expect(verifyWebhookSignature(secret, sentTs, got!.body, sig, { nowSec: nowSec() })).toBe(true);
     expect(verifyWebhookSignature("whsec_wrong", sentTs, got!.body, sig)).toBe(false);
+  });
+
+  it("signs every delivery per Standard Webhooks too: the standardwebhooks package verifies it with the alert's secret", async () => {
+    const rx = await receiver();
+    const sender = createWebhookSender({ policy: { allowLoopback: true }, ca: rx.ca });
+    const whsec = newWebhookSecret();
+    const req = { ...request(rx.url("/std")), secret: whsec, deliveryId: "dlv_std_1" };
+    expect(await sender.send(req)).toMatchObject({ ok: true, status: 200 });
+    const [got] = await rx.waitFor(1);
+    const headers = got!.headers as Record<string, string>;
+    expect(headers).toMatchObject({ "webhook-id": "dlv_std_1", "webhook-timestamp": String(req.timestampSec) });
+    expect(headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]{43}=$/);
+    expect(new Webhook(whsec).verify(got!.body, headers)).toEqual(JSON.parse(body));
+    // The marketgate header of the same delivery verifies with the same secret string.
+    expect(verifyWebhookSignature(whsec, headers[TIMESTAMP_HEADER.toLowerCase()]!, got!.body, headers[SIGNATURE_HEADER.toLowerCase()]!)).toBe(true);
+    // Another secret, an altered body or a changed id are refused.
+    expect(() => new Webhook(newWebhookSecret()).verify(got!.body, headers)).toThrow(/No matching signature/);
+    expect(() => new Webhook(whsec).verify(got!.body.replace("BTC", "ETH"), headers)).toThrow(/No matching signature/);
+    expect(() => new Webhook(whsec).verify(got!.body, { ...headers, "webhook-id": "dlv_other" })).toThrow(/No matching signature/);
   });
 
   it("connects to the vetted address of a name (the system resolver is never asked)", async () => {

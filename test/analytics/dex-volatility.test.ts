@@ -28,9 +28,9 @@ describe("volatility metrics against hand-computed values", () => {
     expect(annualizedVolatilityPct([0.1], 8760)).toBeNull();
   });
 
-  it("parametric VaR, Sharpe and drawdown", () => {
-    expect(valueAtRiskPct(0.02, 0.95)).toBeCloseTo(3.2897, 4);
-    expect(valueAtRiskPct(0.02, 0.99)).toBeCloseTo(4.6527, 4);
+  it("parametric (log-normal) VaR, Sharpe and drawdown", () => {
+    expect(valueAtRiskPct(0.02, 0.95)).toBeCloseTo((1 - Math.exp(-0.032897072539)) * 100, 8);
+    expect(valueAtRiskPct(0.02, 0.99)).toBeCloseTo((1 - Math.exp(-0.046526957481)) * 100, 8);
     expect(sharpeRatio(rets, 8760)).toBeCloseTo((m / sd) * Math.sqrt(8760), 10);
     // peak 105 -> trough 99
     expect(maxDrawdownPct(PRICES)).toBeCloseTo((6 / 105) * 100, 10);

@@ -107,7 +107,7 @@ describe("DEX tools on the simulator (payments off)", () => {
     expect(body.risk_level).toBe(daily < 3 ? "low" : daily < 8 ? "medium" : daily <= 15 ? "high" : "extreme");
     expect(body.volatility_30d).toBeCloseTo(daily * Math.sqrt(365), 4);
     expect(body.risk_metrics.var_99_1d).toBeGreaterThan(body.risk_metrics.var_95_1d);
-    expect(body.risk_metrics.var_95_1d).toBeCloseTo(1.6448536269514722 * daily, 4);
+    expect(body.risk_metrics.var_95_1d).toBeCloseTo((1 - Math.exp((-1.6448536269514722 * daily) / 100)) * 100, 4); // log-normal
     expect(body.risk_metrics.correlation_vs_btc).toBeGreaterThan(-1);
     expect(body.risk_metrics.correlation_vs_btc).toBeLessThanOrEqual(1);
     expect(body.sentiment.sources_analyzed).toBeGreaterThanOrEqual(5); // 4 funding venues + long/short venues

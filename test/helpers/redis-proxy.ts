@@ -1,5 +1,6 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import { TEST_REDIS_URL } from "./redis-available.js";
 
 /** A TCP proxy in front of a real Redis that a test can cut (Redis "goes down") and restore. */
 export interface RedisProxy {
@@ -13,7 +14,7 @@ export interface RedisProxy {
 }
 
 /** Starts a {@link RedisProxy} to `target` (default the loopback Redis of the tests). */
-export async function startRedisProxy(target = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379"): Promise<RedisProxy> {
+export async function startRedisProxy(target = TEST_REDIS_URL): Promise<RedisProxy> {
   const t = new URL(target);
   const sockets = new Set<Socket>();
   let open = true;

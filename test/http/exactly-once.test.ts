@@ -5,56 +5,13 @@ import type { FacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload } from "@x402/core/types";
 import { appendPaymentIdentifierToExtensions, generatePaymentId } from "@x402/extensions/payment-identifier";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { z } from "zod";
-import { AppError } from "../../src/errors.js";
-import { defineTool } from "../../src/registry/tool.js";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { TOOLS } from "../../tools/index.js";
 import { json } from "../helpers/json.js";
+import { paidTestTools } from "../helpers/paid-test-tools.js";
 import { header, paymentRequired, signPayment } from "../helpers/pay.js";
 
-/** A paid tool without cache (so that retries reach the payment layer) that counts its runs. */
-let runs = 0;
-const counter = defineTool({
-  name: "test_counter",
-  title: "Counter",
-  method: "GET",
-  path: "/test/counter/:label",
-  priceUsd: "0.02",
-  cacheTtlSec: 0,
-  tags: ["test"],
-  summary: "counts handler runs",
-  description: "test tool",
-  example: { label: "a" },
-  input: z.object({ label: z.string() }),
-  output: z.object({ label: z.string(), run: z.number() }),
-  handler: async ({ label }) => ({ label, run: ++runs }),
-});
-/** A state-creating tool: settles before the handler runs. `failCreates` makes its next runs fail. */
-let created = 0;
-let failCreates = 0;
-const creator = defineTool({
-  name: "test_create",
-  title: "Create",
-  method: "POST",
-  path: "/test/things",
-  priceUsd: "0.03",
-  cacheTtlSec: 0,
-  tags: ["test"],
-  summary: "creates a thing",
-  description: "test tool",
-  example: { name: "x" },
-  paymentFlow: "upfront",
-  input: z.object({ name: z.string() }),
-  output: z.object({ id: z.number() }),
-  handler: async () => {
-    if (failCreates > 0) {
-      failCreates--;
-      throw new AppError("UPSTREAM_UNAVAILABLE", "storage unreachable", { retryAfterSec: 1 });
-    }
-    return { id: ++created };
-  },
-});
+const { state, counter, creator } = paidTestTools();
 
 type SettleMode = "normal" | "fail" | "lose-answer" | "late";
 
@@ -99,12 +56,12 @@ describe("exactly-once payments", () => {
     const url = `${stack.url}/test/counter/burst`;
     const sig = header(await signPayment(await paymentRequired(url), payer(0).privateKey));
     const before = await stack.balanceOf(payer(0).address);
-    const runsBefore = runs;
+    const runsBefore = state.runs;
     const responses = await Promise.all(Array.from({ length: 20 }, () => fetch(url, { headers: { "payment-signature": sig } })));
     const statuses = responses.map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(1);
     expect(statuses.filter((s) => s === 402)).toHaveLength(19);
-    expect(runs - runsBefore).toBe(1);
+    expect(state.runs - runsBefore).toBe(1);
     expect(await stack.balanceOf(payer(0).address)).toBe(before - 20_000n);
   });
 
@@ -131,7 +88,7 @@ describe("exactly-once payments", () => {
     const url = `${stack.url}/test/counter/late`;
     const sig = header(await signPayment(await paymentRequired(url), payer(2).privateKey));
     const before = await stack.balanceOf(payer(2).address);
-    const runsBefore = runs;
+    const runsBefore = state.runs;
     const first = await fetch(url, { headers: { "payment-signature": sig } });
     expect(first.status).toBe(502);
     expect(first.headers.get("retry-after")).not.toBeNull();
@@ -141,7 +98,7 @@ describe("exactly-once payments", () => {
     const retry = await fetch(url, { headers: { "payment-signature": sig } });
     expect(retry.status).toBe(200);
     expect(await json(retry)).toEqual({ label: "late", run: runsBefore + 1 });
-    expect(runs).toBe(runsBefore + 1);
+    expect(state.runs).toBe(runsBefore + 1);
     expect(await stack.balanceOf(payer(2).address)).toBe(before - 20_000n);
     expect((await fetch(url, { headers: { "payment-signature": sig } })).status).toBe(402);
   });
@@ -177,7 +134,7 @@ describe("exactly-once payments", () => {
     mode = "fail";
     const refused = await fetch(url, { ...init, headers: { ...init.headers, "payment-signature": header(await signPayment(pr, payer(4).privateKey)) } });
     expect(refused.status).toBe(402);
-    expect(created).toBe(0);
+    expect(state.created).toBe(0);
     mode = "normal";
     const before = await stack.balanceOf(payer(4).address);
     const ok = await fetch(url, { ...init, headers: { ...init.headers, "payment-signature": header(await signPayment(pr, payer(4).privateKey)) } });
@@ -192,7 +149,7 @@ describe("exactly-once payments", () => {
     const pr = await paymentRequired(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "owed" }) });
     const sig = header(await signPayment(pr, payer(5).privateKey));
     const before = await stack.balanceOf(payer(5).address);
-    failCreates = 2;
+    state.failCreates = 2;
     const failed = await post("owed", sig);
     expect(failed.status).toBe(503);
     expect((await json(failed)).error.message).toContain("send the same request with the same payment again");
@@ -200,15 +157,38 @@ describe("exactly-once payments", () => {
     // Failing again keeps the run owed; another request cannot use it.
     expect((await post("owed", sig)).status).toBe(503);
     expect((await post("other", sig)).status).toBe(402);
-    const createdBefore = created;
+    const createdBefore = state.created;
     const done = await post("owed", sig);
     expect(done.status).toBe(200);
     expect(await json(done)).toEqual({ id: createdBefore + 1 });
     expect(decodePaymentResponseHeader(done.headers.get("payment-response")!).success).toBe(true);
     // Paid once, run once: the authorization is spent now.
     expect((await post("owed", sig)).status).toBe(402);
-    expect(created).toBe(createdBefore + 1);
+    expect(state.created).toBe(createdBefore + 1);
     expect(await stack.balanceOf(payer(5).address)).toBe(before - 30_000n);
+  });
+
+  it("reconciles a state-creating request whose upfront settlement landed after the service gave up: the same payment runs it once after confirmation", async () => {
+    const url = `${stack.url}/test/things`;
+    const post = (name: string, sig: string) => fetch(url, { method: "POST", headers: { "content-type": "application/json", "payment-signature": sig }, body: JSON.stringify({ name }) });
+    const pr = await paymentRequired(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "lost" }) });
+    const sig = header(await signPayment(pr, payer(6).privateKey));
+    const before = await stack.balanceOf(payer(6).address);
+    const createdBefore = state.created;
+    // The transfer lands 2.5 s later, after the 1.5 s reconciliation window: the outcome is unknown.
+    mode = "late";
+    const lost = await post("lost", sig);
+    mode = "normal";
+    expect(lost.status).toBe(502);
+    expect(state.created).toBe(createdBefore);
+    await Promise.all(late);
+    expect(await stack.balanceOf(payer(6).address)).toBe(before - 30_000n);
+    // The retry with the same payment finds the transfer confirmed and runs the request, once.
+    const done = await post("lost", sig);
+    expect(done.status).toBe(200);
+    expect(state.created).toBe(createdBefore + 1);
+    expect((await post("lost", sig)).status).toBe(402);
+    expect(await stack.balanceOf(payer(6).address)).toBe(before - 30_000n);
   });
 
   it("quotes the exact requirements a request would get, without running it", async () => {

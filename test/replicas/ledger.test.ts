@@ -3,12 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { logger } from "../../src/lib/log.js";
 import { RedisPaymentLedger } from "../../src/payments/ledger.js";
 import { RedisHandle } from "../../src/state/redis.js";
+import { redisAvailable, TEST_REDIS_URL as REDIS_URL } from "../helpers/redis-available.js";
 
-const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 const receipt = { success: true, transaction: "0xabc", network: "eip155:8453" as const, payer: "0x1" };
 
 /** The payment ledger in Redis, as several replicas see it: claims and owed runs are atomic. */
-describe("payment ledger in Redis", () => {
+describe.skipIf(!redisAvailable)("payment ledger in Redis", () => {
   const prefix = `test:${randomBytes(4).toString("hex")}:`;
   let redis: RedisHandle;
   let handles: RedisHandle[] = [];
@@ -37,10 +37,10 @@ describe("payment ledger in Redis", () => {
 
   it("hands an owed run to exactly one retry of the same request, keeping the TTL", async () => {
     await ledgers[0]!.claim("auth-b");
-    await ledgers[0]!.set("auth-b", { state: "prepaid", fingerprint: "tool:{a}", receipt });
+    await ledgers[0]!.set("auth-b", { state: "prepaid", fingerprint: "tool:{a}", digest: "d1", receipt });
     expect(await ledgers[1]!.takePrepaid("auth-b", "tool:{other}")).toBeUndefined();
     const taken = await Promise.all(Array.from({ length: 9 }, (_, i) => ledgers[i % 3]!.takePrepaid("auth-b", "tool:{a}")));
-    expect(taken.filter((t) => t !== undefined)).toEqual([{ state: "prepaid", fingerprint: "tool:{a}", receipt }]);
+    expect(taken.filter((t) => t !== undefined)).toEqual([{ state: "prepaid", fingerprint: "tool:{a}", digest: "d1", receipt }]);
     expect(await ledgers[2]!.claim("auth-b")).toEqual({ state: "in_flight" });
     expect(await redis.client.pTTL(redis.key("pay:auth:auth-b"))).toBeGreaterThan(50_000);
   });

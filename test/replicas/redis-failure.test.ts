@@ -9,13 +9,14 @@ import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-
 import { json } from "../helpers/json.js";
 import { startRedisProxy, type RedisProxy } from "../helpers/redis-proxy.js";
 import { until } from "../helpers/wait.js";
+import { redisAvailable, TEST_REDIS_URL } from "../helpers/redis-available.js";
 
 /**
  * A replica whose Redis goes away and comes back: data requests keep being answered (cache and rate
  * limit fall back to the process), paid requests are refused with 503 and nothing is charged, alert
  * writes are refused with 503, and everything works again once Redis is back, without a restart.
  */
-describe("a replica losing its Redis", () => {
+describe.skipIf(!redisAvailable)("a replica losing its Redis", () => {
   let stack: OfflineStack;
   let proxy: RedisProxy;
   const prefix = `test:${randomBytes(4).toString("hex")}:`;
@@ -29,7 +30,7 @@ describe("a replica losing its Redis", () => {
   afterAll(async () => {
     await stack?.close();
     await proxy?.close();
-    const c = await createClient({ url: process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379" }).connect();
+    const c = await createClient({ url: TEST_REDIS_URL }).connect();
     for await (const keys of c.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length) await c.del(keys);
     await c.close();
   });

@@ -194,11 +194,20 @@ describe("binance fapi", () => {
         expect(Math.sign(basis), p.symbol).toBe(Math.sign(extreme));
         expect(Math.abs(f)).toBeGreaterThanOrEqual(0.0005);
       } else {
-        // |premium| stays inside the clamp band: funding = interest.
-        expect(f, p.symbol).toBeCloseTo(Number(p.interestRate), 6);
+        // Regular markets: F = P̄ + clamp(I − P̄, ±0.05 %) — pinned at I or dispersed just beyond it (calibrated to
+        // the real premiumIndex snapshot, test/sim/calibration.test.ts), never extreme.
+        const inst = sim.perp.instrument("binance", p.symbol, NOW);
+        if (!inst) throw new Error(`${p.symbol} not listed`);
+        const pbar = sim.perp.avgPremium(inst, sim.perp.intervalStart(inst, NOW), NOW);
+        const interest = Number(p.interestRate);
+        expect(f, p.symbol).toBeCloseTo(pbar + Math.min(0.0005, Math.max(-0.0005, interest - pbar)), 8);
+        expect(Math.abs((f * 8) / inst.fundingIntervalHours), p.symbol).toBeLessThan(0.0005);
         expect(Math.abs(basis), p.symbol).toBeLessThan(0.002);
       }
     }
+    // Not all pinned: the real snapshot pins 74 % of 8h symbols, the rest sit mostly just above.
+    const regular = perps.filter((p) => EXTREME_PREMIUM[baseOf(p.symbol.replace(/USDT$/, "")).base] === undefined);
+    expect(regular.some((p) => p.lastFundingRate !== p.interestRate)).toBe(true);
     // The model's formula holds exactly: F = P̄ + clamp(I − P̄, ±0.05 %).
     const wif = sim.perp.perpOf("binance", "WIF");
     if (!wif) throw new Error("WIF not listed");
@@ -596,7 +605,9 @@ describe("hyperliquid info", () => {
       expect(Math.abs(Number(c.funding))).toBeLessThan(0.0005);
     }
     const btc = ctxs[0] as HlCtx;
-    expect(Number(btc.markPx) / Number(btc.oraclePx) - 1 - Number(btc.premium)).toBeCloseTo(0, 4);
+    // Hyperliquid's mark is not oracle × (1 + premium) (real 2026 ctxs: ETH −4.2 bp vs premium −2.8 bp, ATOM −14 vs
+    // −5.6 bp); the simulator adds a mark-only deviation (HL_MARK_ONLY_SD), so the two agree within a few bp.
+    expect(Math.abs(Number(btc.markPx) / Number(btc.oraclePx) - 1 - Number(btc.premium))).toBeLessThan(0.003);
     const kpepe = ctxs[names.indexOf("kPEPE")] as HlCtx;
     const okxPepe = await getJson<OkxEnvelope<{ markPx: string }>>(`${sim.urls.okx}/api/v5/public/mark-price?instType=SWAP&instId=PEPE-USDT-SWAP`);
     expect(Number(kpepe.markPx) / 1000 / Number(okxPepe.body.data[0]?.markPx)).toBeCloseTo(1, 2);
@@ -800,7 +811,7 @@ describe("perp clients against the simulator: margin tiers and hourly candles", 
     const by = await getJson<BybitEnvelope<BybitList<Record<string, unknown>>>>(`${sim.urls.bybit}/v5/market/risk-limit?category=linear&symbol=1000PEPEUSDT`);
     const pepe = await c.bybit.marginTiers("PEPE");
     expect(pepe.map((t) => t.maxNotionalUsd)).toEqual(by.body.result.list.map((r) => Number(r.riskLimitValue)));
-    expect(pepe.map((t) => t.maintenanceMarginRate)).toEqual(by.body.result.list.map((r) => Number(r.maintenanceMargin) / 100));
+    expect(pepe.map((t) => t.maintenanceMarginRate)).toEqual(by.body.result.list.map((r) => Number(r.maintenanceMargin))); // fractions, as the venue sends for linear
     expect(by.body.result.list[0]).toMatchObject({ isLowestRisk: 1, mmDeduction: "" });
     // the same table every time (fixed per instrument)
     expect(await c.bybit.marginTiers("PEPE")).toEqual(pepe);

@@ -277,6 +277,27 @@ describe("feed lifecycle (local ws server)", () => {
     expect((await metrics.rotations.get()).values[0]?.value).toBe(1);
   });
 
+  it("drops replays within replayGuardMs: trades at or before the latest time emitted, several ids in one millisecond", async () => {
+    const srv = await server(bybitServer);
+    const feed = track(new BybitFeed({ baseUrl: srv.url, instruments: bybitInsts }));
+    const batches: Trade[][] = [];
+    feed.on("trades", (t) => batches.push(t));
+    await feed.subscribe(["BTC"]);
+    feed.start();
+    const c = await waitFor(() => srv.conns[0]);
+    const T = Date.now();
+    const row = (i: string, t: number, s = "BTCUSDT") => ({ T: t, s, S: "Buy", v: "0.004", p: "65114.20", L: "PlusTick", i, BT: false });
+    const send = (rows: object[]) => c.ws.send(JSON.stringify({ topic: "publicTrade.BTCUSDT", type: "snapshot", ts: T, data: rows }));
+    send([row("a", T), row("b", T), row("c", T)]);
+    await waitFor(() => batches.length === 1);
+    // A snapshot replayed: a, b and an older trade are dropped; d (same millisecond) and e are new.
+    send([row("a", T), row("z", T - 1), row("d", T), row("b", T), row("e", T + 1)]);
+    await waitFor(() => batches.length === 2);
+    send([row("d", T + 1), row("e", T + 1), row("f", T + 2)]); // d is new at T + 1: ids are per millisecond
+    await waitFor(() => batches.length === 3);
+    expect(batches.map((b) => b.map((t) => t.id))).toEqual([["a", "b", "c"], ["d", "e"], ["d", "f"]]);
+  });
+
   it("okx: subscribes liquidations + trades on open, pings only when idle, rotates on the upgrade notice", async () => {
     const srv = await server((c) => c.ws.on("message", (d: WebSocket.RawData) => d.toString() === "ping" && c.ws.send("pong")));
     const feed = track(new OkxFeed({ baseUrl: srv.url, instruments: source([inst("BTC-USDT-SWAP", "BTC", 0.01), inst("ETH-USDT-SWAP", "ETH", 0.1)]), heartbeatMs: 60 }));
@@ -377,7 +398,14 @@ describe("feed lifecycle (local ws server)", () => {
     const errors = (await metrics.errors.get()).values.map((v) => [v.labels.kind, v.value]);
     expect(errors).toEqual(expect.arrayContaining([["malformed", 1], ["venue_error", 1], ["listener", 1]]));
     expect((await metrics.messages.get()).values[0]?.value).toBe(3);
+    // Per-message counters are handed over when read: exact at every read, also after stop().
+    c.ws.send(bybitTrade("ok2", Date.now()));
+    await waitFor(() => seen.length === 2);
+    expect((await metrics.trades.get()).values).toMatchObject([{ labels: { venue: "bybit" }, value: 2 }]);
+    expect((await metrics.messages.get()).values[0]?.value).toBe(4);
+    expect((await metrics.liquidations.get()).values).toEqual([]);
     await feed.stop();
+    expect((await metrics.messages.get()).values[0]?.value).toBe(4);
     await waitFor(() => c.closed);
     await sleep(60);
     expect(srv.conns).toHaveLength(1);

@@ -6,6 +6,7 @@ import { parseBinanceAggTrades, parseBinanceMessage } from "../../src/streams/fe
 import { parseBybitMessage, parseBybitRecentTrades } from "../../src/streams/feeds/parse-bybit.js";
 import { parseHyperliquidMessage, parseHyperliquidRecentTrades } from "../../src/streams/feeds/parse-hyperliquid.js";
 import { parseOkxMessage, parseOkxTrades } from "../../src/streams/feeds/parse-okx.js";
+import { decimal, idOf, positiveDecimal } from "../../src/streams/feeds/normalise.js";
 import { fixture } from "../helpers/fixtures.js";
 
 /** One frame per line of an `.ndjson` fixture under `test/fixtures/streams/`. */
@@ -221,5 +222,66 @@ describe("hyperliquid frames", () => {
     const rows = (frames("hyperliquid_ws_trades_2024-10-29.ndjson")[2] as { data: unknown[] }).data;
     expect(parseHyperliquidRecentTrades(rows, inst("BTC", "BTC")).trades).toHaveLength(3);
     expect(parseHyperliquidRecentTrades({}, inst("BTC", "BTC")).error).toBeDefined();
+  });
+});
+
+describe("the per-message fast paths", () => {
+  const map = lookup(inst("SANDUSDT", "SAND"), inst("CTKUSDT", "CTK"), inst("BATUSDT", "BAT"), inst("BTCUSDT", "BTC"), inst("ETHUSDT", "ETH"), inst("SOLUSDT", "SOL"), inst("1000PEPEUSDT", "PEPE", 1000));
+  /** The frame with its times as strings: valid for the schemas, refused by the fast paths. */
+  const slow = (f: unknown): unknown =>
+    JSON.parse(JSON.stringify(f), function (this: unknown, key, value: unknown) {
+      return key === "T" && typeof value === "number" ? String(value) : value;
+    });
+
+  it("give exactly what the schemas give on the recorded frames (Binance aggTrade, Bybit publicTrade)", () => {
+    const cases: Array<[string, (f: unknown) => ReturnType<typeof parseBinanceMessage>]> = [
+      ["binance_usdm_ws_aggTrade_2021-04-05_excerpt.ndjson", (f) => parseBinanceMessage(f, map)],
+      ["bybit_v5_ws_linear_2026-08-09_excerpt.ndjson", (f) => parseBybitMessage(f, map)],
+    ];
+    for (const [file, parse] of cases) {
+      const all = frames(file);
+      let trades = 0;
+      for (const f of all) {
+        const fast = parse(f);
+        expect(parse(slow(f))).toEqual(fast);
+        expect(parse(JSON.stringify(f))).toEqual(fast);
+        trades += fast.trades.length;
+      }
+      expect(trades).toBeGreaterThan(3);
+    }
+    const pepe = parseBybitMessage(derived.bybit_1000PEPEUSDT_publicTrade, map);
+    expect(parseBybitMessage(slow(derived.bybit_1000PEPEUSDT_publicTrade), map)).toEqual(pepe);
+  });
+
+  it("leave unusual rows to the schemas, errors included", () => {
+    const row = { T: 1786310819680, s: "BTCUSDT", S: "Sell", v: "0.004", p: "65114.20", i: "a9188a0a-82bc-50de-be60-03eedbe3cdd7" };
+    const bybit = (data: unknown[]) => parseBybitMessage({ topic: "publicTrade.BTCUSDT", data }, map);
+    expect(bybit([row, { ...row, p: "-1" }])).toMatchObject({ trades: [{ price: 65114.2 }], error: expect.stringMatching(/^1 malformed row\(s\); row 1: p:/) });
+    expect(bybit([row, { ...row, i: "" }]).trades).toHaveLength(1);
+    expect(bybit([{ ...row, s: "DOGEUSDT" }, row])).toMatchObject({ trades: [{ base: "BTC" }], skipped: 1 });
+    expect(bybit([{ ...row, i: 42 }]).trades[0]!.id).toBe("42");
+    expect(parseBybitMessage({ topic: 1, data: [] }, map).error).toMatch(/no topic/);
+    const agg = { e: "aggTrade", s: "BTCUSDT", a: 7, p: "1", q: "2", T: 5, m: false };
+    expect(parseBinanceMessage({ ...agg, a: Infinity }, map).error).toMatch(/aggTrade: a:/);
+    expect(parseBinanceMessage({ ...agg, q: " 2 " }, map).trades[0]).toMatchObject({ size: 2, id: "7", side: "buy" });
+    expect(parseBinanceMessage({ ...agg, s: "NEOUSDT" }, map)).toMatchObject({ trades: [], skipped: 1 });
+  });
+
+  it("read decimals bit for bit as Number does", () => {
+    const edge = ["0.69067", "369", "65114.20", "0.000001565", "5.", ".5", ".", "", "007", "1e5", " 1", "+1", "-1", "0x10", "1.2.3", "Infinity", "123456789012345", "1234567890123456", "0.1234567890123456789"];
+    for (const x of edge) expect(Object.is(decimal(x), Number(x))).toBe(true);
+    let seed = 7;
+    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    for (let i = 0; i < 20_000; i++) {
+      let x = "";
+      for (let d = 0, n = 1 + rnd(17); d < n; d++) x += String(rnd(10));
+      if (rnd(5) > 0) {
+        const at = rnd(x.length + 1);
+        x = `${x.slice(0, at)}.${x.slice(at)}`;
+      }
+      expect(Object.is(decimal(x), Number(x))).toBe(true);
+    }
+    expect([positiveDecimal("0"), positiveDecimal(""), positiveDecimal("1e400"), positiveDecimal(null), positiveDecimal(2)]).toEqual([undefined, undefined, undefined, undefined, 2]);
+    expect([idOf(""), idOf(12), idOf(Number.NaN), idOf("x"), idOf(null)]).toEqual([undefined, "12", undefined, "x", undefined]);
   });
 });

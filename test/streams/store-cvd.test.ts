@@ -134,14 +134,17 @@ describe("CvdStore backfill idempotence", () => {
     expect(s.lastTradeTime("binance", "BTC")).toBe(T0 + 4000);
   });
 
-  it("bounds the remembered ids by window and count", () => {
+  it("keeps the ids of open buckets in memory and the others in SQLite, where a late duplicate still finds them", () => {
     const c = clock(T0 + 2 * HOUR);
-    const s = open(memDb(), c.now, { dedupeMaxIds: 100, dedupeWindowMs: 20 * MIN });
-    s.add(Array.from({ length: 500 }, (_, i) => trade({ time: T0 + i * 100 })));
-    expect(s.stats().seenIds).toBe(100);
-    // An hour later, the ids behind the 20-min window are gone.
-    s.add([trade({ time: T0 + HOUR })]);
-    expect(s.stats().seenIds).toBe(1);
+    const s = open(memDb(), c.now, { openIdsMs: 15 * MIN });
+    const old = Array.from({ length: 500 }, (_, i) => trade({ venue: "bybit", time: T0 + i * 100 }));
+    expect(s.add(old)).toBe(500);
+    s.flush(); // those buckets ended long ago: their ids leave memory
+    expect(s.stats().idsInMemory).toBe(0);
+    s.add([trade({ venue: "bybit", time: c.t })]);
+    expect(s.stats().idsInMemory).toBe(1);
+    expect(s.add(old.slice(0, 10))).toBe(0); // read back from SQLite
+    expect(s.cvd("BTC", T0, T0 + HOUR).total.trades).toBe(500);
   });
 });
 
@@ -188,6 +191,44 @@ describe("CvdStore gaps and missing markers", () => {
       [15 * MIN, true],
       [20 * MIN, false], // in progress
     ]);
+  });
+
+  it("two gaps in one bucket: the bucket is complete only once both were filled, whatever the order of the marks", () => {
+    const c = clock(T0 + 20 * MIN);
+    const s = open(memDb(), c.now);
+    s.add([trade({ venue: "hyperliquid", time: T0 + 1000 }), trade({ venue: "binance", time: T0 + 1000 })]);
+    const missing = () => s.history("BTC", T0, T0 + 5 * MIN, 5 * MIN)[0]!.missing;
+    const a = { venue: "hyperliquid" as const, from: T0 + 60_000, to: T0 + 94_600 }; // 34.6 s, not backfilled
+    const b = { venue: "hyperliquid" as const, from: T0 + 117_600, to: T0 + 120_600 }; // 3 s, 23 s later, backfilled
+    s.markGap({ ...a, filled: false });
+    s.markGap({ ...b, filled: true });
+    expect(missing()).toBe(true);
+    expect(s.cvd("BTC", T0, T0 + 5 * MIN).unfilled).toBe(true);
+    const row = () => s.exportChanges().buckets.find((x) => x.venue === "hyperliquid" && x.start === T0)!;
+    expect(row()).toMatchObject({ gap: "unfilled", unfilled: [[a.from, a.to]] });
+    // Part of the first gap filled later: the rest stays unfilled.
+    s.markGap({ venue: "hyperliquid", from: a.from, to: a.from + 30_000, filled: true });
+    expect(row().unfilled).toEqual([[a.from + 30_000, a.to]]);
+    expect(missing()).toBe(true);
+    // The other order: a later unfilled gap over a filled bucket marks it unfilled; filling all of it clears it.
+    s.markGap({ venue: "hyperliquid", from: T0, to: T0 + 5 * MIN, filled: true });
+    expect(row()).toMatchObject({ gap: "filled", unfilled: [] });
+    expect(missing()).toBe(false);
+    s.markGap({ ...b, filled: false });
+    expect(row()).toMatchObject({ gap: "unfilled", unfilled: [[b.from, b.to]] });
+    // A gap spanning two buckets is split at the boundary.
+    expect(s.markGap({ venue: "binance", from: T0 + 4 * MIN, to: T0 + 6 * MIN, filled: false })).toBe(2);
+    expect(s.exportChanges().buckets.filter((x) => x.venue === "binance").map((x) => x.unfilled)).toEqual([
+      [[T0 + 4 * MIN, T0 + 5 * MIN]],
+      [[T0 + 5 * MIN, T0 + 6 * MIN]],
+    ]);
+    // settleGap (another replica's coverage) clears unfilled parts only; buckets without gaps stay "none".
+    expect(s.settleGap({ venue: "binance", from: T0, to: T0 + 5 * MIN + 30_000 })).toBe(2);
+    expect(s.exportChanges().buckets.filter((x) => x.venue === "binance").map((x) => [x.gap, x.unfilled])).toEqual([
+      ["filled", []],
+      ["unfilled", [[T0 + 5 * MIN + 30_000, T0 + 6 * MIN]]],
+    ]);
+    expect(s.settleGap({ venue: "okx", base: "BTC", from: T0, to: T0 + HOUR })).toBe(0);
   });
 
   it("leaves out history before tracking began", () => {
@@ -252,7 +293,7 @@ describe("CvdStore retention and bounds", () => {
     expect(peak).toBe(MAX_BUCKETS_PER_SYMBOL);
     const st = s.stats();
     expect(st.buckets).toBe(8064);
-    expect(st.approxBytes).toBeLessThan(8064 * 160 + st.seenIds * 100 + 1);
+    expect(st.approxBytes).toBeLessThan(8064 * 160 + st.idsInMemory * 100 + 1);
     // The 7d window still spans 7 days less at most one slot.
     expect(s.history("BTC", c.t - 7 * 24 * HOUR, c.t, HOUR).length).toBeGreaterThanOrEqual(168);
   });
@@ -338,10 +379,70 @@ describe("CvdStore persistence", () => {
     expect(s.drop("ETH")).toBe(true);
     expect(s.drop("ETH")).toBe(false);
     expect(s.symbols()).toEqual(["BTC"]);
-    for (const table of ["cvd_bucket", "cvd_symbol", "cvd_seen"]) {
+    for (const table of ["cvd_bucket", "cvd_symbol", "cvd_bucket_ids", "cvd_ledger"]) {
       expect(db.prepare(`SELECT COUNT(*) AS n FROM ${table} WHERE base = 'ETH'`).get()).toEqual({ n: 0 });
     }
     s.flush();
     expect(db.prepare(`SELECT COUNT(*) AS n FROM cvd_bucket`).get()).toEqual({ n: 1 });
+  });
+});
+
+describe("CvdStore per-trade path (one-group batches, the cached bucket of a track)", () => {
+  it("a batch of one (venue, base) and a mixed batch count the same, and observers hear the counted trades in order", () => {
+    const c = clock(T0 + HOUR);
+    const heard: string[][] = [];
+    const run = (batches: Trade[][]) => {
+      const s = open(memDb(), c.now);
+      const off = s.observe({ counted: (ts) => heard.push(ts.map((t) => t.id)) });
+      const n = batches.reduce((sum, b) => sum + s.add(b), 0);
+      off();
+      s.add([trade({ time: T0 + 7 * MIN })]); // no observer any more: nothing heard
+      return { n, summary: s.cvd("BTC", T0, T0 + HOUR), eth: s.cvd("ETH", T0, T0 + HOUR).total };
+    };
+    const ts = [
+      trade({ time: T0 + MIN, id: "11" }),
+      trade({ time: T0 + 2 * MIN, id: "12", side: "sell" }),
+      trade({ time: T0 + 2 * MIN, id: "12" }), // the same aggregate trade again
+      trade({ venue: "bybit", time: T0 + 6 * MIN, id: "u-1" }),
+      trade({ base: "ETH", time: T0 + 3 * MIN, id: "11" }),
+      trade({ time: T0 + 3 * MIN, id: "" }), // invalid: ignored
+    ];
+    const split = run([ts.slice(0, 3), [ts[3]!], [ts[4]!], [ts[5]!]]);
+    const mixed = run([ts]);
+    expect(split.n).toBe(4);
+    expect(mixed).toEqual(split);
+    expect(heard).toEqual([["11", "12"], ["u-1"], ["11"], ["11", "12", "u-1", "11"]]);
+  });
+
+  it("a trade in the cached bucket's slot after a replica moved trackedSince later extends the tracked range again", () => {
+    const c = clock(T0 + HOUR);
+    const s = open(memDb(), c.now);
+    s.add([trade({ time: T0 + 1000 })]);
+    expect(s.cumulative("BTC").trackedSince).toBe(T0);
+    s.applyReplicated({ symbols: [{ base: "BTC", trackedSince: T0 + 30 * MIN }] });
+    expect(s.cumulative("BTC").trackedSince).toBe(T0 + 30 * MIN);
+    s.add([trade({ time: T0 + 2000 })]); // the slot of the cached bucket
+    expect(s.cumulative("BTC").trackedSince).toBe(T0);
+    expect(s.cvd("BTC", T0, T0 + 5 * MIN).total.trades).toBe(2);
+  });
+
+  it("after a purge and a drop, trades go to live buckets, not to the cached ones that left", () => {
+    const db = memDb();
+    const c = clock(T0);
+    const s = open(db, c.now);
+    s.add([trade({ time: T0 - 1000, id: "100" })]); // keeps the track past the purge
+    s.add([trade({ time: T0 - 7 * 24 * HOUR + 6 * MIN, id: "50" })]); // the oldest slot kept: the track's cached bucket
+    c.t = T0 + 10 * MIN; // that slot leaves retention
+    s.purge();
+    // A clock stepping back (a test clock, an NTP step) brings the slot back: the trade lands in a new bucket.
+    c.t = T0;
+    s.add([trade({ time: T0 - 7 * 24 * HOUR + 7 * MIN, id: "51" })]);
+    expect(s.cumulative("BTC").total.trades).toBe(2);
+    s.add([trade({ venue: "bybit", time: T0 })]);
+    expect(s.drop("BTC")).toBe(true);
+    s.add([trade({ venue: "bybit", time: T0 + 1000 })]);
+    expect(s.cumulative("BTC").total.trades).toBe(1);
+    s.flush();
+    expect(db.prepare("SELECT SUM(trades) AS n FROM cvd_bucket WHERE base = 'BTC'").get()).toEqual({ n: 1 });
   });
 });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { HyperliquidPerpClient } from "../../src/venues/hyperliquid/client.js";
 import {
   fromHyperliquidCoin,
@@ -192,6 +192,28 @@ describe("hyperliquid client against a local stub", () => {
     expect(await c.predictedFundings()).toHaveLength(3);
     expect(await c.longShort("BTC")).toBeNull();
     await expect(c.funding("DOGE")).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  it("reads funding history from the hour, so identical reads started apart share one request", async () => {
+    const c = new HyperliquidPerpClient(stub.url, { timeoutMs: 2000, retries: 0 });
+    await c.instruments();
+    const hour = Math.floor(Date.now() / HOUR) * HOUR;
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      const before = stub.calls.length;
+      vi.setSystemTime(hour + 1_000);
+      const first = c.fundingHistory("BTC", 24);
+      // The first request is on the wire before the clock moves on.
+      await new Promise((done) => setImmediate(done));
+      vi.setSystemTime(hour + 60_000);
+      const [a, b] = await Promise.all([first, c.fundingHistory("BTC", 24)]);
+      expect(b).toEqual(a);
+      expect(a).toHaveLength(24);
+      const sent = stub.calls.slice(before).filter((u) => u.includes('"fundingHistory"'));
+      expect(sent).toEqual([`POST /info {"type":"fundingHistory","coin":"BTC","startTime":${hour - 25 * HOUR}}`]);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("serves margin tiers from the meta loaded with the instruments, without another request", async () => {

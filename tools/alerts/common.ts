@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ALERT_STORAGE_RETRY_SEC, ALERT_STORAGE_UNREACHABLE, isAlertStorageError } from "../../src/alerts/redis-store.js";
 import { MAX_LIFETIME_HOURS, type AlertService } from "../../src/alerts/service.js";
-import type { AlertKind, AlertRecord, DeliveryRecord } from "../../src/alerts/types.js";
+import type { AlertKind, AlertRecord, DeliveryRecord, PriceParams } from "../../src/alerts/types.js";
 import type { ToolContext } from "../../src/core/context.js";
 import { AppError } from "../../src/errors.js";
 
@@ -30,7 +30,7 @@ export async function beforePayment<T>(check: () => Promise<T>): Promise<T> {
 /** `:id` of an alert. */
 export const AlertId = z.string().min(1).max(120).describe("alert id returned at creation");
 
-/** `webhook_url` of a create request; the SSRF rules are checked before payment (README "Alerts"). */
+/** `webhook_url` of a create request; the SSRF rules are checked before payment (docs/alerts.md). */
 export const WebhookUrl = z
   .string()
   .max(2048)
@@ -46,15 +46,6 @@ export const ExtendInput = z.object({
   add_hours: z.number().int().min(1).max(MAX_LIFETIME_HOURS).describe("hours to add, 1 to 168; the remaining lifetime is capped at 168 h"),
 });
 
-/** Origin of a URL (`https://hooks.example.com`), what non-owners see of a webhook URL. */
-export function urlOrigin(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return "(invalid)";
-  }
-}
-
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
 
 const Delivery = z.object({
@@ -67,26 +58,42 @@ const Delivery = z.object({
   attempts: z.array(z.object({ at: z.string(), status: z.number().nullable().describe("HTTP status, null when none came back"), error: z.string().optional(), duration_ms: z.number() })),
 });
 
-/** Fields every alert view has; the kind adds its condition fields. */
+/**
+ * How much of an alert a view shows. `public`: what anyone may see (id, type, symbol, status, condition
+ * fields, created_at, expires_at). `owner`: everything, for a caller holding the manage token or an
+ * owner-wallet signature. Alert ids are listed publicly, so they are no secret; the credentials are.
+ */
+export type AlertVisibility = "public" | "owner";
+
+/** Prefix of the description of every field only the owner view has. */
+const OWNER_ONLY = "owner view only (visibility 'owner'):";
+
+/**
+ * Fields of every alert view (the kind adds its condition fields, which are public). Fields marked
+ * optional are present only in the owner view, so one schema describes both views for OpenAPI and MCP.
+ */
 export const AlertViewBase = {
   alert_id: z.string(),
   type: z.enum(["liquidation", "price"]),
   symbol: z.string(),
   status: z.enum(["active", "cancelled", "expired"]),
-  webhook_url: z.string().describe("full URL for the owner (manage token or owner signature); otherwise its origin only"),
-  webhook_url_redacted: z.boolean(),
-  owner: z.string().nullable().describe("paying wallet (lowercase), when the payment named one"),
   created_at: z.string(),
   expires_at: z.string(),
-  ended_at: z.string().nullable().describe("when it was cancelled or expired"),
-  last_evaluated_at: z.string().nullable(),
+  visibility: z
+    .enum(["public", "owner"])
+    .describe("public: no credentials, only the public fields; owner: manage token or owner-wallet signature, every field"),
+  webhook_url: z.string().optional().describe(`${OWNER_ONLY} the full webhook URL`),
+  owner: z.string().nullable().optional().describe(`${OWNER_ONLY} paying wallet (lowercase), when the payment named one`),
+  ended_at: z.string().nullable().optional().describe(`${OWNER_ONLY} when it was cancelled or expired`),
+  last_evaluated_at: z.string().nullable().optional().describe(OWNER_ONLY),
   last_evaluation: z
     .object({ value: z.number().optional(), condition_met: z.boolean().optional(), cascade_risk: z.string().optional(), error: z.string().optional() })
     .nullable()
-    .describe("value: oi_at_risk_pct (liquidation) or price (price alert) at the last round"),
-  last_triggered_at: z.string().nullable(),
-  trigger_count: z.number().int(),
-  deliveries: z.array(Delivery).optional().describe("latest 10 webhook deliveries, newest first (single-alert reads only)"),
+    .optional()
+    .describe(`${OWNER_ONLY} value: oi_at_risk_pct (liquidation) or price (price alert) at the last round`),
+  last_triggered_at: z.string().nullable().optional().describe(OWNER_ONLY),
+  trigger_count: z.number().int().optional().describe(OWNER_ONLY),
+  deliveries: z.array(Delivery).optional().describe(`${OWNER_ONLY} latest 10 webhook deliveries, newest first (single-alert reads only)`),
 };
 
 function deliveryView(d: DeliveryRecord): z.infer<typeof Delivery> {
@@ -102,22 +109,30 @@ function deliveryView(d: DeliveryRecord): z.infer<typeof Delivery> {
 }
 
 /**
- * The public view of an alert: kind-specific condition fields spread at the top level, the webhook URL
- * reduced to its origin unless `full`, deliveries when `withDeliveries` (read from the store).
+ * The view of an alert: kind-specific condition fields spread at the top level. `visibility: "public"`
+ * gives the public fields only (never the webhook URL, owner, evaluations or deliveries, which are not
+ * even read); `"owner"` adds every private field, and the latest deliveries when `withDeliveries`
+ * (read from the store). The caller decides the visibility from the credentials.
  */
-export async function alertView(svc: AlertService, a: AlertRecord, opts: { full: boolean; withDeliveries: boolean }) {
-  const deliveries = opts.withDeliveries ? (await svc.store.deliveries(a.id, SHOWN_DELIVERIES)).map(deliveryView) : undefined;
-  return {
+export async function alertView(svc: AlertService, a: AlertRecord, opts: { visibility: AlertVisibility; withDeliveries: boolean }) {
+  const view = {
     alert_id: a.id,
     type: a.kind,
     symbol: a.symbol,
     status: a.status,
+    // Price alerts answer their direction as `condition` too, the field name liquidation alerts use.
+    ...(a.kind === "price" ? { condition: (a.params as PriceParams).direction } : {}),
     ...a.params,
-    webhook_url: opts.full ? a.webhookUrl : urlOrigin(a.webhookUrl),
-    webhook_url_redacted: !opts.full,
-    owner: a.owner,
     created_at: iso(a.createdAt)!,
     expires_at: iso(a.expiresAt)!,
+    visibility: opts.visibility,
+  };
+  if (opts.visibility === "public") return view;
+  const deliveries = opts.withDeliveries ? (await svc.store.deliveries(a.id, SHOWN_DELIVERIES)).map(deliveryView) : undefined;
+  return {
+    ...view,
+    webhook_url: a.webhookUrl,
+    owner: a.owner,
     ended_at: iso(a.endedAt),
     last_evaluated_at: iso(a.lastEvaluatedAt),
     last_evaluation: a.lastEvaluation,

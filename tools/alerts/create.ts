@@ -14,7 +14,11 @@ export const CreatedShape = {
   created_at: z.string(),
   expires_at: z.string(),
   owner: z.string().nullable().describe("paying wallet, which may cancel by signature"),
-  webhook_secret: z.string().describe("HMAC-SHA256 key of this alert's deliveries: X-Marketgate-Signature = sha256=hex(HMAC(secret, '<X-Marketgate-Timestamp>.<body>')). Shown once."),
+  webhook_secret: z
+    .string()
+    .describe(
+      "Signing secret of this alert's deliveries, a Standard Webhooks secret (whsec_<base64>): webhook-signature = v1,base64(HMAC-SHA256(base64-decoded part after whsec_, '<webhook-id>.<webhook-timestamp>.<body>')), verifiable with any Standard Webhooks library; X-Marketgate-Signature = sha256=hex(HMAC-SHA256(the whole secret string, '<X-Marketgate-Timestamp>.<body>')). Shown once.",
+    ),
   manage_token: z.string().describe("send as Authorization: Bearer <manage_token> to cancel or to read the full record. Shown once; only its hash is stored."),
   message: z.string(),
 };

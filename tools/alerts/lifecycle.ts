@@ -6,13 +6,16 @@ import { AlertId, alertService, alertView, AlertViewBase, beforePayment, ExtendI
 const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte wallet address");
 
 /**
- * The four lifecycle endpoints of one alert kind (spec 4.1 / 4.7): read one (free), cancel (free, manage
- * token or owner signature), list active (free, optional `wallet`), extend (paid, settled before the
- * extension is written). Creation is the kind's own tool.
+ * The four lifecycle endpoints of one alert kind (spec 4.1 / 4.7): read one (free; private fields only
+ * with the manage token or an owner signature), cancel (free, manage token or owner signature), list
+ * active (free; public fields, or with `wallet` and that wallet's signature its alerts in full), extend
+ * (paid, settled before the extension is written; public fields). Creation is the kind's own tool.
  */
 export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
   const View = z.object({ ...AlertViewBase, ...k.conditionShape });
-  const auth = "The full webhook URL is shown only with the manage token (Authorization: Bearer <manage_token>) or an owner-wallet signature (X-Wallet-Signature over 'marketgate:read:<alert_id>:<X-Signed-At>'); otherwise its origin.";
+  const publicFields = `alert_id, type, symbol, status, ${Object.keys(k.conditionShape).join(", ")}, created_at and expires_at (visibility 'public')`;
+  const privateFields = "webhook_url, owner, ended_at, last evaluation, trigger count and deliveries";
+  const auth = `An anonymous caller sees only ${publicFields}. The owner view (visibility 'owner') adds ${privateFields}; it needs the manage token (Authorization: Bearer <manage_token>) or a signature by the owner (paying) wallet: X-Wallet-Signature = EIP-191 signature of 'marketgate:read:<alert_id>:<unix_seconds>' and X-Signed-At = those seconds (within 5 minutes).`;
 
   const get = defineTool({
     name: `${k.name}_get`,
@@ -22,8 +25,8 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     priceUsd: "free",
     cacheTtlSec: 0,
     tags: ["alerts"],
-    summary: `Status and delivery history of a ${k.label}`,
-    description: `Full record of a ${k.label}: status (active, cancelled, expired), timestamps, last evaluation, trigger count and the latest 10 webhook deliveries with their attempts and response codes. ${auth} Unknown id: 404.`,
+    summary: `Status of a ${k.label}; delivery history for its owner`,
+    description: `Record of a ${k.label}: status (active, cancelled, expired) and condition for anyone; for the owner also the webhook URL, owner wallet, end time, last evaluation, trigger count and the latest 10 webhook deliveries with their attempts and response codes. ${auth} Unknown id: 404.`,
     example: { id: k.exampleId },
     input: z.object({ id: AlertId }),
     output: View,
@@ -32,7 +35,8 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     async handler({ id }, ctx, caller) {
       const svc = alertService(ctx);
       const a = await svc.require(k.kind, id);
-      return alertView(svc, a, { full: (await svc.authorize(a, caller.credentials, "read")) !== null, withDeliveries: true });
+      const visibility = (await svc.authorize(a, caller.credentials, "read")) ? "owner" : "public";
+      return alertView(svc, a, { visibility, withDeliveries: true });
     },
   });
 
@@ -45,7 +49,7 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     cacheTtlSec: 0,
     tags: ["alerts"],
     summary: `Cancel an active ${k.label} (manage token or owner signature)`,
-    description: `Cancels an active ${k.label} and its pending webhook retries. Needs the manage token (Authorization: Bearer <manage_token>) or a signature by the owner (paying) wallet: X-Wallet-Signature = EIP-191 signature of 'marketgate:cancel:<alert_id>:<unix_seconds>' and X-Signed-At = those seconds (within 5 minutes). Otherwise 403. Cancelling a cancelled alert answers its record again; an expired one: 409.`,
+    description: `Cancels an active ${k.label} and its pending webhook retries. Needs the manage token (Authorization: Bearer <manage_token>) or a signature by the owner (paying) wallet: X-Wallet-Signature = EIP-191 signature of 'marketgate:cancel:<alert_id>:<unix_seconds>' and X-Signed-At = those seconds (within 5 minutes). Otherwise 403. Answers the owner view (every field). Cancelling a cancelled alert answers its record again; an expired one: 409.`,
     example: { id: k.exampleId },
     input: z.object({ id: AlertId }),
     output: View.extend({ message: z.string() }),
@@ -55,7 +59,7 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     async handler({ id }, ctx, caller) {
       const svc = alertService(ctx);
       const a = await svc.cancel(k.kind, id, caller.credentials);
-      return { ...(await alertView(svc, a, { full: true, withDeliveries: true })), message: `${k.label} ${a.id} is cancelled; no further webhooks will be sent.` };
+      return { ...(await alertView(svc, a, { visibility: "owner", withDeliveries: true })), message: `${k.label} ${a.id} is cancelled; no further webhooks will be sent.` };
     },
   });
 
@@ -67,15 +71,18 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     priceUsd: "free",
     cacheTtlSec: 0,
     tags: ["alerts"],
-    summary: `Active ${k.label}s, optionally of one owner wallet`,
-    description: `Active ${k.label}s only (oldest first), optionally filtered by the owner (paying) wallet. Webhook URLs are reduced to their origin.`,
+    summary: `Active ${k.label}s (public fields), or one owner wallet's in full`,
+    description: `Active ${k.label}s only, oldest first. Without wallet: every active ${k.label} with its public fields only (${publicFields}), never the owner, webhook or deliveries. With wallet (the owner, paying wallet): that wallet's alerts in the owner view (every field but deliveries), which needs a signature by that wallet: X-Wallet-Signature = EIP-191 signature of 'marketgate:list:<wallet in lowercase>:<unix_seconds>' and X-Signed-At = those seconds (within 5 minutes); without it 403, since the filter alone would tell who owns which alert.`,
     example: {},
-    input: z.object({ wallet: EvmAddress.optional().describe("owner wallet address filter") }),
+    input: z.object({ wallet: EvmAddress.optional().describe("owner wallet address filter; needs that wallet's signature") }),
     output: z.object({ count: z.number().int(), wallet_filter: z.string().nullable(), alerts: z.array(View), timestamp: Timestamp }),
+    acceptsCredentials: true,
     stateful: true,
-    async handler({ wallet }, ctx) {
+    async handler({ wallet }, ctx, caller) {
       const svc = alertService(ctx);
-      const alerts = await Promise.all((await svc.listActive(k.kind, wallet)).map((a) => alertView(svc, a, { full: false, withDeliveries: false })));
+      if (wallet) await svc.requireWallet(wallet, caller.credentials);
+      const visibility = wallet ? "owner" : "public";
+      const alerts = await Promise.all((await svc.listActive(k.kind, wallet)).map((a) => alertView(svc, a, { visibility, withDeliveries: false })));
       return { count: alerts.length, wallet_filter: wallet?.toLowerCase() ?? null, alerts, timestamp: isoNow(ctx) };
     },
   });
@@ -89,13 +96,14 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     cacheTtlSec: 0,
     tags: ["alerts"],
     summary: `Add hours to an active ${k.label}`,
-    description: `Adds add_hours (1 to 168) to an active ${k.label}'s expiry; the remaining lifetime is capped at 168 h. Anyone may pay to extend (it only lengthens the alert). Checked before payment: unknown id 404, not active 409, already at the cap 400. The payment settles before the extension is written.`,
+    description: `Adds add_hours (1 to 168) to an active ${k.label}'s expiry; the remaining lifetime is capped at 168 h. Anyone may pay to extend (it only lengthens the alert), so the answer has the public fields only (visibility 'public'). Checked before payment: unknown id 404, not active 409, already at the cap 400. The payment settles before the extension is written.`,
     example: { id: k.exampleId, add_hours: 24 },
     input: ExtendInput,
     output: View.extend({ previous_expires_at: z.string(), added_hours: z.number(), message: z.string() }),
     paymentFlow: "upfront",
     stateful: true,
-    annotations: { readOnlyHint: false, idempotentHint: false },
+    // Only lengthens an alert: not destructive (MCP defaults destructiveHint to true when absent).
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
     precheck: async ({ id, add_hours }, ctx) => void (await beforePayment(() => alertService(ctx).extension(k.kind, id, add_hours))),
     async handler({ id, add_hours }, ctx) {
       const svc = alertService(ctx);
@@ -103,7 +111,7 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
       const { alert, addedMs } = await svc.extend(k.kind, id, add_hours);
       const added = Math.round((addedMs / 3_600_000) * 1000) / 1000;
       return {
-        ...(await alertView(svc, alert, { full: false, withDeliveries: false })),
+        ...(await alertView(svc, alert, { visibility: "public", withDeliveries: false })),
         previous_expires_at: new Date(before).toISOString(),
         added_hours: added,
         message: `${k.label} ${alert.id} now expires at ${new Date(alert.expiresAt).toISOString()}${added < add_hours ? ` (capped: ${added} h added, 168 h remaining at most)` : ""}.`,

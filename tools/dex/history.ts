@@ -4,6 +4,7 @@ import { fanOut } from "../../src/core/fanout.js";
 import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
 import type { OhlcvTimeframe } from "../../src/venues/dex/types.js";
+import { RequireField } from "../common.js";
 import { acceptedPools, DexSymbol, MissingSources } from "./common.js";
 
 /** Candle intervals with their GeckoTerminal timeframe and the spec's per-interval maximum (4.2). */
@@ -40,6 +41,7 @@ export const dexPriceHistory = defineTool({
     limit: z.number().int().min(1).max(1000).default(24).describe("candles (default 24, max 1000, and at most the interval's maximum)"),
     start: z.iso.datetime({ offset: true }).optional().describe("earliest candle start, ISO 8601"),
     end: z.iso.datetime({ offset: true }).optional().describe("latest candle start, ISO 8601 (default now)"),
+    ...RequireField,
   }),
   output: z.object({
     symbol: z.string(),

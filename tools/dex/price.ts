@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { priceSpreadPct, weightedAverage } from "../../src/analytics/dex.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { isoNow, Timestamp } from "../common.js";
+import { isoNow, RequireField, Timestamp } from "../common.js";
 import { acceptedPools, DexSymbol, MissingSources } from "./common.js";
 
 const Source = z.object({
@@ -30,6 +30,7 @@ export const dexPrice = defineTool({
   input: z.object({
     symbol: DexSymbol,
     include_sources: z.boolean().default(true).describe("list the pools used (default true)"),
+    ...RequireField,
   }),
   output: z.object({
     symbol: z.string(),

@@ -2,9 +2,10 @@ import { z } from "zod";
 import { ammQuote, poolFeeBps } from "../../src/analytics/dex.js";
 import { clean } from "../../src/analytics/funding.js";
 import { canonicalTokens, quoteAsset } from "../../src/assets/tokens.js";
+import { optionalRead } from "../../src/core/fanout.js";
 import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { isoNow, Timestamp, UNKNOWN_SYMBOL_ISSUE } from "../common.js";
+import { isoNow, RequireField, Timestamp, UNKNOWN_SYMBOL_ISSUE } from "../common.js";
 import type { ToolContext } from "../../src/core/context.js";
 import type { DexChain } from "../../src/venues/dex/types.js";
 import { acceptedPools, MissingSources, type AcceptedPool } from "./common.js";
@@ -36,7 +37,7 @@ const FEE_LOOKUPS = 3;
 
 /**
  * Stated swap fees of the most liquid pools, from GeckoTerminal pool names ("WETH / USDC 0.05%"), keyed by
- * `chain:pairAddress`. DexScreener does not state fees. Lookups that fail simply leave the default fee.
+ * `chain:pairAddress`. DexScreener does not state fees. Lookups that fail leave the default fee (see {@link optionalRead}).
  */
 async function statedFees(pools: readonly AcceptedPool[], ctx: ToolContext): Promise<Map<string, number>> {
   const tokens = new Map<string, { chain: DexChain; address: string }>();
@@ -45,8 +46,8 @@ async function statedFees(pools: readonly AcceptedPool[], ctx: ToolContext): Pro
     tokens.set(`${pool.chain}:${t.address.toLowerCase()}`, { chain: pool.chain, address: t.address });
   }
   const fees = new Map<string, number>();
-  const lists = await Promise.all([...tokens.values()].map((t) => ctx.venues.geckoterminal.tokenPools(t.chain, t.address).catch(() => [])));
-  for (const p of lists.flat()) if (p.feeBps !== null) fees.set(`${p.chain}:${p.pairAddress.toLowerCase()}`, p.feeBps);
+  const lists = await Promise.all([...tokens.values()].map((t) => optionalRead(ctx.venues.geckoterminal.tokenPools(t.chain, t.address))));
+  for (const p of lists.flatMap((l) => l ?? [])) if (p.feeBps !== null) fees.set(`${p.chain}:${p.pairAddress.toLowerCase()}`, p.feeBps);
   return fees;
 }
 
@@ -72,7 +73,7 @@ export const dexSpread = defineTool({
   description:
     "AMMs have no order book: each pool is quoted at bid = price x (1 - fee), ask = price x (1 + fee), with the pool's stated fee (GeckoTerminal pool names, looked up for the most liquid pools), else the DEX's usual fee, else 0.30%. Depth is what moves a constant-product pool's price by 2% (half the liquidity on each side): ask depth Q(sqrt(1.02) - 1), bid depth Q(1 - sqrt(0.98)), Q = liquidity / 2; concentrated-liquidity pools are deeper, so these are lower bounds. Prices are in QUOTE units; spread_usd converts with the quote's USD price. Pair formats: BASE%2FQUOTE, BASE-QUOTE, BASE_QUOTE.",
   example: { pair: "ETH-USDC" },
-  input: z.object({ pair: Pair }),
+  input: z.object({ pair: Pair, ...RequireField }),
   output: z.object({
     pair: z.string(),
     best_bid: z.number(),

@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { clean } from "../../src/analytics/funding.js";
-import { fanOut } from "../../src/core/fanout.js";
+import { fanOut, optionalRead } from "../../src/core/fanout.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { isoNow, Timestamp } from "../common.js";
+import { isoNow, RequireField, Timestamp } from "../common.js";
 import { acceptedPools, DexSymbol, MissingSources } from "./common.js";
 
 /** Pools whose hourly candles measure the day-over-day change (the largest by 24h volume). */
@@ -21,7 +21,7 @@ export const dexVolume = defineTool({
   description:
     "volume_24h_usd sums DexScreener's 24h volume over the canonical pools (liquidity >= $50k, known quote). volume_change_24h compares the last 24 hourly candles with the 24 before them, summed over the 3 pools with the most 24h volume (GeckoTerminal), and says so in volume_change_basis; null when those candles are unavailable. by_dex groups by DEX and chain: tx_count is 24h swaps, avg_trade_size = volume / swaps (USD).",
   example: { symbol: "ETH" },
-  input: z.object({ symbol: DexSymbol }),
+  input: z.object({ symbol: DexSymbol, ...RequireField }),
   output: z.object({
     symbol: z.string(),
     volume_24h_usd: z.number(),
@@ -45,10 +45,12 @@ export const dexVolume = defineTool({
     }
     const byVolume = [...pools].sort((a, b) => (b.pool.volume24hUsd ?? 0) - (a.pool.volume24hUsd ?? 0)).slice(0, CHANGE_POOLS);
     const keys = byVolume.map((p) => `${p.pool.chain}:${p.pool.pairAddress}`);
-    const candles = await fanOut(keys, (k) => {
-      const p = byVolume[keys.indexOf(k)]!.pool;
-      return ctx.venues.geckoterminal.ohlcv(p.chain, p.pairAddress, { timeframe: "hour", aggregate: 1 }, { limit: 48 });
-    }).catch(() => undefined);
+    const candles = await optionalRead(
+      fanOut(keys, (k) => {
+        const p = byVolume[keys.indexOf(k)]!.pool;
+        return ctx.venues.geckoterminal.ohlcv(p.chain, p.pairAddress, { timeframe: "hour", aggregate: 1 }, { limit: 48 });
+      }),
+    );
     let change: number | null = null;
     if (candles && candles.answered.length) {
       const now = ctx.now();

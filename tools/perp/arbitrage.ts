@@ -4,7 +4,7 @@ import { listAssets } from "../../src/assets/catalogue.js";
 import { fanOut } from "../../src/core/fanout.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { PERP_VENUES, type FundingSnapshot } from "../../src/venues/perp/types.js";
-import { isoNow, Timestamp } from "../common.js";
+import { isoNow, RequireField, Timestamp } from "../common.js";
 import { iso, MissingExchanges, perpBase, perps } from "./common.js";
 
 const Leg = z.object({
@@ -50,6 +50,7 @@ export const arbitrageOpportunity = defineTool({
     min_annualized_pct: z.number().min(0).default(5).describe("smallest yield listed, pct per year"),
     limit: z.number().int().min(1).max(100).default(20),
     symbols: z.string().max(600).optional().describe(`comma-separated bases to scan instead of the default universe (max ${MAX_SYMBOLS})`),
+    ...RequireField,
   }),
   output: z.object({
     timestamp: Timestamp,

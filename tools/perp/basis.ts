@@ -1,14 +1,24 @@
 import { z } from "zod";
 import { annualizedPct, clean, pct } from "../../src/analytics/funding.js";
+import { optionalRead } from "../../src/core/fanout.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { isoNow, Timestamp } from "../common.js";
+import { isoNow, RequireField, Timestamp } from "../common.js";
 import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
+
+/**
+ * Hours per premium period of the basis annualisation convention: a perpetual's basis is not a term premium (it
+ * never converges on a date), so it is annualised once, as the funding-rate equivalent of the premium, whatever
+ * the venue's own funding interval: basis per 8 h × 3 × 365 (anchors.md, "perp premium as basis").
+ */
+export const BASIS_PREMIUM_PERIOD_HOURS = 8;
 
 const VenueBasis = z.object({
   perp_price: z.number().describe("mark price, USD"),
   basis_usd: z.number(),
   basis_pct: z.number().describe("(perp - spot) / spot x 100"),
-  basis_annualized_pct: z.number().describe("basis_pct per funding interval, annualised with the venue's interval (perp premium as carry)"),
+  basis_annualized_pct: z
+    .number()
+    .describe("basis_pct x 3 x 365: the premium read as an 8-hour funding rate and annualised, the same convention on every venue (not a term premium)"),
   direction: z.enum(["contango", "backwardation", "flat"]),
   funding_rate: z.number(),
   funding_annualized_pct: z.number(),
@@ -25,9 +35,9 @@ export const basis = defineTool({
   tags: ["futures"],
   summary: "Spot vs perpetual basis on every venue, and the best cash-and-carry trade",
   description:
-    "Spot is Binance spot (GET /api/v3/ticker/price); when Binance spot has no market for the symbol, the median venue index price is used and spot_source says so. Perp price is each venue's mark price. direction: contango (perp above spot), backwardation (below), flat (equal). best_carry_trade ranks venues by funding income: with positive funding, long spot and short the perp to collect it; when every venue pays negative funding, the reverse (short spot, which needs borrowing).",
+    "Spot is Binance spot (GET /api/v3/ticker/price); when Binance spot has no market for the symbol, the median venue index price is used and spot_source says so. Perp price is each venue's mark price. direction: contango (perp above spot), backwardation (below), flat (equal). A perpetual's basis never converges on a date, so it is no term premium: basis_annualized_pct reads it as an 8-hour funding rate (basis_pct x 3 x 365) on every venue, whatever the venue's funding interval, so one basis gives one figure; roughly what an 8-hour venue would charge longs per year if the premium persisted, not a yield you can lock in. funding_annualized_pct uses each venue's own interval. best_carry_trade ranks venues by funding income: with positive funding, long spot and short the perp to collect it; when every venue pays negative funding, the reverse (short spot, which needs borrowing).",
   example: { symbol: "ETH" },
-  input: z.object({ symbol: PerpSymbol }),
+  input: z.object({ symbol: PerpSymbol, ...RequireField }),
   output: z.object({
     symbol: z.string(),
     timestamp: Timestamp,
@@ -39,7 +49,7 @@ export const basis = defineTool({
   }),
   precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
   async handler({ symbol }, ctx) {
-    const [spot, venues] = await Promise.all([ctx.venues.spot.spotPrice(symbol).catch(() => undefined), perVenue(ctx, symbol, (c) => c.funding(symbol))]);
+    const [spot, venues] = await Promise.all([optionalRead(ctx.venues.spot.spotPrice(symbol)), perVenue(ctx, symbol, (c) => c.funding(symbol))]);
     const { results, answered, missing_exchanges } = venues;
     const priced = answered.filter((v) => results[v]!.markPrice !== null);
     const indexes = priced.map((v) => results[v]!.indexPrice).filter((x): x is number => x !== null).sort((a, b) => a - b);
@@ -55,7 +65,7 @@ export const basis = defineTool({
           perp_price: perp,
           basis_usd: clean(perp - spotPrice),
           basis_pct: pct(basisFraction),
-          basis_annualized_pct: annualizedPct(basisFraction, f.fundingIntervalHours),
+          basis_annualized_pct: annualizedPct(basisFraction, BASIS_PREMIUM_PERIOD_HOURS),
           direction: perp > spotPrice ? "contango" : perp < spotPrice ? "backwardation" : "flat",
           funding_rate: f.fundingRate,
           funding_annualized_pct: annualizedPct(f.fundingRate, f.fundingIntervalHours),

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { ToolContext } from "../../src/core/context.js";
 import { fanOut, NOT_LISTED, type MissingExchange } from "../../src/core/fanout.js";
+import { AppError } from "../../src/errors.js";
 import { PERP_VENUES, type PerpVenue, type PerpVenueClient } from "../../src/venues/perp/types.js";
 
 /** Quote/contract suffixes accepted after a base symbol (`BTCUSDT`, `BTC-USDT-SWAP`, `BTC/USDT`, `BTC-PERP`). */
@@ -52,7 +53,8 @@ export async function requireListed(base: string, ctx: ToolContext, venues: read
 
 /**
  * Fans out a per-symbol venue call; venues that do not list the symbol are skipped as `not_listed`.
- * A call may return null for "venue publishes no such data", listed as `no_public_data`.
+ * A call may return null for "venue publishes no such data", listed as `no_public_data` (not a failure).
+ * @throws AppError as {@link fanOut} (partial answers beyond its bound are refused).
  */
 export async function perVenue<T>(
   ctx: ToolContext,
@@ -61,6 +63,7 @@ export async function perVenue<T>(
   venues: readonly PerpVenue[] = PERP_VENUES,
 ): Promise<{ results: Partial<Record<PerpVenue, T>>; answered: PerpVenue[]; missing_exchanges: MissingExchange[] }> {
   const noData: PerpVenue[] = [];
+  const relabel = (list: MissingExchange[]) => list.map((m) => (noData.includes(m.exchange as PerpVenue) ? { ...m, reason: "no_public_data" } : m));
   const out = await fanOut(venues, async (v) => {
     const client = perps(ctx)[v];
     if (!(await client.instrument(base))) return NOT_LISTED;
@@ -70,8 +73,14 @@ export async function perVenue<T>(
       return NOT_LISTED;
     }
     return r;
+  }).catch((err: unknown) => {
+    // A refused fan-out names the missing venues in its details: say no_public_data there too.
+    if (err instanceof AppError && Array.isArray(err.details)) {
+      throw new AppError(err.code, err.message, { details: relabel(err.details as MissingExchange[]), retryAfterSec: err.retryAfterSec });
+    }
+    throw err;
   });
-  out.missing_exchanges = out.missing_exchanges.map((m) => (noData.includes(m.exchange as PerpVenue) ? { ...m, reason: "no_public_data" } : m));
+  out.missing_exchanges = relabel(out.missing_exchanges);
   return out;
 }
 

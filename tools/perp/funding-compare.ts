@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { annualizedPct, bestFundingArb } from "../../src/analytics/funding.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { isoNow, Timestamp } from "../common.js";
+import { isoNow, RequireField, Timestamp } from "../common.js";
 import { iso, MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
 
 const VenueFunding = z.object({
@@ -25,7 +25,7 @@ export const fundingCompare = defineTool({
   description:
     "Current funding per venue, each annualised with its own interval (8h x1095, 4h x2190, 1h x8760). best_arb goes long where the annualised rate is lowest and short where it is highest; rate_spread is in per-interval fractions, annualized_spread_pct compares the legs per their own intervals.",
   example: { symbol: "BTC" },
-  input: z.object({ symbol: PerpSymbol }),
+  input: z.object({ symbol: PerpSymbol, ...RequireField }),
   output: z.object({
     symbol: z.string(),
     timestamp: Timestamp,

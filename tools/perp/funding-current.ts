@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { annualizedPct, pct, rate8h } from "../../src/analytics/funding.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { isoNow, Timestamp } from "../common.js";
+import { isoNow, RequireField, Timestamp } from "../common.js";
+import { optionalRead } from "../../src/core/fanout.js";
 import { iso, MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
 
 const VenueRate = z.object({
@@ -31,7 +32,7 @@ export const fundingRate = defineTool({
   description:
     "Per venue: current rate per its own interval, 8h-equivalent and annualised, next settlement, mark price and open interest. oi_weighted averages the 8h-equivalent rates weighted by each venue's open interest in USD (venues without open interest are left out of the average).",
   example: { symbol: "ETH" },
-  input: z.object({ symbol: PerpSymbol }),
+  input: z.object({ symbol: PerpSymbol, ...RequireField }),
   output: z.object({
     symbol: z.string(),
     timestamp: Timestamp,
@@ -51,7 +52,7 @@ export const fundingRate = defineTool({
   precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
   async handler({ symbol }, ctx) {
     const { results, answered, missing_exchanges } = await perVenue(ctx, symbol, async (c) => {
-      const [f, oi] = await Promise.all([c.funding(symbol), c.openInterest(symbol).catch(() => null)]);
+      const [f, oi] = await Promise.all([c.funding(symbol), optionalRead(c.openInterest(symbol))]);
       return { f, oi };
     });
     const exchanges: Record<string, z.infer<typeof VenueRate>> = {};

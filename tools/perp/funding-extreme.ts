@@ -3,7 +3,7 @@ import { annualizedPct, fundingDirection, pct, rate8h } from "../../src/analytic
 import { fanOut } from "../../src/core/fanout.js";
 import { defineTool } from "../../src/registry/tool.js";
 import type { FundingSnapshot, PerpVenue } from "../../src/venues/perp/types.js";
-import { isoNow } from "../common.js";
+import { isoNow, RequireField } from "../common.js";
 import { iso, MissingExchanges, perps } from "./common.js";
 
 /** Venues scanned for extremes (spec: all USDT perpetuals of Binance, Bybit and OKX). */
@@ -39,6 +39,7 @@ export const fundingExtreme = defineTool({
   input: z.object({
     threshold: z.number().min(0).max(100).default(0.01).describe("minimum absolute funding rate, pct per 8h (0.01 = 0.01%)"),
     limit: z.number().int().min(1).max(1000).default(100).describe("most results returned (default 100)"),
+    ...RequireField,
   }),
   output: z.object({
     scanned_at: z.string(),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { detectIntervalHours, fundingSummary } from "../../src/analytics/funding.js";
+import { annualizedPct, settlementIntervals, timeWeightedFundingSummary } from "../../src/analytics/funding.js";
 import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { iso, Exchange, perps, PerpSymbol, requireListed } from "./common.js";
@@ -13,9 +13,9 @@ export const fundingHistory = defineTool({
   priceUsd: "0.03",
   cacheTtlSec: 300,
   tags: ["funding"],
-  summary: "Settled funding rates of one perpetual (newest first) with average, extremes and annualised average",
+  summary: "Settled funding rates of one perpetual (newest first) with time-weighted average, extremes and annualised average",
   description:
-    "History from one venue (default binance; choose with exchange). The interval is detected from the settlement times, so annualized_avg is right for 8h, 4h and 1h markets. Venues cap one request: binance 1000, hyperliquid 500, bybit 200, okx 100 points; count says how many came back.",
+    "History from one venue (default binance; choose with exchange). Each row's interval is the time since the previous settlement (the oldest row takes the next row's), so a history spanning a change of interval (Hyperliquid 8h to 1h in June 2023, Binance symbols moved to 4h) is annualised row by row; summary averages are time-weighted: annualized_avg = sum of rates / hours covered x 8760 x 100, avg_rate the same per funding_interval_hours (the newest row's interval). max_rate and min_rate are as settled, each per its own interval. Most points served: binance 1000 (one request), hyperliquid 1000 (pages of at most 500 rows, the venue's cap per request), bybit 200, okx 100; count says how many came back. Method: docs/methods/funding-basis-volatility.md.",
   example: { symbol: "BTCUSDT", limit: 30 },
   input: z.object({
     symbol: PerpSymbol,
@@ -25,29 +25,47 @@ export const fundingHistory = defineTool({
   output: z.object({
     symbol: z.string().describe("quote-suffixed, e.g. BTCUSDT"),
     exchange: z.string(),
-    funding_interval_hours: z.number(),
+    funding_interval_hours: z.number().describe("interval of the newest settlement, hours"),
     count: z.number().int(),
-    history: z.array(z.object({ funding_time: z.string(), funding_rate: z.number(), mark_price: z.number().nullable() })),
-    summary: z.object({ avg_rate: z.number(), max_rate: z.number(), min_rate: z.number(), annualized_avg: z.number().describe("pct") }),
+    history: z.array(
+      z.object({
+        funding_time: z.string(),
+        funding_rate: z.number().describe("fraction per interval_hours"),
+        interval_hours: z.number().describe("hours since the previous settlement (the oldest row: the next row's)"),
+        annualized_pct: z.number().describe("funding_rate x 8760 / interval_hours x 100"),
+        mark_price: z.number().nullable(),
+      }),
+    ),
+    summary: z.object({
+      avg_rate: z.number().describe("time-weighted average rate per funding_interval_hours (sum of rates / hours covered x funding_interval_hours)"),
+      max_rate: z.number().describe("as settled, per its own interval"),
+      min_rate: z.number().describe("as settled, per its own interval"),
+      annualized_avg: z.number().describe("time-weighted, pct: sum of rates / hours covered x 8760 x 100"),
+    }),
   }),
   precheck: ({ symbol, exchange }, ctx) => requireListed(symbol, ctx, [exchange]),
   async handler({ symbol, limit, exchange }, ctx) {
     const client = perps(ctx)[exchange];
     const points = (await client.fundingHistory(symbol, limit)).slice(0, limit);
-    const interval =
-      detectIntervalHours(points.map((p) => p.time)) ??
-      (await client.funding(symbol).then((f) => f.fundingIntervalHours).catch(() => undefined));
-    if (interval === undefined) throw new AppError("UPSTREAM_ERROR", `${exchange} returned too little history to determine the funding interval`);
+    // Fewer than two settlements show no interval: the venue's current one stands in.
+    const current = points.length < 2 ? await client.funding(symbol).then((f) => f.fundingIntervalHours).catch(() => undefined) : undefined;
+    const intervals = settlementIntervals(points.map((p) => p.time)) ?? (current === undefined ? undefined : points.map(() => current));
+    const interval = intervals?.[0] ?? current;
+    if (intervals === undefined || interval === undefined) throw new AppError("UPSTREAM_ERROR", `${exchange} returned too little history to determine the funding interval`);
+    const rows = points.map((p, i) => ({ rate: p.rate, intervalHours: intervals[i]! }));
     return {
       symbol: `${symbol}USDT`,
       exchange,
       funding_interval_hours: interval,
       count: points.length,
-      history: points.map((p) => ({ funding_time: iso(p.time)!, funding_rate: p.rate, mark_price: p.markPrice })),
-      summary: fundingSummary(
-        points.map((p) => p.rate),
-        interval,
-      ),
+      history: points.map((p, i) => ({
+        funding_time: iso(p.time)!,
+        funding_rate: p.rate,
+        interval_hours: intervals[i]!,
+        annualized_pct: annualizedPct(p.rate, intervals[i]!),
+        mark_price: p.markPrice,
+      })),
+      summary: timeWeightedFundingSummary(rows, interval),
     };
   },
 });

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { longShortInterpretation, longShortSentiment } from "../../src/analytics/positioning.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { isoNow, Timestamp } from "../common.js";
+import { isoNow, RequireField, Timestamp } from "../common.js";
 import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
 
 /** `GET /futures/long-short/:symbol`: long/short ratios per venue with their population, and the aggregate sentiment (spec 2.4). */
@@ -17,7 +17,7 @@ export const longShort = defineTool({
   description:
     "Binance: top-trader position ratio (source top_traders_positions). OKX: top-trader position ratio (top_traders_positions). Bybit publishes only the all-accounts ratio (all_accounts). Hyperliquid publishes none (missing_exchanges: no_public_data). Latest 5-minute values. Sentiment of avg_ls_ratio: > 2.0 extremely_bullish, 1.5-2.0 bullish, 1.05-1.5 slightly_bullish, 0.95-1.05 neutral, 0.67-0.95 slightly_bearish, 0.5-0.67 bearish, < 0.5 extremely_bearish.",
   example: { symbol: "BTC" },
-  input: z.object({ symbol: PerpSymbol }),
+  input: z.object({ symbol: PerpSymbol, ...RequireField }),
   output: z.object({
     symbol: z.string(),
     timestamp: Timestamp,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { pct } from "../../src/analytics/funding.js";
 import { openInterestInterpretation } from "../../src/analytics/positioning.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { isoNow, Timestamp } from "../common.js";
+import { isoNow, RequireField, Timestamp } from "../common.js";
 import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
 
 /** `GET /futures/open-interest/:symbol`: open interest per venue in coins and USD, shares and total (spec 2.4). */
@@ -18,7 +18,7 @@ export const openInterest = defineTool({
   description:
     "Binance openInterest (coins) x mark; Bybit openInterest/openInterestValue; OKX oiCcy/oiUsd (contracts x ctVal); Hyperliquid openInterest x mark. Multiplier markets (1000PEPE, kPEPE) are converted to single coins.",
   example: { symbol: "SOL" },
-  input: z.object({ symbol: PerpSymbol }),
+  input: z.object({ symbol: PerpSymbol, ...RequireField }),
   output: z.object({
     symbol: z.string(),
     timestamp: Timestamp,

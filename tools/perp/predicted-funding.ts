@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { annualizedPct, fundingSignal, pct, rate8h } from "../../src/analytics/funding.js";
+import { optionalRead } from "../../src/core/fanout.js";
 import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { isoNow, Timestamp } from "../common.js";
+import { isoNow, RequireField, Timestamp } from "../common.js";
 import { iso, perps, PerpSymbol, requireListed } from "./common.js";
 
 const Prediction = z.object({
@@ -28,7 +29,7 @@ export const predictedFunding = defineTool({
   description:
     "predicted_funding_rate is Binance's running estimate (lastFundingRate) for the settlement at next_funding_time; current_funding_rate is the last settled rate. A positive rate means longs pay shorts. signal (on the 8h-equivalent pct): strongly_bullish >= 0.05, bullish >= 0.02, slightly_bullish >= 0.005, neutral within ±0.005, slightly_bearish <= -0.005, bearish <= -0.02, strongly_bearish <= -0.05. OKX publishes no predicted rate. When Binance does not list the symbol, the Hyperliquid prediction is used and source says so.",
   example: { symbol: "BTC" },
-  input: z.object({ symbol: PerpSymbol }),
+  input: z.object({ symbol: PerpSymbol, ...RequireField }),
   output: z.object({
     symbol: z.string(),
     timestamp: Timestamp,
@@ -50,11 +51,11 @@ export const predictedFunding = defineTool({
   precheck: ({ symbol }, ctx) => requireListed(symbol, ctx, ["binance", "hyperliquid"]),
   async handler({ symbol }, ctx) {
     const binance = perps(ctx).binance;
-    const listed = await binance.instrument(symbol).catch(() => undefined);
+    const listed = await optionalRead(binance.instrument(symbol));
     const [snap, history, hl] = await Promise.all([
-      listed ? binance.funding(symbol).catch(() => undefined) : undefined,
-      listed ? binance.fundingHistory(symbol, 10).catch(() => []) : [],
-      ctx.venues.predictions.predictedFundings().catch(() => []),
+      listed ? optionalRead(binance.funding(symbol)) : undefined,
+      listed ? optionalRead(binance.fundingHistory(symbol, 10)).then((h) => h ?? []) : [],
+      optionalRead(ctx.venues.predictions.predictedFundings()).then((p) => p ?? []),
     ]);
     const predictions: Record<string, z.infer<typeof Prediction>> = {};
     for (const p of hl.filter((x) => x.base === symbol)) {

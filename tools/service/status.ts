@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { ALERT_LEASE } from "../../src/alerts/scheduler.js";
+import { CIRCUIT_STATES } from "../../src/core/circuit.js";
 import type { ToolContext } from "../../src/core/context.js";
+import { replayedEndpoints } from "../../src/core/request-scope.js";
+import { readSummary } from "../../src/doctor/summary.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { leaseHolder } from "../../src/state/lease.js";
 import { STREAMS_LEASE } from "../../src/streams/replication/replicated-streams.js";
@@ -14,6 +17,9 @@ const VenueState = z.object({
   last_error: z.string().nullable(),
   requests: z.number().int(),
   errors: z.number().int(),
+  circuit: z
+    .enum(CIRCUIT_STATES)
+    .describe("circuit breaker: closed (calls go through); open (skipped after repeated failures until the half-open delay passes, then the next call probes); half_open (a probe is in flight)"),
 });
 
 /** `GET /api/v1/status`: version, uptime, data mode and per-venue reachability (free). */
@@ -25,9 +31,9 @@ export const serviceStatus = defineTool({
   priceUsd: "free",
   cacheTtlSec: 0,
   tags: ["service"],
-  summary: "Version, uptime, data mode and per-venue reachability",
+  summary: "Version, uptime, data mode and per-venue reachability and circuit state",
   description:
-    "Free. Reports whether answers come from live venues or the local simulator (simulated: true), and each venue's reachability as observed on real calls (no probes are sent, so the venues' rate budgets are not spent).",
+    "Free. Reports whether answers come from live venues or the local simulator (simulated: true; replay when the simulator replays real recordings), and each venue's reachability as observed on real calls (no probes are sent, so the venues' rate budgets are not spent), with its circuit breaker state (an open circuit means the venue is skipped and listed in missing_exchanges), and the last `marketgate doctor` run.",
   example: {},
   input: z.object({}),
   output: z.object({
@@ -36,6 +42,24 @@ export const serviceStatus = defineTool({
     uptime_sec: z.number().int(),
     data_mode: z.enum(["live", "sim"]),
     simulated: z.boolean(),
+    replay: z
+      .object({
+        enabled: z.boolean().describe("SIM_REPLAY=on: the simulator replays real recordings on some endpoints (answers built on them carry X-Data-Source: replay)"),
+        endpoints: z
+          .array(
+            z.object({
+              venue: z.string(),
+              endpoint: z.string(),
+              kind: z.enum(["data", "instruments"]).describe("instruments: a recorded instrument list (which symbols are listed); it does not make an answer a replay"),
+              recording: z.string().nullable().describe("the recording file the simulator named"),
+              answers: z.number().int(),
+              last_at: z.string(),
+            }),
+          )
+          .describe("venue endpoints whose answers the simulator marked as replayed recordings, since start"),
+      })
+      .nullable()
+      .describe("sim data mode only (null when live)"),
     venues: z.array(VenueState),
     streams: z
       .array(
@@ -63,6 +87,25 @@ export const serviceStatus = defineTool({
       enabled: z.boolean(),
       active: z.number().int().nullable().describe("active alerts of every kind; null when the alert store cannot be read"),
     }),
+    doctor: z
+      .object({
+        ran_at: z.string(),
+        data_mode: z.enum(["live", "sim"]),
+        ok: z.boolean(),
+        checks: z.number().int(),
+        failed: z.array(
+          z.object({
+            venue: z.string(),
+            endpoint: z.string(),
+            status: z.enum(["fail", "skipped"]),
+            kind: z.string().nullable().describe("unreachable, timeout, http, shape, empty or error; null when skipped"),
+            message: z.string().nullable(),
+            field: z.string().nullable().describe("shape: the payload field (zod path) that broke"),
+          }),
+        ),
+      })
+      .nullable()
+      .describe("summary of the last `marketgate doctor` run (DATA_DIR/doctor.json); null when none was saved"),
     timestamp: Timestamp,
   }),
   annotations: { openWorldHint: false },
@@ -73,6 +116,20 @@ export const serviceStatus = defineTool({
       uptime_sec: Math.floor((ctx.now() - ctx.startedAt) / 1000),
       data_mode: ctx.dataMode,
       simulated: ctx.dataMode === "sim",
+      replay:
+        ctx.dataMode === "sim"
+          ? {
+              enabled: ctx.simReplay,
+              endpoints: replayedEndpoints(ctx.health).map((e) => ({
+                venue: e.venue,
+                endpoint: e.endpoint,
+                kind: e.kind,
+                recording: e.recording,
+                answers: e.answers,
+                last_at: new Date(e.lastAt).toISOString(),
+              })),
+            }
+          : null,
       venues: ctx.health.snapshot(),
       streams: (ctx.streams?.states() ?? []).map((f) => ({
         venue: f.venue,
@@ -85,6 +142,7 @@ export const serviceStatus = defineTool({
       })),
       replication: await replication(ctx),
       alerts: { enabled: ctx.alerts !== undefined, active: ctx.alerts ? await Promise.resolve(ctx.alerts.store.countActive()).catch(() => null) : null },
+      doctor: readSummary(ctx.dataDir),
       timestamp: isoNow(ctx),
     };
   },

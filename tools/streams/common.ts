@@ -33,3 +33,15 @@ export async function warmup(symbol: string, ctx: ToolContext): Promise<InterimA
 
 /** CVD periods and their lengths (spec 2.6). */
 export const CvdPeriod = z.enum(["1h", "4h", "24h", "7d"]);
+
+/** One liquidation as `/liquidation/recent` and the liquidation stream publish it (spec 2.5). */
+export const LiquidationEvent = z.object({
+  id: z.string().describe("liq_<unix_seconds>_<sequence>"),
+  symbol: z.string(),
+  side: z.enum(["long", "short"]).describe("long: a long position was liquidated as price fell; short: a short as price rose"),
+  size: z.number().describe("base coins"),
+  price: z.number(),
+  value_usd: z.number(),
+  timestamp: z.string(),
+  exchange: z.string().describe("BINANCE, BYBIT or OKX"),
+});

@@ -20,6 +20,10 @@ const CvdBody = z.object({
   period: z.string(),
   active_ws_connections: z.number().int(),
   exchanges: z.record(z.string(), Flow),
+  window_start: z
+    .string()
+    .describe("ISO time the period's sums start: the 5-minute boundary at or before now - period (later when tracking started later), so the window is period to period + 5 min long"),
+  window_end: z.string().describe("ISO time the period's sums end: now (the current 5-minute bucket counts up to its latest trade)"),
   data_complete: z.boolean().describe("false when part of the period fell in a stream gap that REST could not backfill"),
   tracking_since: z.string().nullable(),
   timestamp: Timestamp,
@@ -37,7 +41,7 @@ export const cvd = defineTool({
   tags: ["streams"],
   summary: "Taker buy minus sell volume of a perpetual across Binance, Bybit, OKX and Hyperliquid, live",
   description:
-    "From the venues' websocket trade streams (taker side as each venue flags it; OKX contracts x ctVal), in 5-minute buckets: the period (1h, 4h, 24h, 7d) covers the buckets that started within it, the current one included. signal from period CVD / total volume: > 15% strong_bullish_pressure, 5-15% bullish_pressure, within ±5% neutral, -5 to -15% bearish_pressure, < -15% strong_bearish_pressure, no trades insufficient_data. BTC ETH SOL XRP BNB DOGE LINK ARB are always streamed; another symbol answers 202 with the warm-up body on its first request (free) and is ready about 10 s later.",
+    "From the venues' websocket trade streams (taker side as each venue flags it; OKX contracts x ctVal), in 5-minute buckets: the period (1h, 4h, 24h, 7d) sums whole buckets, from the one containing now - period through the current one, so 1h covers 60 to 65 minutes; window_start and window_end state the exact span summed (window_start is later when tracking started within the period). signal from period CVD / total volume: > 15% strong_bullish_pressure, 5-15% bullish_pressure, within ±5% neutral, -5 to -15% bearish_pressure, < -15% strong_bearish_pressure, no trades insufficient_data. BTC ETH SOL XRP BNB DOGE LINK ARB are always streamed; another symbol answers 202 with the warm-up body on its first request (free) and is ready about 10 s later.",
   example: { symbol: "BTC", period: "1h" },
   input: z.object({ symbol: PerpSymbol, period: CvdPeriod.default("1h").describe("1h, 4h, 24h or 7d (default 1h)") }),
   output: z.union([CvdBody, WarmupBody]),
@@ -46,6 +50,7 @@ export const cvd = defineTool({
   async handler({ symbol, period }, ctx) {
     const m = streams(ctx);
     const now = ctx.now();
+    // Whole 5-min buckets from the one holding now − period through the current one: fromMs is where the sums start.
     const sum = m.cvd.cvd(symbol, now - periodMs(period), now + 1);
     const all = m.cvd.cumulative(symbol);
     const exchanges: Record<string, z.infer<typeof Flow>> = {};
@@ -65,6 +70,8 @@ export const cvd = defineTool({
       period,
       active_ws_connections: m.activeConnections(),
       exchanges,
+      window_start: new Date(sum.fromMs).toISOString(),
+      window_end: new Date(now).toISOString(),
       data_complete: !sum.unfilled,
       tracking_since: sum.trackedSince === null ? null : new Date(sum.trackedSince).toISOString(),
       timestamp: isoNow(ctx),

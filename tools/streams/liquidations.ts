@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool } from "../../src/registry/tool.js";
 import { formatLiquidation } from "../../src/streams/store/liquidation-store.js";
 import { isoNow, Timestamp } from "../common.js";
-import { streams } from "./common.js";
+import { LiquidationEvent, streams } from "./common.js";
 
 /** How complete each venue's public liquidation feed is (sources.md §0, §12). */
 const COVERAGE = {
@@ -32,18 +32,7 @@ export const liquidationRecent = defineTool({
   output: z.object({
     count: z.number().int(),
     symbol_filter: z.string().nullable(),
-    events: z.array(
-      z.object({
-        id: z.string().describe("liq_<unix_seconds>_<sequence>"),
-        symbol: z.string(),
-        side: z.enum(["long", "short"]),
-        size: z.number().describe("base coins"),
-        price: z.number(),
-        value_usd: z.number(),
-        timestamp: z.string(),
-        exchange: z.string().describe("BINANCE, BYBIT or OKX"),
-      }),
-    ),
+    events: z.array(LiquidationEvent),
     stats: z.object({
       last_1h: z.object({ total_events: z.number().int(), long_liquidations: z.number().int(), short_liquidations: z.number().int(), total_value_usd: z.number() }),
       last_24h: z.object({ total_events: z.number().int(), total_value_usd: z.number() }),

@@ -7,7 +7,17 @@ import { isIP, type LookupFunction } from "node:net";
 import { rootCertificates } from "node:tls";
 import { AppError } from "../../errors.js";
 import { VERSION } from "../../version.js";
-import { DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signWebhook } from "./sign.js";
+import {
+  DELIVERY_HEADER,
+  EVENT_HEADER,
+  SIGNATURE_HEADER,
+  STANDARD_ID_HEADER,
+  STANDARD_SIGNATURE_HEADER,
+  STANDARD_TIMESTAMP_HEADER,
+  TIMESTAMP_HEADER,
+  signStandardWebhook,
+  signWebhook,
+} from "./sign.js";
 import { parseWebhookUrl, resolveWebhookTarget, type ResolvedAddress, type WebhookTargetPolicy } from "./target.js";
 
 /** The outcome of one attempt. */
@@ -31,7 +41,7 @@ export interface WebhookRequest {
   url: string;
   /** JSON body, sent verbatim (UTF-8) and signed. */
   body: string;
-  /** The webhook's shared secret, used to sign. */
+  /** The webhook's shared secret (`whsec_<base64>`), used to sign both ways. */
   secret: string;
   /** Unix seconds put in the timestamp header and signed. */
   timestampSec: number;
@@ -59,8 +69,9 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  * - POSTs with `node:https` (no agent, no redirects followed) to the vetted address only: a custom
  *   `lookup` returns it, so a DNS change after the check cannot move the connection; the certificate
  *   is still verified against the URL's host name (SNI `servername`);
- * - sends `Content-Type: application/json`, `User-Agent` (default `marketgate/<version>`) and the
- *   signature, timestamp, delivery and event headers;
+ * - sends `Content-Type: application/json`, `User-Agent` (default `marketgate/<version>`), the marketgate
+ *   signature, timestamp, delivery and event headers, and the Standard Webhooks `webhook-id`,
+ *   `webhook-timestamp` and `webhook-signature` (sign.ts);
  * - gives up after `opts.timeoutMs` (default 5000 ms) counted from the start, DNS, connect, TLS and
  *   response headers included (`error: "timeout after <n> ms"`);
  * - reads at most 64 KiB of the response body and discards it.
@@ -161,6 +172,10 @@ function post(
         [TIMESTAMP_HEADER]: String(req.timestampSec),
         [DELIVERY_HEADER]: req.deliveryId,
         [EVENT_HEADER]: req.event,
+        // Standard Webhooks, beside the marketgate headers (sign.ts).
+        [STANDARD_ID_HEADER]: req.deliveryId,
+        [STANDARD_TIMESTAMP_HEADER]: String(req.timestampSec),
+        [STANDARD_SIGNATURE_HEADER]: signStandardWebhook(req.secret, req.deliveryId, req.timestampSec, req.body),
       },
     });
 

@@ -3,7 +3,7 @@
  * address the connection must use. Webhooks go to HTTPS endpoints on the public internet only; the
  * service must never become a way to reach loopback, private networks or cloud metadata endpoints.
  */
-import { lookup as dnsLookup } from "node:dns/promises";
+import { Resolver } from "node:dns/promises";
 import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 import { AppError } from "../../errors.js";
@@ -22,8 +22,9 @@ export interface WebhookTargetPolicy {
    */
   allowLoopback: boolean;
   /**
-   * Resolves a host name to ALL its addresses (default: `dns.lookup(host, { all: true, verbatim: true })`).
-   * Injected by tests to simulate DNS answers, including rebinding.
+   * Resolves a host name to ALL its addresses (default: a shared {@link createDnsLookup} with its
+   * defaults). Injected by tests to simulate DNS answers, including rebinding. An {@link AppError} it
+   * throws is passed through as is; any other error means the name is `unresolvable`.
    */
   lookup?: (hostname: string) => Promise<ResolvedAddress[]>;
 }
@@ -183,9 +184,93 @@ export function forbiddenHostnameReason(hostname: string, allowLoopback: boolean
   return null;
 }
 
-async function defaultLookup(hostname: string): Promise<ResolvedAddress[]> {
-  const all = await dnsLookup(hostname, { all: true, verbatim: true });
-  return all.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+/** Options of {@link createDnsLookup}. */
+export interface DnsLookupOptions {
+  /** c-ares per-try timeout in ms (default 1000; c-ares lengthens later tries). */
+  timeoutMs?: number;
+  /** c-ares tries per name server (default 2). */
+  tries?: number;
+  /** Hard limit on one lookup (A and AAAA together) in ms (default 3000): its queries are cancelled then. */
+  deadlineMs?: number;
+  /** Lookups in flight at most (default 32); one more is refused at once (see {@link createDnsLookup}). */
+  maxInFlight?: number;
+  /** Name servers (`ip` or `ip:port`, as `Resolver.setServers` takes them); default the system's (resolv.conf). */
+  servers?: string[];
+}
+
+/** Codes of c-ares answers meaning "no record of this family", not a failure. */
+const NO_RECORDS = new Set(["ENODATA", "ENOTFOUND"]);
+
+/**
+ * A host-name resolver for webhook targets that caller-chosen names cannot clog. `dns.lookup` (getaddrinfo)
+ * runs on libuv's 4-thread pool, shared with file I/O and crypto, with no deadline: a few dozen names whose
+ * servers never answer stalled every lookup in the process for seconds. This one asks the DNS servers
+ * directly through c-ares (`dns.Resolver`: sockets, no thread pool), with:
+ * - A and AAAA queried together and merged, IPv4 first (the delivery connects to the first address, and
+ *   many hosts have no IPv6 route); one family answering "no records" (ENODATA/ENOTFOUND) counts as
+ *   empty, any other failure of either fails the lookup;
+ * - a hard deadline per lookup (`deadlineMs`): the lookup's own resolver is cancelled then, so a slot is
+ *   never held longer;
+ * - at most `maxInFlight` lookups at once: one more rejects at once with AppError UPSTREAM_UNAVAILABLE
+ *   (503, `retryAfterSec` 2), so a burst of hopeless names cannot queue up behind the cap either.
+ *
+ * `localhost` is not in DNS (c-ares does not read /etc/hosts): per RFC 6761 it answers 127.0.0.1 and ::1
+ * without a query. The policy refuses it unless loopback targets are allowed.
+ *
+ * @returns `lookup(hostname)`, resolving every address of the name (possibly none); it rejects with the
+ *   resolver's error (`code` ENOTFOUND, ESERVFAIL, ETIMEOUT…; ETIMEOUT also at the deadline) or the
+ *   AppError above.
+ */
+export function createDnsLookup(opts: DnsLookupOptions = {}): (hostname: string) => Promise<ResolvedAddress[]> {
+  const { timeoutMs = 1000, tries = 2, deadlineMs = 3000, maxInFlight = 32, servers } = opts;
+  let inFlight = 0;
+  const family = (resolver: Resolver, name: string, v: 4 | 6): Promise<ResolvedAddress[]> =>
+    (v === 4 ? resolver.resolve4(name) : resolver.resolve6(name)).then(
+      (addresses) => addresses.map((address) => ({ address, family: v })),
+      (err: unknown) => {
+        if (NO_RECORDS.has((err as { code?: string }).code ?? "")) return [];
+        throw err;
+      },
+    );
+  return async (hostname) => {
+    const name = hostname.toLowerCase().replace(/\.$/, "");
+    if (name === "localhost") {
+      return [
+        { address: "127.0.0.1", family: 4 },
+        { address: "::1", family: 6 },
+      ];
+    }
+    if (inFlight >= maxInFlight) {
+      throw new AppError("UPSTREAM_UNAVAILABLE", "too many webhook host lookups in flight; retry shortly", { retryAfterSec: 2 });
+    }
+    inFlight++;
+    // One resolver per lookup: cancel() ends all of a resolver's queries, and only this lookup's must end.
+    const resolver = new Resolver({ timeout: timeoutMs, tries });
+    if (servers) resolver.setServers(servers);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      resolver.cancel();
+    }, deadlineMs);
+    try {
+      const [v4, v6] = await Promise.all([family(resolver, name, 4), family(resolver, name, 6)]);
+      return [...v4, ...v6];
+    } catch (err) {
+      if (timedOut) throw Object.assign(new Error(`DNS lookup of ${name} timed out after ${deadlineMs} ms`), { code: "ETIMEOUT" });
+      throw err;
+    } finally {
+      clearTimeout(timer);
+      inFlight--;
+    }
+  };
+}
+
+let sharedLookup: ((hostname: string) => Promise<ResolvedAddress[]>) | undefined;
+
+/** The process-wide lookup (one in-flight cap for every policy without its own `lookup`). */
+function defaultLookup(hostname: string): Promise<ResolvedAddress[]> {
+  sharedLookup ??= createDnsLookup();
+  return sharedLookup(hostname);
 }
 
 function forbidden(reason: string, address: string | undefined, what: string): AppError {
@@ -205,7 +290,8 @@ function forbidden(reason: string, address: string | undefined, what: string): A
  * @returns the first address of the answer (all of them allowed), `family` 4 or 6.
  * @throws AppError `BAD_REQUEST`, `details: { field: "webhook_url", reason, address? }`: `reason`
  *   from {@link forbiddenAddressReason} / {@link forbiddenHostnameReason}, or `unresolvable` when
- *   the name has no address (NXDOMAIN, SERVFAIL, empty answer, resolver error).
+ *   the name has no address (NXDOMAIN, SERVFAIL, empty answer, timeout, resolver error);
+ *   AppError `UPSTREAM_UNAVAILABLE` (503, `retryAfterSec`) when too many lookups are in flight.
  */
 export async function resolveWebhookTarget(url: URL, policy: WebhookTargetPolicy): Promise<ResolvedAddress> {
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
@@ -222,6 +308,8 @@ export async function resolveWebhookTarget(url: URL, policy: WebhookTargetPolicy
   try {
     answers = await (policy.lookup ?? defaultLookup)(host);
   } catch (err) {
+    // Our own refusals (lookup capacity) are not a verdict on the name.
+    if (err instanceof AppError) throw err;
     const code = (err as { code?: unknown }).code;
     throw new AppError("BAD_REQUEST", `webhook_url host ${host} does not resolve${typeof code === "string" ? ` (${code})` : ""}`, {
       details: { field: "webhook_url", reason: "unresolvable" },

@@ -16,6 +16,8 @@ import {
 } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { base, baseSepolia } from "viem/chains";
+import { memoizeKeyed } from "../../lib/memo.js";
+import { redactUrl, registerSecretUrl, scrubUrls } from "../../lib/redact.js";
 
 /** Options for {@link createSelfFacilitator}. */
 export interface SelfFacilitatorOptions {
@@ -27,7 +29,25 @@ export interface SelfFacilitatorOptions {
   network?: `${string}:${string}`;
   /** How long settle waits for the transaction receipt, in ms (x402's default when undefined). */
   confirmationTimeoutMs?: number;
+  /** How often settle asks for the receipt of a transaction not mined yet, in ms; default {@link RECEIPT_POLL_MS}. */
+  receiptPollMs?: number;
 }
+
+/**
+ * Default receipt polling interval, ms. viem's own default for Base is half its 2 s block time, which
+ * adds 500 ms on average between a block and the answer; a quarter second keeps that to about 125 ms for
+ * a few cheap calls per settlement. A node that mines at once (anvil) answers the first call, before any poll.
+ */
+export const RECEIPT_POLL_MS = 250;
+
+/**
+ * How long an `eth_getCode` answer is reused, ms. The x402 `exact` scheme reads the payer's code twice
+ * in verify (ERC-6492 classification, then the signature check) and twice again in the pre-check of
+ * settle, moments later: one read serves all four. Code changes only by a transaction (a deployment, an
+ * EIP-7702 delegation), and a stale answer cannot move funds wrongly: the token checks the signature
+ * again on chain, so a settlement the read misjudged reverts and is refused (402, nothing served).
+ */
+const CODE_TTL_MS = 5_000;
 
 /** An in-process x402 facilitator usable wherever a `FacilitatorClient` is expected. */
 export interface SelfFacilitator extends FacilitatorClient {
@@ -87,15 +107,18 @@ async function retryOnNonceClash<T>(send: () => Promise<T>, attempts = 8): Promi
 
 /**
  * Builds the x402 facilitator signer: each method delegates to a viem wallet client
- * (extended with public actions) for `account` on `chain` over `rpcUrl`.
+ * (extended with public actions) for `account` on `chain` over `rpcUrl`, polling receipts every
+ * `receiptPollMs`; `getCode` answers are shared for {@link CODE_TTL_MS}.
  */
-function buildSigner(rpcUrl: string, privateKey: Hex, chain: Chain, confirmationTimeoutMs?: number): FacilitatorEvmSigner {
+function buildSigner(rpcUrl: string, privateKey: Hex, chain: Chain, opts: Pick<SelfFacilitatorOptions, "confirmationTimeoutMs" | "receiptPollMs">): FacilitatorEvmSigner {
   const account = privateKeyToAccount(privateKey);
-  const client = createWalletClient({ account, chain, transport: http(rpcUrl) }).extend(publicActions);
+  const client = createWalletClient({ account, chain, transport: http(rpcUrl), pollingInterval: opts.receiptPollMs ?? RECEIPT_POLL_MS }).extend(publicActions);
+  const codeOf = memoizeKeyed(CODE_TTL_MS, 10_000, async (address: { address: Address }) => ({ code: await client.getCode(address) }));
+  const { confirmationTimeoutMs } = opts;
   return toFacilitatorEvmSigner(
     {
       address: account.address,
-      getCode: (args) => client.getCode(args),
+      getCode: async ({ address }) => (await codeOf(address.toLowerCase(), { address })).code,
       readContract: (args) =>
         client.readContract({ address: args.address, abi: args.abi as Abi, functionName: args.functionName, args: args.args ?? [] }),
       verifyTypedData: (args) => client.verifyTypedData(args as typeof args & TypedDataDefinition),
@@ -131,9 +154,12 @@ function buildSigner(rpcUrl: string, privateKey: Hex, chain: Chain, confirmation
  */
 export function createSelfFacilitator(opts: SelfFacilitatorOptions): SelfFacilitator {
   const network: Network = opts.network ?? "eip155:8453";
+  // viem pastes the RPC URL (often with an API key in its path) into every error it throws.
+  registerSecretUrl(opts.rpcUrl);
+  const shownRpc = redactUrl(opts.rpcUrl);
   const chainId = chainIdOfNetwork(network);
   const chain = chainFor(chainId, opts.rpcUrl);
-  const signer = buildSigner(opts.rpcUrl, opts.privateKey, chain, opts.confirmationTimeoutMs);
+  const signer = buildSigner(opts.rpcUrl, opts.privateKey, chain, opts);
   const facilitator = new x402Facilitator().register(network, new ExactEvmScheme(signer));
   const address = privateKeyToAccount(opts.privateKey).address;
   const chainClient = createWalletClient({ chain, transport: http(opts.rpcUrl) });
@@ -144,11 +170,11 @@ export function createSelfFacilitator(opts: SelfFacilitatorOptions): SelfFacilit
     chainChecked ??= chainClient.getChainId().then(
       (actual) => {
         if (actual !== chainId) {
-          throw new Error(`self facilitator: RPC ${opts.rpcUrl} is on chain ${actual}, but network is ${network}`);
+          throw new Error(`self facilitator: RPC ${shownRpc} is on chain ${actual}, but network is ${network}`);
         }
       },
       (err: unknown) => {
-        throw new Error(`self facilitator: cannot reach RPC ${opts.rpcUrl}: ${err instanceof Error ? err.message : String(err)}`);
+        throw new Error(`self facilitator: cannot reach RPC ${shownRpc}: ${err instanceof Error ? scrubUrls(err.message) : String(err)}`);
       },
     );
     chainChecked.catch(() => {

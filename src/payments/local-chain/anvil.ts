@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
+import { dirname, join } from "node:path";
 
 /** Options for {@link startAnvil}. */
 export interface StartAnvilOptions {
@@ -22,26 +24,75 @@ export interface AnvilHandle {
   stop(): Promise<void>;
 }
 
+const localRequire = createRequire(import.meta.url);
+
+/** The npm binary packages `@foundry-rs/anvil` lists as optional dependencies, by `<platform>-<arch>`. */
 const PLATFORM_PACKAGES: Record<string, string> = {
   "linux-x64": "@foundry-rs/anvil-linux-amd64",
   "linux-arm64": "@foundry-rs/anvil-linux-arm64",
   "darwin-x64": "@foundry-rs/anvil-darwin-amd64",
   "darwin-arm64": "@foundry-rs/anvil-darwin-arm64",
+  "win32-x64": "@foundry-rs/anvil-win32-amd64",
 };
 
 /**
- * Absolute path of the anvil binary shipped by the npm platform package
- * (`@foundry-rs/anvil-linux-amd64` on Linux x64; an optional dependency of `@foundry-rs/anvil`).
- * @throws Error if the platform is unsupported or the package is not installed.
+ * Where the anvil binary may be, in the order `@foundry-rs/anvil`'s own launcher (`bin.mjs`) and installer
+ * (`postinstall.mjs`) look: the platform package's `bin/anvil` (resolved from `@foundry-rs/anvil`, whose
+ * optional dependency it is), the binary its postinstall downloads into its own folder when npm skipped the
+ * platform package, and its launcher's `dist` fallback. `ANVIL_BINARY` (an explicit path, e.g. a
+ * `foundryup` install) comes first when set.
  */
-export function anvilBinaryPath(): string {
-  const pkg = PLATFORM_PACKAGES[`${process.platform}-${process.arch}`];
-  if (!pkg) throw new Error(`anvil: no npm binary package known for ${process.platform}-${process.arch}`);
+function anvilCandidates(env: Record<string, string | undefined>, platform: string, arch: string): { tried: string[]; found?: string } {
+  const tried: string[] = [];
+  const exe = platform === "win32" ? "anvil.exe" : "anvil";
+  const check = (path: string | undefined): string | undefined => {
+    if (!path) return undefined;
+    tried.push(path);
+    return existsSync(path) ? path : undefined;
+  };
+  if (env.ANVIL_BINARY) return { tried, found: check(env.ANVIL_BINARY) };
+  let wrapperDir: string | undefined;
   try {
-    return createRequire(import.meta.url).resolve(`${pkg}/bin/anvil`);
-  } catch (err) {
-    throw new Error(`anvil: cannot resolve ${pkg}/bin/anvil; is @foundry-rs/anvil installed?`, { cause: err });
+    wrapperDir = dirname(localRequire.resolve("@foundry-rs/anvil/package.json"));
+  } catch {
+    tried.push("@foundry-rs/anvil (not installed)");
   }
+  const pkg = PLATFORM_PACKAGES[`${platform}-${arch}`];
+  if (pkg) {
+    // The platform package is hoisted beside the wrapper, or nested under it: resolve it from there.
+    const from = wrapperDir ? createRequire(join(wrapperDir, "package.json")) : localRequire;
+    let resolved: string | undefined;
+    try {
+      resolved = from.resolve(`${pkg}/bin/${exe}`);
+    } catch {
+      tried.push(`${pkg}/bin/${exe} (package not installed)`);
+    }
+    const hit = check(resolved);
+    if (hit) return { tried, found: hit };
+  } else {
+    tried.push(`no @foundry-rs/anvil binary package for ${platform}-${arch}`);
+  }
+  if (wrapperDir) {
+    const hit = check(join(wrapperDir, exe)) ?? check(join(wrapperDir, "..", "dist", exe));
+    if (hit) return { tried, found: hit };
+  }
+  return { tried };
+}
+
+/**
+ * Absolute path of the anvil binary, found the way `@foundry-rs/anvil` finds it on every platform it ships
+ * (Linux and macOS on x64 and arm64, Windows x64): see {@link anvilCandidates}. `ANVIL_BINARY` overrides.
+ * @throws Error naming every place looked at, and how to get a binary, when none is there.
+ */
+export function anvilBinaryPath(env: Record<string, string | undefined> = process.env, platform: string = process.platform, arch: string = process.arch): string {
+  const { tried, found } = anvilCandidates(env, platform, arch);
+  if (found) return found;
+  throw new Error(
+    `anvil: no binary found for ${platform}-${arch} (looked at: ${tried.join("; ")}). ` +
+      (env.ANVIL_BINARY
+        ? "ANVIL_BINARY does not name an existing file."
+        : "Run `npm install` with optional dependencies (not --omit=optional) so that @foundry-rs/anvil installs its platform package, or install Foundry (https://getfoundry.sh) and set ANVIL_BINARY to the anvil path."),
+  );
 }
 
 /** Asks the OS for a free TCP port on 127.0.0.1 (closed again before returning). */
@@ -156,7 +207,7 @@ async function spawnOnce(port: number, chainId: number, startTimeoutMs: number):
 }
 
 /**
- * Starts a local anvil node from the npm-shipped binary, bound to 127.0.0.1 only,
+ * Starts a local anvil node from the npm-shipped binary ({@link anvilBinaryPath}), bound to 127.0.0.1 only,
  * with `--silent` and `--chain-id`. Resolves once the node answers `eth_chainId`
  * with the requested id. When `port` is 0/undefined a free port is picked (retried
  * up to 3 times if it is taken meanwhile). The node is also killed if the host

@@ -3,7 +3,7 @@
  * (`api.binance.com`, mounted at `/binance-spot`), wire shapes of sources.md §1–2.
  *
  * fapi: `GET /fapi/v1/exchangeInfo`, `/fapi/v1/fundingInfo`, `/fapi/v1/premiumIndex`, `/fapi/v1/fundingRate`,
- * `/fapi/v1/openInterest`, `/futures/data/topLongShortPositionRatio`, `/fapi/v1/aggTrades` (the websocket's
+ * `/fapi/v1/openInterest`, `/futures/data/openInterestHist`, `/futures/data/topLongShortPositionRatio`, `/fapi/v1/aggTrades` (the websocket's
  * `aggTrade` tape, see `tape.ts`), `/fapi/v1/klines` (last-price candles of `perp-model.ts`, 1m…1w; `1M` is not
  * simulated and answers -1120). Spot: `GET /api/v3/ticker/price`.
  * Decimals are strings, times are numbers (ms). Unknown symbols → HTTP 400 `{"code":-1121,"msg":"Invalid symbol."}`.
@@ -341,36 +341,43 @@ export function createBinanceFapiRouter(ctx: VenueContext): Router {
     });
   });
 
-  router.get("/futures/data/topLongShortPositionRatio", (req: Request, res: Response) => {
-    const symbol = qp(req, "symbol");
-    if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
-    const periodRaw = qp(req, "period");
-    if (periodRaw === undefined || periodRaw === "") return mandatory(res, "period");
-    const period = RATIO_PERIODS[periodRaw];
-    if (period === undefined) return invalidParam(res, "period");
-    const paging = pageParams(req, res, 30, 500);
-    if (!paging) return;
-    const { limit, startTime, endTime } = paging;
-    const now = clock.now();
-    const inst = lookup(symbol, now);
-    if (!inst) return invalidSymbol(res);
-    if (inst.kind !== "perpetual") return void res.json([]);
-    // Only the latest 30 days are served; rows start at period boundaries, oldest first.
-    const oldest = Math.ceil((now - 30 * DAY) / period) * period;
-    const latest = Math.floor(Math.min(now, endTime ?? now) / period) * period;
-    const first = startTime !== undefined ? Math.max(oldest, Math.ceil(startTime / period) * period) : Math.max(oldest, latest - (limit - 1) * period);
-    const rows: Array<Record<string, unknown>> = [];
-    for (let t = first; t <= latest && rows.length < limit; t += period) {
-      const r = perp.longShortRatio(inst, "top_position", t);
-      rows.push({
-        symbol: inst.symbol,
-        longShortRatio: fixed(r, 4),
-        longAccount: fixed(r / (1 + r), 4),
-        shortAccount: fixed(1 / (1 + r), 4),
-        timestamp: t,
-      });
-    }
-    res.json(rows);
+  /**
+   * The `/futures/data/*` statistics: rows at period boundaries, oldest first, the latest 30 days only
+   * (like the real venue); `limit` default 30, max 500; `rowAt` builds one row of a perpetual at `t`.
+   */
+  type Inst = NonNullable<ReturnType<typeof lookup>>;
+  const periodStats = (path: string, rowAt: (inst: Inst, t: number) => Record<string, unknown>) =>
+    router.get(path, (req: Request, res: Response) => {
+      const symbol = qp(req, "symbol");
+      if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
+      const periodRaw = qp(req, "period");
+      if (periodRaw === undefined || periodRaw === "") return mandatory(res, "period");
+      const period = RATIO_PERIODS[periodRaw];
+      if (period === undefined) return invalidParam(res, "period");
+      const paging = pageParams(req, res, 30, 500);
+      if (!paging) return;
+      const { limit, startTime, endTime } = paging;
+      const now = clock.now();
+      const inst = lookup(symbol, now);
+      if (!inst) return invalidSymbol(res);
+      if (inst.kind !== "perpetual") return void res.json([]);
+      const oldest = Math.ceil((now - 30 * DAY) / period) * period;
+      const latest = Math.floor(Math.min(now, endTime ?? now) / period) * period;
+      const first = startTime !== undefined ? Math.max(oldest, Math.ceil(startTime / period) * period) : Math.max(oldest, latest - (limit - 1) * period);
+      const rows: Array<Record<string, unknown>> = [];
+      for (let t = first; t <= latest && rows.length < limit; t += period) rows.push({ symbol: inst.symbol, ...rowAt(inst, t), timestamp: t });
+      res.json(rows);
+    });
+
+  // Open interest: `sumOpenInterest` in venue units, `sumOpenInterestValue` in USDT at the mark price.
+  periodStats("/futures/data/openInterestHist", (inst, t) => {
+    const coins = perp.openInterestCoins(inst, t);
+    return { sumOpenInterest: fixed(coins / inst.multiplier, 8), sumOpenInterestValue: fixed(coins * perp.markPrice(inst, t), 8) };
+  });
+
+  periodStats("/futures/data/topLongShortPositionRatio", (inst, t) => {
+    const r = perp.longShortRatio(inst, "top_position", t);
+    return { longShortRatio: fixed(r, 4), longAccount: fixed(r / (1 + r), 4), shortAccount: fixed(1 / (1 + r), 4) };
   });
 
   return router;

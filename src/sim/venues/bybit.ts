@@ -4,8 +4,8 @@
  * `GET /v5/market/time`, `/v5/market/instruments-info`, `/v5/market/tickers`, `/v5/market/funding/history`,
  * `/v5/market/account-ratio`, `/v5/market/recent-trade` (the websocket's `publicTrade` tape, newest first, the most
  * recent `limit` ≤ 1000 only, no time filter, like the real API), `/v5/market/risk-limit` (the model's margin tiers:
- * `riskLimitValue` USDT caps, margins in PERCENT, `mmDeduction` "" on the first tier; one symbol, or every linear
- * symbol paged by `cursor`); only `category=linear` has instruments (USDT perps plus the USDC perps `BTCPERP`,
+ * `riskLimitValue` USDT caps, margins as FRACTIONS like the venue's linear rows, `mmDeduction` "" on the first tier;
+ * one symbol, or every linear symbol paged by `cursor`); only `category=linear` has instruments (USDT perps plus the USDC perps `BTCPERP`,
  * `ETHPERP`, as on the real venue). Envelope `{retCode, retMsg, result, retExtInfo:{}, time}`; every value inside
  * `result.list` is a string except `fundingInterval` (number, minutes). Errors are HTTP 200 with a non-zero
  * `retCode` (10001 for invalid parameters / symbols), as Bybit does. `1000PEPEUSDT` / `1000SHIBUSDT` quote per
@@ -30,7 +30,8 @@ export const bybitFaultResponses: FaultResponses = {
   serverErrorBody: () => ({ retCode: 10016, retMsg: "Internal server error.", result: {}, retExtInfo: {}, time: Date.now() }),
 };
 
-const fundingRateStr = (x: number): string => trimmed(x, 6);
+/** Bybit sends funding with up to 8 decimals (`"0.00004709"`, `"0.0001"` in the 2026-08-09 recording). */
+const fundingRateStr = (x: number): string => trimmed(x, 8);
 
 function encodeCursor(offset: number): string {
   return Buffer.from(`offset=${offset}`).toString("base64url");
@@ -88,7 +89,9 @@ function instrumentInfo(inst: PerpInstrumentSpec, perp: PerpModel, symbolId: num
 
 /**
  * Risk-limit rows of a symbol (`listIndex` = its position in the instrument list, for stable ids): the model's tiers,
- * margins in percent, deduction = Σ cap × Δmmr of the tiers below.
+ * margins as fractions (`maintenanceMargin` "0.005", `initialMargin` "0.01" at 100x), as the venue sends for linear
+ * contracts (recorded BTCUSDT rows; the docs' percent example is an inverse contract); deduction = Σ cap × Δmmr of the
+ * tiers below.
  */
 function riskLimitRows(inst: PerpInstrumentSpec, perp: PerpModel, listIndex: number): Array<Record<string, unknown>> {
   let deduction = 0;
@@ -100,8 +103,8 @@ function riskLimitRows(inst: PerpInstrumentSpec, perp: PerpModel, listIndex: num
       id: listIndex * 100 + k + 1,
       symbol: inst.symbol,
       riskLimitValue: String(t.maxNotionalUsd),
-      maintenanceMargin: trimmed(t.mmr * 100, 4),
-      initialMargin: trimmed(100 / t.maxLeverage, 4),
+      maintenanceMargin: trimmed(t.mmr, 4),
+      initialMargin: trimmed(1 / t.maxLeverage, 4),
       isLowestRisk: k === 0 ? 1 : 0,
       maxLeverage: fixed(t.maxLeverage, 2),
       mmDeduction: k === 0 ? "" : trimmed(deduction, 4),

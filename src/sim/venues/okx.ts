@@ -162,7 +162,7 @@ function fundingRateRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number):
   const iv = inst.fundingIntervalHours * HOUR;
   const lastSettle = perp.intervalStart(inst, now);
   return {
-    formulaType: "withRate",
+    formulaType: "noRate", // OKX's published formula: Clamp[MA(premium − interest)], interest = 0 (see perp-model.ts)
     fundingRate: rateStr(perp.currentFundingRate(inst, now)),
     fundingTime: String(next),
     impactValue: "",
@@ -314,7 +314,7 @@ export function createOkxRouter(ctx: VenueContext): Router {
       times.map((s) => {
         const rate = perp.settledFundingRate(inst, s);
         return {
-          formulaType: "withRate",
+          formulaType: "noRate", // OKX's published formula: Clamp[MA(premium − interest)], interest = 0 (see perp-model.ts)
           fundingRate: rateStr(rate),
           fundingTime: String(s),
           instId: inst.symbol,

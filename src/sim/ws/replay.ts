@@ -3,28 +3,39 @@
  *
  * A recorded topic (Binance stream name, Bybit topic, OKX `channel:instId`, Hyperliquid `trades:COIN`) is served
  * from the recording instead of the tape; other topics stay simulated. Frames are pushed verbatim (their recorded
- * timestamps and ids), with their recorded spacing, starting at the connection's first subscription, to the
- * connections subscribed to their topic; each recording plays once per connection (no loop).
+ * timestamps and ids: 2021 for the Binance aggTrades, 2020 for the Binance liquidation), with their recorded spacing,
+ * starting at the connection's first subscription, to the connections subscribed to their topic; each recording plays
+ * once per connection (no loop).
  * - binance: cryptofeed USDⓈ-M combined-stream `aggTrade` frames of 2021-04-05 (streams `sandusdt@aggTrade`,
  *   `chrusdt@aggTrade`, `neousdt@aggTrade`, `ctkusdt@aggTrade`, `batusdt@aggTrade`; 574 frames over ≈ 2 min);
- *   combined connections get the `{"stream","data"}` frame, raw ones its `data`.
- * - bybit: cryptofeed v5 frames of 2026-08-09: `/v5/public/linear` gets the linear connection's `publicTrade`,
- *   `tickers` and `kline.1` frames of BTC/ETH/SOL/DOGE USDT, `/v5/public/spot` the spot connection's (≈ 43 s).
+ *   combined connections get the `{"stream","data"}` frame, raw ones its `data`. Plus one real `forceOrder`
+ *   (BTCUSDT, 2020-03-13, tardis-node sample) 1 s after the start, on `btcusdt@forceOrder` as recorded and on
+ *   `!forceOrder@arr` (the same event, re-wrapped under the all-market stream name the service subscribes to).
+ * - bybit: cryptofeed v5 `publicTrade` frames of 2026-08-09 (the recording's tickers/kline frames are not copied):
+ *   `/v5/public/linear` gets the linear connection's BTC/ETH/SOL/DOGE USDT trades, `/v5/public/spot` the spot
+ *   connection's (≈ 43 s); plus one real `allLiquidation.PIPPINUSDT` frame (2025-02-25, tardis-node sample) 1 s after
+ *   the start on the linear path.
  * - okx: cryptofeed v5 `trades`/`tickers` frames of 2022-05-13 (BTC-USD-220527, UNI-USD-SWAP, BTC-USDT; ≈ 10 s).
  * - hyperliquid: tardis-node sampled `trades` frames (BTC, FXS), 100 ms apart.
- * Files are read from the replay directory (default the shared real-data folder), never copied into the repository.
+ * The Binance liquidation frame is added to the simulated liquidations of its streams (one recorded event must not
+ * silence a liquidation feed); other recorded topics are served from the recording alone (Bybit's PIPPINUSDT is not
+ * simulated, so nothing is replaced there). Files are read from the replay directory (default `src/sim/recordings`,
+ * see `../replay.ts`).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { WsVenue } from "./faults.js";
 
-/** Recording file per venue (relative to the replay directory). */
-export const REPLAY_WS_FILES: Readonly<Record<WsVenue, string>> = {
-  binance: "binance/cryptofeed_usdm_ws_aggTrade_5symbols_2021-04-05.ndjson",
-  bybit: "bybit/cryptofeed_v5_ws_linear_spot_publicTrade_tickers_kline_2026-08-09.ndjson",
-  okx: "okx/cryptofeed_v5_ws_trades_tickers_2022-05-13.ndjson",
-  hyperliquid: "hyperliquid/tardis_node_hyperliquid_ws_messages.ndjson",
+/** Recording files per venue (relative to the replay directory): the venue's stream recording, then its liquidations. */
+export const REPLAY_WS_FILES: Readonly<Record<WsVenue, readonly string[]>> = {
+  binance: ["binance/cryptofeed_usdm_ws_aggTrade_5symbols_2021-04-05.ndjson", "binance/tardis_node_usdm_ws_forceOrder_BTCUSDT_2020-03-13.ndjson"],
+  bybit: ["bybit/cryptofeed_v5_ws_linear_spot_publicTrade_2026-08-09.ndjson", "bybit/tardis_node_bybit_v5_allLiquidation_ws_message.ndjson"],
+  okx: ["okx/cryptofeed_v5_ws_trades_tickers_2022-05-13.ndjson"],
+  hyperliquid: ["hyperliquid/tardis_node_hyperliquid_ws_messages.ndjson"],
 };
+
+/** Where a recorded liquidation frame plays, after the connection's first subscription. */
+const LIQUIDATION_OFFSET_MS = 1000;
 
 /** One recorded frame: `text` as received, `inner` the Binance raw-stream payload (= `text` elsewhere). */
 export interface WsReplayFrame {
@@ -34,7 +45,7 @@ export interface WsReplayFrame {
   readonly inner: string;
 }
 
-/** The frames one path serves. */
+/** The frames one path serves; `keys` are the topics served from the recording alone (not the Binance liquidation streams). */
 export interface WsReplayTrack {
   readonly frames: readonly WsReplayFrame[];
   readonly keys: ReadonlySet<string>;
@@ -45,7 +56,7 @@ export type WsReplayTracks = ReadonlyMap<string, WsReplayTrack>;
 
 /** True when every websocket recording exists under `dir`. */
 export function replayWsAvailable(dir: string): boolean {
-  return Object.values(REPLAY_WS_FILES).every((f) => existsSync(join(dir, f)));
+  return Object.values(REPLAY_WS_FILES).every((files) => files.every((f) => existsSync(join(dir, f))));
 }
 
 interface CryptofeedLine {
@@ -55,7 +66,7 @@ interface CryptofeedLine {
   data?: unknown;
 }
 
-/** The payload of a cryptofeed line exactly as received (`"data":` to the closing brace), else re-serialised. */
+/** The value of a line's first `"data"` member exactly as written (`"data":` to the closing brace), else re-serialised. */
 function rawPayload(line: string, parsed: unknown): string {
   const i = line.indexOf(',"data":');
   if (i >= 0 && line.endsWith("}")) {
@@ -70,24 +81,32 @@ function rawPayload(line: string, parsed: unknown): string {
   return JSON.stringify(parsed);
 }
 
+/** Binance liquidation streams: the recorded event is added to the simulated ones (the tape simulates BTCUSDT's). */
+const addsToSimulated = (key: string): boolean => key.endsWith("forceOrder@arr") || key.endsWith("@forceOrder");
+
 function track(frames: WsReplayFrame[]): WsReplayTrack {
-  return { frames, keys: new Set(frames.map((f) => f.key)) };
+  const sorted = frames.map((f, i) => ({ f, i })).sort((a, b) => a.f.offsetMs - b.f.offsetMs || a.i - b.i).map((x) => x.f);
+  return { frames: sorted, keys: new Set(sorted.map((f) => f.key).filter((k) => !addsToSimulated(k))) };
 }
 
-const cache = new Map<string, WsReplayTracks>();
-
-/** Loads (once per path) the recorded frames of `venue`. Throws an Error naming the file when it is missing. */
-export function loadWsReplay(dir: string, venue: WsVenue): WsReplayTracks {
-  const path = join(dir, REPLAY_WS_FILES[venue]);
-  const hit = cache.get(path);
-  if (hit) return hit;
+/** Reads one recording file; throws an Error naming it when it is missing. */
+function readLines(path: string): string[] {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
     throw new Error(`simulator ws replay: cannot load ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
-  const lines = text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  return text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+}
+
+const cache = new Map<string, WsReplayTracks>();
+
+/** Loads (once per directory and venue) the recorded frames of `venue`. Throws an Error naming a missing file. */
+export function loadWsReplay(dir: string, venue: WsVenue): WsReplayTracks {
+  const cacheKey = `${dir}\0${venue}`;
+  const hit = cache.get(cacheKey);
+  if (hit) return hit;
   const byRoute = new Map<string, WsReplayFrame[]>();
   const add = (route: string, f: WsReplayFrame) => {
     const list = byRoute.get(route) ?? [];
@@ -101,38 +120,53 @@ export function loadWsReplay(dir: string, venue: WsVenue): WsReplayTracks {
     return Math.max(0, Math.round((ts - t0) * 1000));
   };
 
-  for (const line of lines) {
-    let row: unknown;
-    try {
-      row = JSON.parse(line);
-    } catch {
-      continue;
-    }
-    if (venue === "hyperliquid") {
-      const m = row as { channel?: string; data?: Array<{ coin?: string }> };
-      const coin = m.channel === "trades" && Array.isArray(m.data) ? m.data[0]?.coin : undefined;
-      if (typeof coin === "string") add("ws", { offsetMs: (byRoute.get("ws")?.length ?? 0) * 100, key: `trades:${coin}`, text: line, inner: line });
-      continue;
-    }
-    const r = row as CryptofeedLine;
-    if (r.dir !== "recv" || typeof r.recv_ts !== "number" || typeof r.data !== "object" || r.data === null) continue;
-    const payload = rawPayload(line, r.data);
-    if (venue === "binance") {
-      const d = r.data as { stream?: string; data?: unknown };
-      if (typeof d.stream !== "string" || d.data === undefined) continue;
-      add("market", { offsetMs: offset("market", r.recv_ts), key: d.stream, text: payload, inner: JSON.stringify(d.data) });
-    } else if (venue === "bybit") {
-      const d = r.data as { topic?: string };
-      const route = r.conn === "BYBIT.ws.2" ? "linear" : r.conn === "BYBIT.ws.3" ? "spot" : undefined;
-      if (typeof d.topic !== "string" || route === undefined) continue;
-      add(route, { offsetMs: offset(route, r.recv_ts), key: d.topic, text: payload, inner: payload });
-    } else {
-      const d = r.data as { arg?: { channel?: string; instId?: string }; data?: unknown };
-      if (!d.arg || typeof d.arg.channel !== "string" || typeof d.arg.instId !== "string" || !Array.isArray(d.data)) continue;
-      add("public", { offsetMs: offset("public", r.recv_ts), key: `${d.arg.channel}:${d.arg.instId}`, text: payload, inner: payload });
+  for (const file of REPLAY_WS_FILES[venue]) {
+    for (const line of readLines(join(dir, file))) {
+      let row: unknown;
+      try {
+        row = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (venue === "hyperliquid") {
+        const m = row as { channel?: string; data?: Array<{ coin?: string }> };
+        const coin = m.channel === "trades" && Array.isArray(m.data) ? m.data[0]?.coin : undefined;
+        if (typeof coin === "string") add("ws", { offsetMs: (byRoute.get("ws")?.length ?? 0) * 100, key: `trades:${coin}`, text: line, inner: line });
+        continue;
+      }
+      const r = row as CryptofeedLine & { stream?: string; topic?: string };
+      if (r.recv_ts === undefined) {
+        // A tardis-node sample (one raw frame, no receive time): a liquidation, played LIQUIDATION_OFFSET_MS in.
+        if (venue === "binance" && typeof r.stream === "string" && r.data !== undefined) {
+          const inner = rawPayload(line, r.data);
+          add("market", { offsetMs: LIQUIDATION_OFFSET_MS, key: r.stream, text: line, inner });
+          if (r.stream.endsWith("@forceOrder")) {
+            add("market", { offsetMs: LIQUIDATION_OFFSET_MS, key: "!forceOrder@arr", text: `{"stream":"!forceOrder@arr","data":${inner}}`, inner });
+          }
+        } else if (venue === "bybit" && typeof r.topic === "string") {
+          add("linear", { offsetMs: LIQUIDATION_OFFSET_MS, key: r.topic, text: line, inner: line });
+        }
+        continue;
+      }
+      if (r.dir !== "recv" || typeof r.recv_ts !== "number" || typeof r.data !== "object" || r.data === null) continue;
+      const payload = rawPayload(line, r.data);
+      if (venue === "binance") {
+        const d = r.data as { stream?: string; data?: unknown };
+        if (typeof d.stream !== "string" || d.data === undefined) continue;
+        add("market", { offsetMs: offset("market", r.recv_ts), key: d.stream, text: payload, inner: JSON.stringify(d.data) });
+      } else if (venue === "bybit") {
+        const d = r.data as { topic?: string };
+        const route = r.conn === "BYBIT.ws.2" ? "linear" : r.conn === "BYBIT.ws.3" ? "spot" : undefined;
+        if (typeof d.topic !== "string" || route === undefined) continue;
+        add(route, { offsetMs: offset(route, r.recv_ts), key: d.topic, text: payload, inner: payload });
+      } else {
+        const d = r.data as { arg?: { channel?: string; instId?: string }; data?: unknown };
+        if (!d.arg || typeof d.arg.channel !== "string" || typeof d.arg.instId !== "string" || !Array.isArray(d.data)) continue;
+        add("public", { offsetMs: offset("public", r.recv_ts), key: `${d.arg.channel}:${d.arg.instId}`, text: payload, inner: payload });
+      }
     }
   }
   const tracks = new Map<string, WsReplayTrack>([...byRoute].map(([k, v]) => [k, track(v)]));
-  cache.set(path, tracks);
+  cache.set(cacheKey, tracks);
   return tracks;
 }

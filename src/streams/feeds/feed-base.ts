@@ -141,12 +141,19 @@ export abstract class VenueFeed {
   private readonly replayGuardMs: number;
   private readonly subs = new Map<string, FeedInstrument>();
   private readonly bySymbol = new Map<string, FeedInstrument>();
-  private readonly watermarks = new Map<string, { time: number; ids: Set<string> }>();
+  /**
+   * Per base: the newest trade time emitted and the ids emitted at that time (see `replayGuardMs`): the
+   * first id inline, a set only when several trades share that millisecond. Updated in place per trade.
+   */
+  private readonly watermarks = new Map<string, { time: number; id: string; more: Set<string> | null }>();
   private readonly warnedAt = new Map<string, number>();
   /** Keys of the latest liquidations (insertion-ordered, capped) to drop identical repeats. */
   private readonly recentLiqs = new Set<string>();
   private catalogAt = 0;
   private running = false;
+  /** Counted since the metrics last read them (see {@link FeedMetrics.batch}); registered while running. */
+  private readonly unreported = { messages: 0, trades: 0, liquidations: 0 };
+  private unbatch: (() => void) | null = null;
   private primary: Conn | null = null;
   private candidate: Conn | null = null;
   private reconnectTimer: NodeJS.Timeout | null = null;
@@ -215,12 +222,16 @@ export abstract class VenueFeed {
   start(): void {
     if (this.running) return;
     this.running = true;
+    if (this.metrics && !this.unbatch) this.unbatch = this.metrics.batch(() => this.report());
     this.connect();
   }
 
   /** Closes every connection and stops reconnecting. */
   async stop(): Promise<void> {
     this.running = false;
+    this.report();
+    this.unbatch?.();
+    this.unbatch = null;
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     this.reconnectTimer = null;
     const conns = [this.primary, this.candidate].filter((c): c is Conn => c !== null);
@@ -278,6 +289,20 @@ export abstract class VenueFeed {
       removed.push(inst);
     }
     for (const c of this.openConns()) this.uncover(c, removed);
+  }
+
+  /**
+   * Sends the venue's client heartbeat on the live connection now, so that its reply (a message after
+   * everything the venue sent before it) shows the stream is alive up to now. False when the venue has no
+   * heartbeat frame or no connection is open.
+   */
+  probe(): boolean {
+    const p = this.primary;
+    const frame = this.heartbeatFrame();
+    if (!p || p.ws.readyState !== WebSocket.OPEN || frame === null) return false;
+    p.lastPingAt = this.now();
+    this.send(p, [frame]);
+    return true;
   }
 
   /** Live connection state for status and metrics. */
@@ -373,7 +398,7 @@ export abstract class VenueFeed {
     if (conn.role === "retired") return;
     const t = this.now();
     conn.lastMessageAt = t;
-    this.metrics?.messages.inc({ venue: this.venue });
+    this.unreported.messages++;
     let parsed: ParsedFrame;
     try {
       parsed = this.parse(text, this.lookup);
@@ -410,12 +435,12 @@ export abstract class VenueFeed {
     }
     const trades = this.admit(parsed.trades, conn, t);
     if (trades.length) {
-      this.metrics?.trades.inc({ venue: this.venue }, trades.length);
+      this.unreported.trades += trades.length;
       this.events.emit("trades", trades);
     }
     const liqs = this.liquidations ? parsed.liquidations.filter((l) => this.firstLiquidation(l)) : [];
     if (liqs.length) {
-      this.metrics?.liquidations.inc({ venue: this.venue }, liqs.length);
+      this.unreported.liquidations += liqs.length;
       this.events.emit("liquidations", liqs);
     }
   }
@@ -429,21 +454,35 @@ export abstract class VenueFeed {
     return true;
   }
 
-  /** Trades of subscribed bases, minus replays of what was already emitted (see `replayGuardMs`). */
+  /**
+   * Trades of subscribed bases, minus replays of what was already emitted (see `replayGuardMs`): `trades`
+   * itself when none is dropped (the usual case: no copy), else a filtered copy.
+   */
   private admit(trades: Trade[], conn: Conn, t: number): Trade[] {
     if (!trades.length) return trades;
     const guard = conn.firstMessageAt !== null && t - conn.firstMessageAt < this.replayGuardMs;
-    const out: Trade[] = [];
-    for (const tr of trades) {
-      if (!this.subs.has(tr.base)) continue;
-      const w = this.watermarks.get(tr.base);
-      if (guard && w && (tr.time < w.time || (tr.time === w.time && w.ids.has(tr.id)))) continue;
-      if (!w || tr.time > w.time) this.watermarks.set(tr.base, { time: tr.time, ids: new Set([tr.id]) });
-      else if (tr.time === w.time) w.ids.add(tr.id);
-      out.push(tr);
-      if (this.lastTradeTime === null || tr.time > this.lastTradeTime) this.lastTradeTime = tr.time;
+    let out: Trade[] | null = null;
+    for (let i = 0; i < trades.length; i++) {
+      const tr = trades[i]!;
+      if (this.admitOne(tr, guard)) out?.push(tr);
+      else out ??= trades.slice(0, i);
     }
-    return out;
+    return out ?? trades;
+  }
+
+  /** Whether trade `tr` is emitted (see {@link admit}), recording it in its base's watermark when it is. */
+  private admitOne(tr: Trade, guard: boolean): boolean {
+    if (!this.subs.has(tr.base)) return false;
+    const w = this.watermarks.get(tr.base);
+    if (guard && w && (tr.time < w.time || (tr.time === w.time && (tr.id === w.id || w.more?.has(tr.id) === true)))) return false;
+    if (!w) this.watermarks.set(tr.base, { time: tr.time, id: tr.id, more: null });
+    else if (tr.time > w.time) {
+      w.time = tr.time;
+      w.id = tr.id;
+      w.more = null;
+    } else if (tr.time === w.time && tr.id !== w.id) (w.more ??= new Set()).add(tr.id);
+    if (this.lastTradeTime === null || tr.time > this.lastTradeTime) this.lastTradeTime = tr.time;
+    return true;
   }
 
   private onClose(conn: Conn, code: number, reason: string): void {
@@ -594,6 +633,18 @@ export abstract class VenueFeed {
       this.catalogAt = 0;
       this.log.warn({ err }, "instrument list unavailable; liquidations limited to subscribed symbols");
     }
+  }
+
+  /** Adds the per-message counts to the metrics (run before each read of them, and on stop). */
+  private report(): void {
+    const m = this.metrics;
+    const u = this.unreported;
+    if (!m) return;
+    const labels = { venue: this.venue };
+    if (u.messages > 0) m.messages.inc(labels, u.messages);
+    if (u.trades > 0) m.trades.inc(labels, u.trades);
+    if (u.liquidations > 0) m.liquidations.inc(labels, u.liquidations);
+    u.messages = u.trades = u.liquidations = 0;
   }
 
   /** Logs a warning at most once per 10 s per kind (venues can repeat the same problem per message). */

@@ -48,6 +48,56 @@ export function frame(extra: Partial<ParsedFrame> = {}): ParsedFrame {
   return { trades: [], liquidations: [], skipped: 0, ...extra };
 }
 
+/** A {@link ParsedFrame} of trades only: {@link frame}`({ trades, skipped })` without the spread, for the per-message path. */
+export function tradeFrame(trades: Trade[], skipped = 0): ParsedFrame {
+  return { trades, liquidations: [], skipped };
+}
+
+/**
+ * A strictly positive decimal sent as a string or a number → number; undefined for anything else, which
+ * then goes through the schema ({@link Pos}) for its error. Same value as {@link Pos} where both accept.
+ */
+export function positiveDecimal(v: unknown): number | undefined {
+  const n = typeof v === "string" ? decimal(v) : typeof v === "number" ? v : Number.NaN;
+  return n > 0 && n < Infinity ? n : undefined;
+}
+
+/** Exact powers of ten up to 10^15 (every one is a double). */
+const POW10 = [1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15];
+
+/**
+ * `Number(s)`, bit for bit, faster for the plain decimals venues send ("0.69067", "369", "65114.20"): up
+ * to 15 digits with at most one dot are read as an integer m and a scale k, and m / 10^k is one correctly
+ * rounded division of two exact doubles, hence the correctly rounded value of the decimal, as `Number`
+ * gives (Clinger's fast path). Anything else (signs, exponents, spaces, more digits) goes to `Number`.
+ */
+export function decimal(s: string): number {
+  const len = s.length;
+  let m = 0;
+  let digits = 0;
+  let scale = -1;
+  for (let i = 0; i < len; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 48 && c <= 57) {
+      m = m * 10 + (c - 48);
+      digits++;
+    } else if (c === 46 /* "." */ && scale < 0) scale = len - 1 - i;
+    else return Number(s);
+  }
+  if (digits === 0 || digits > 15) return Number(s);
+  return scale <= 0 ? m : m / POW10[scale]!;
+}
+
+/** An epoch-ms time sent as a positive integer number (the venues' wire type); undefined otherwise (see {@link Time}). */
+export function epochMs(v: unknown): number | undefined {
+  return typeof v === "number" && Number.isInteger(v) && v > 0 ? v : undefined;
+}
+
+/** A venue id sent as a number or a non-empty string → string; undefined otherwise (see {@link Id}). */
+export function idOf(v: unknown): string | undefined {
+  return typeof v === "string" ? (v === "" ? undefined : v) : typeof v === "number" && Number.isFinite(v) ? String(v) : undefined;
+}
+
 /** JSON text (or an already parsed value) → value, or an error string. */
 export function decode(raw: unknown): { ok: true; value: unknown } | { ok: false; error: string } {
   if (typeof raw !== "string") return { ok: true, value: raw };
@@ -85,7 +135,15 @@ export function coinPrice(price: number, inst: FeedInstrument): number {
 
 /** Builds a normalised {@link Trade} from venue units. */
 export function makeTrade(venue: StreamVenue, inst: FeedInstrument, r: { time: number; price: number; size: number; side: "buy" | "sell"; id: string }): Trade {
-  return { venue, base: inst.base, time: r.time, price: coinPrice(r.price, inst), size: coinSize(r.size, inst), side: r.side, id: r.id };
+  return newTrade(venue, inst, r.time, r.price, r.size, r.side, r.id);
+}
+
+/**
+ * {@link makeTrade} with positional arguments, for the per-message fast paths (no intermediate row object).
+ * Every trade is built here, so all share one object shape and the store's accesses stay monomorphic.
+ */
+export function newTrade(venue: StreamVenue, inst: FeedInstrument, time: number, price: number, size: number, side: "buy" | "sell", id: string): Trade {
+  return { venue, base: inst.base, time, price: coinPrice(price, inst), size: coinSize(size, inst), side, id };
 }
 
 /** Builds a normalised {@link Liquidation} from venue units. */

@@ -1,6 +1,23 @@
 import { z } from "zod";
 import type { Trade } from "../types.js";
-import { decode, eachRow, type FeedInstrument, frame, Id, type InstrumentLookup, makeLiquidation, makeTrade, type ParsedFrame, Pos, Time } from "./normalise.js";
+import {
+  decode,
+  eachRow,
+  epochMs,
+  type FeedInstrument,
+  frame,
+  Id,
+  idOf,
+  type InstrumentLookup,
+  makeLiquidation,
+  makeTrade,
+  newTrade,
+  type ParsedFrame,
+  Pos,
+  positiveDecimal,
+  Time,
+  tradeFrame,
+} from "./normalise.js";
 
 /*
  * Bybit v5 public linear frames (sources.md §3.5): `publicTrade.{symbol}` (`S` = TAKER side, `v` size,
@@ -23,7 +40,29 @@ export function bybitTrade(inst: FeedInstrument, r: { time: number; price: numbe
   return makeTrade(VENUE, inst, { ...r, side: r.side === "Buy" ? "buy" : "sell" });
 }
 
-const Envelope = z.object({ topic: z.string(), data: z.unknown() });
+/**
+ * The hot path: the rows of a `publicTrade` frame of the usual wire types (numeric times, price/size strings,
+ * string ids) become trades without zod and without intermediate rows. Undefined as soon as one row is
+ * unusual: then the schema reads the whole frame, with its errors, exactly as before.
+ */
+function fastTrades(rows: readonly unknown[], lookup: InstrumentLookup): ParsedFrame | undefined {
+  const trades: Trade[] = [];
+  let skipped = 0;
+  for (const r of rows) {
+    if (typeof r !== "object" || r === null) return undefined;
+    const row = r as Record<string, unknown>;
+    const { s, S } = row;
+    const time = epochMs(row.T);
+    const price = positiveDecimal(row.p);
+    const size = positiveDecimal(row.v);
+    const id = idOf(row.i);
+    if (typeof s !== "string" || (S !== "Buy" && S !== "Sell") || time === undefined || price === undefined || size === undefined || id === undefined) return undefined;
+    const inst = lookup.get(s);
+    if (inst) trades.push(newTrade(VENUE, inst, time, price, size, S === "Buy" ? "buy" : "sell", id));
+    else skipped++;
+  }
+  return tradeFrame(trades, skipped);
+}
 
 /** One raw Bybit v5 public WS message (text or parsed JSON) → trades / liquidations / control. Never throws. */
 export function parseBybitMessage(raw: unknown, lookup: InstrumentLookup): ParsedFrame {
@@ -36,13 +75,15 @@ export function parseBybitMessage(raw: unknown, lookup: InstrumentLookup): Parse
     if (v.success === false) return frame({ control: { type: "venue_error", message: `${v.op}: ${message ?? "refused"}` } });
     return frame({ control: { type: v.op === "ping" || v.op === "pong" || message === "pong" ? "pong" : "ack", message } });
   }
-  const env = Envelope.safeParse(v);
-  if (!env.success) return frame({ error: "bybit frame has no topic/data" });
-  const { topic, data } = env.data;
+  // Checked by hand rather than with a schema: this runs for every message.
+  const { topic, data } = v;
+  if (typeof topic !== "string") return frame({ error: "bybit frame has no topic/data" });
   const ours = topic.startsWith("publicTrade.") || topic.startsWith("allLiquidation.");
   if (!ours) return frame(); // tickers, kline, orderbook… are not ours
   if (!Array.isArray(data)) return frame({ error: `bybit ${topic}: data is not an array` });
   if (topic.startsWith("publicTrade.")) {
+    const fast = fastTrades(data, lookup);
+    if (fast) return fast;
     const { out, skipped, error } = eachRow(data, TradeRow, (r) => {
       const inst = lookup.get(r.s);
       return inst && bybitTrade(inst, { time: r.T, price: r.p, size: r.v, side: r.S, id: r.i });

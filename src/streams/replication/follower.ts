@@ -2,7 +2,7 @@ import type { Logger } from "../../lib/log.js";
 import type { Redis, RedisHandle } from "../../state/redis.js";
 import type { CvdChanges, CvdStore } from "../store/cvd-store.js";
 import { LIQUIDATION_MAX_AGE_MS, type LiquidationRecord, type LiquidationStore } from "../store/liquidation-store.js";
-import { DAY_MS, type ReplicationKeys, dayStart, decodeBucket, decodeChanges, decodeLast, decodeLiquidation } from "./layout.js";
+import { DAY_MS, type ReplicationKeys, dayStart, decodeBucket, decodeChanges, decodeIds, decodeLedger, decodeLiquidation, idsExpireAt } from "./layout.js";
 import { sleep } from "./sleep.js";
 
 /** Retention of CVD history, ms (the stores' 7 days). */
@@ -43,6 +43,8 @@ export class Follower {
   /** Id of the last change entry applied ("0-0": from the start of the stream). */
   private lastId = "0-0";
   private needReload = true;
+  /** The next full reload drops every local symbol first (see {@link requestReload}). */
+  private replaceNext = false;
   private applyingRows = false;
 
   constructor(private readonly opts: FollowerOptions) {}
@@ -70,6 +72,12 @@ export class Follower {
     this.tailTask = null;
   }
 
+  /** Makes the next read a full reload; with `replace`, one that drops the local history first (it diverged). */
+  requestReload(opts: { replace?: boolean } = {}): void {
+    this.needReload = true;
+    this.replaceNext ||= opts.replace === true;
+  }
+
   /** Resumes after `id` (an entry this replica appended while leading) if it is newer than the last entry applied. */
   skipTo(id: string | null): void {
     if (id !== null && compareStreamIds(id, this.lastId) > 0) this.lastId = id;
@@ -90,7 +98,7 @@ export class Follower {
           continue;
         }
         if (this.needReload) {
-          await this.fullReload();
+          await this.fullReload({ replace: this.replaceNext });
           continue;
         }
         this.tailClientId ??= await conn.clientId();
@@ -127,7 +135,7 @@ export class Follower {
     if (!redis.ready) return;
     for (let i = 0; i < 1000; i++) {
       if (this.needReload) {
-        await this.fullReload();
+        await this.fullReload({ replace: this.replaceNext });
         continue;
       }
       const reply = (await redis.client.xRead({ key: keys.changes, id: this.lastId }, { COUNT: 500 })) as unknown as XReadReply;
@@ -157,23 +165,25 @@ export class Follower {
 
   /**
    * Loads everything Redis holds into the local stores and resumes the change stream from its newest entry
-   * at the time of the load (entries appended during the load are applied again: absolute values).
+   * at the time of the load (entries appended during the load are applied again: absolute values). Buckets
+   * come with their ids while Redis keeps them (see `IDS_KEEP_MS`), ledgers with their marks and holes.
    * Local symbols Redis does not track (dropped while this replica was away) are dropped, unless Redis
-   * holds no symbol at all (nothing published yet, or Redis lost its data: keep ours).
+   * holds no symbol at all (nothing published yet, or Redis lost its data: keep ours). With `replace`, every
+   * local symbol is dropped first (this replica's own history diverged: it ingested while cut off).
    */
-  async fullReload(): Promise<void> {
+  async fullReload(opts: { replace?: boolean } = {}): Promise<void> {
     const { keys, cvd, liquidations } = this.opts;
     const c = this.opts.redis.client;
     const rev = await c.xRevRange(keys.changes, "+", "-", { COUNT: 1 });
     const startId = rev?.[0]?.id ?? "0-0";
-    const [symbols, last] = await Promise.all([c.hGetAll(keys.symbols), c.hGetAll(keys.last)]);
+    const [symbols, ledgers] = await Promise.all([c.hGetAll(keys.symbols), c.hGetAll(keys.ledger)]);
     const now = this.opts.now();
     const days: number[] = [];
     for (let d = dayStart(now - RETENTION_MS); d <= dayStart(now + 60_000); d += DAY_MS) days.push(d);
     const bases = Object.keys(symbols);
     const hashes = await Promise.all(bases.flatMap((base) => days.map(async (d) => ({ base, fields: await c.hGetAll(keys.day(base, d)) }))));
     const liqs = await c.zRangeByScore(keys.liquidations, now - LIQUIDATION_MAX_AGE_MS, "+inf");
-    const changes: CvdChanges = { symbols: [], buckets: [], lastTrades: [] };
+    const changes: CvdChanges = { symbols: [], buckets: [], ledgers: [] };
     for (const [base, since] of Object.entries(symbols)) changes.symbols.push({ base, trackedSince: Number(since) });
     for (const { base, fields } of hashes) {
       for (const [field, value] of Object.entries(fields)) {
@@ -181,18 +191,28 @@ export class Follower {
         if (b) changes.buckets.push(b);
       }
     }
-    for (const [field, value] of Object.entries(last)) {
-      const t = decodeLast(field, value);
-      if (t) changes.lastTrades.push(t);
+    // Read after the buckets: an id list is never older than the count it is checked against.
+    await Promise.all(
+      changes.buckets
+        .filter((b) => b.idCount > 0 && idsExpireAt(b.start) > now)
+        .map(async (b) => {
+          const ids = decodeIds(await c.get(keys.ids(b)));
+          if (ids.length > 0) Object.assign(b, { ids, idsComplete: true });
+        }),
+    );
+    for (const [field, value] of Object.entries(ledgers)) {
+      const t = decodeLedger(field, value);
+      if (t) changes.ledgers.push(t);
     }
     const records = liqs.map(decodeLiquidation).filter((r): r is LiquidationRecord => r !== undefined);
     this.applyReplica(() => {
-      if (bases.length > 0) for (const base of cvd.symbols()) if (!(base in symbols)) cvd.drop(base);
+      if (bases.length > 0) for (const base of cvd.symbols()) if (opts.replace || !(base in symbols)) cvd.drop(base);
       cvd.applyReplicated(changes);
       liquidations.applyReplicated(records);
     });
     this.lastId = startId;
     this.needReload = false;
+    if (opts.replace) this.replaceNext = false;
     this.opts.log.info({ symbols: bases.length, buckets: changes.buckets.length, liquidations: records.length }, "streams: loaded replicated state");
   }
 }

@@ -5,9 +5,10 @@ import type { StreamManager } from "../manager.js";
 import type { CvdStore } from "../store/cvd-store.js";
 import type { LiquidationStore } from "../store/liquidation-store.js";
 import { STREAM_VENUES } from "../types.js";
-import type { PublishedStates, ReplicationKeys } from "./layout.js";
+import { IDS_KEEP_MS, type Handoff, type PublishedStates, type ReplicationKeys, decodeHandoff } from "./layout.js";
 import type { Publisher } from "./publisher.js";
 import { sleep } from "./sleep.js";
+import type { StandbyFeeds } from "./standby.js";
 
 /** How long the leader remembers that a symbol could not be subscribed, ms. */
 const UNKNOWN_TTL_MS = 10 * 60_000;
@@ -40,8 +41,9 @@ export interface LeaderOptions {
 
 /**
  * The ingest leader's periodic jobs around its {@link StreamManager}: subscribing the on-demand symbols
- * requested on any replica, remembering symbols no venue lists, publishing the feed states, and, on
- * takeover, reconciling rows left from an earlier leadership and backfilling the gap nobody streamed.
+ * requested on any replica, remembering symbols no venue lists, publishing the feed states, merging what
+ * replicas cut off from Redis handed over, and, on takeover, reconciling rows left from an earlier
+ * leadership and backfilling the gap nobody streamed (from REST and the standby feeds' buffers).
  * Long-lived (unknown symbols are remembered across leaderships); the role changes stay with the caller.
  */
 export class Leader {
@@ -49,6 +51,9 @@ export class Leader {
   private readonly wantedSeen = new Map<string, number>();
   private readonly unknownUntil = new Map<string, number>();
   private takeoverTask: Promise<void> | null = null;
+  /** The manager whose takeover backfill is done: handoffs are merged after it (its marks would undo theirs). */
+  private settled: StreamManager | null = null;
+  private merging = false;
 
   constructor(private readonly opts: LeaderOptions) {}
 
@@ -75,12 +80,28 @@ export class Leader {
     return from;
   }
 
-  /** Starts `manager` (the new current one) with the requested symbols, its takeover backfill from `from`, the request polling and the states. */
-  async begin(manager: StreamManager, from: Map<string, number>): Promise<void> {
+  /**
+   * Starts `manager` (the new current one) with the requested symbols, its takeover backfill from `from`
+   * (with the buffers of `standby`, which it stops afterwards), the polling of requests and handoffs, and the states.
+   */
+  async begin(manager: StreamManager, from: Map<string, number>, standby?: StandbyFeeds | null): Promise<void> {
     this.wantedSeen.clear();
+    this.settled = null;
     await this.pollWanted(manager).catch(() => undefined);
     await manager.start();
-    this.takeoverTask = this.takeoverBackfill(manager, from).catch((err: unknown) => this.opts.log.error({ err }, "streams: takeover backfill failed"));
+    this.takeoverTask = this.takeoverBackfill(manager, from, standby ?? null)
+      .catch((err: unknown) => this.opts.log.error({ err }, "streams: takeover backfill failed"))
+      .finally(() => {
+        if (this.opts.current() === manager) this.settled = manager;
+        return standby?.stop();
+      });
+    this.startWantedPoll(manager);
+    await this.publishStates();
+  }
+
+  /** Resumes the periodic jobs of `manager`, which kept ingesting while this replica was cut off and nobody else led. */
+  async resume(manager: StreamManager): Promise<void> {
+    this.settled = manager;
     this.startWantedPoll(manager);
     await this.publishStates();
   }
@@ -130,13 +151,13 @@ export class Leader {
   }
 
   /**
-   * Backfills from REST, per venue once its feed delivers (plus `settleMs`), what nobody counted between
-   * the last replicated trade of each (venue, base) and now, and marks it `filled` (or `unfilled` when
-   * REST could not cover it: venues whose REST serves only their latest trades, Hyperliquid's 10, cannot
-   * cover a long takeover). Trades overlapping the live stream are skipped by id in the store. One request
-   * per (venue, base), as for a reconnect gap, within the venues' REST budgets.
+   * Backfills, per venue once its feed delivers (plus `settleMs`), what nobody counted between the last
+   * replicated trade of each (venue, base) and now: from the standby feeds' buffer on the venues it holds
+   * (those whose REST serves only their latest trades) and from REST, and marks it `filled` (or `unfilled`
+   * when neither covered it). Trades overlapping the live stream are skipped by id in the store. One REST
+   * request per (venue, base), as for a reconnect gap, within the venues' REST budgets.
    */
-  private async takeoverBackfill(manager: StreamManager, from: Map<string, number>): Promise<void> {
+  private async takeoverBackfill(manager: StreamManager, from: Map<string, number>, standby: StandbyFeeds | null): Promise<void> {
     if (from.size === 0) return;
     const live = () => this.opts.current() === manager && !this.opts.stopped();
     await Promise.all(
@@ -151,8 +172,9 @@ export class Leader {
             const last = from.get(`${venue}|${base}`);
             if (last === undefined || last >= to) return;
             const start = Math.max(last, to - this.opts.maxBackfillMs);
-            const complete = await manager.backfillSince({ venue, base, from: start, to });
-            this.opts.log.info({ venue, base, from: start, to, complete }, "streams: takeover gap backfilled");
+            const buffered = standby?.venues().includes(venue) ? await standby.take(venue, base, start, to) : undefined;
+            const complete = await manager.backfillSince({ venue, base, from: start, to }, buffered);
+            this.opts.log.info({ venue, base, from: start, to, complete, standby: buffered && { trades: buffered.trades.length, complete: buffered.complete } }, "streams: takeover gap backfilled");
           }),
         );
       }),
@@ -162,9 +184,47 @@ export class Leader {
   private startWantedPoll(manager: StreamManager): void {
     this.stopPolling();
     this.wantedTimer = setInterval(() => {
-      if (this.opts.current() === manager) void this.pollWanted(manager).catch(() => undefined);
+      if (this.opts.current() !== manager) return;
+      void this.pollWanted(manager).catch(() => undefined);
+      void this.pollHandoffs(manager).catch((err: unknown) => this.opts.log.warn({ err: (err as Error).message }, "streams: merging a handoff failed; retrying"));
     }, this.opts.wantedPollMs);
     this.wantedTimer.unref();
+  }
+
+  /**
+   * Merges the handoffs replicas left in `streams:handoff` (what they ingested while cut off from Redis):
+   * their trades are counted unless already counted (by id), their liquidations stored unless known, and
+   * the intervals their feeds covered are cleared of unfilled marks. Entries are deleted once merged; a
+   * leader dying meanwhile leaves them to the next, which merges them again harmlessly.
+   */
+  private async pollHandoffs(manager: StreamManager): Promise<void> {
+    if (this.settled !== manager || this.merging) return;
+    this.merging = true;
+    try {
+      const { redis, keys } = this.opts;
+      const entries = (await redis.client.xRange(keys.handoff, "-", "+", { COUNT: 20 })) ?? [];
+      if (entries.length === 0) return;
+      for (const e of entries) {
+        if (this.opts.current() !== manager) return;
+        const d = typeof e.message.h === "string" ? decodeHandoff(e.message.h) : undefined;
+        if (d) this.merge(d.handoff, e.message.h!.length);
+      }
+      await redis.client.xDel(
+        keys.handoff,
+        entries.map((e) => e.id),
+      );
+    } finally {
+      this.merging = false;
+    }
+  }
+
+  private merge(h: Handoff, bytes: number): void {
+    const { cvd, liquidations } = this.opts;
+    const counted = cvd.add(h.trades, "loose");
+    const stored = liquidations.add(h.liquidations).length;
+    let settled = 0;
+    for (const c of h.coverage) for (const base of c.bases) for (const [from, to] of c.intervals) settled += cvd.settleGap({ venue: c.venue, base, from, to });
+    this.opts.log.info({ trades: h.trades.length, counted, liquidations: stored, bucketsSettled: settled, bytes }, "streams: merged what a replica ingested while cut off from redis");
   }
 
   /** Subscribes the symbols requested on any replica since the last poll; forgets requests older than the idle time. */
@@ -197,7 +257,7 @@ export class Leader {
     const { cvd, publisher } = this.opts;
     if (cvd.symbols().length === 0 || (await this.opts.redis.client.exists(this.opts.keys.symbols)) !== 0) return;
     this.opts.log.warn({ symbols: cvd.symbols().length }, `streams: ${why}; publishing everything held`);
-    publisher.addCvd(cvd.exportChanges());
+    publisher.addCvd(cvd.exportChanges({ idsSince: this.opts.now() - IDS_KEEP_MS }));
     publisher.addLiquidations(this.opts.liquidations.recent({ limit: 1000 }));
   }
 

@@ -1,6 +1,7 @@
 import type { Logger } from "../../lib/log.js";
 import type { RedisHandle } from "../../state/redis.js";
-import type { CvdBucketRow, CvdChanges, CvdLastTrade } from "../store/cvd-store.js";
+import { CVD_BUCKET_MS } from "../store/cvd-math.js";
+import type { CvdBucketRow, CvdChanges, CvdLedgerRow } from "../store/cvd-store.js";
 import { LIQUIDATION_MAX_AGE_MS, LIQUIDATION_MAX_EVENTS, type LiquidationRecord } from "../store/liquidation-store.js";
 import { STREAM_VENUES } from "../types.js";
 import {
@@ -8,11 +9,13 @@ import {
   CHANGES_MAXLEN,
   DAY_MS,
   bucketField,
+  IDS_KEEP_MS,
   dayStart,
   encodeBucketValue,
   encodeChanges,
-  encodeLastValue,
-  lastField,
+  encodeLedgerValue,
+  idsExpireAt,
+  ledgerField,
   type ReplicationKeys,
 } from "./layout.js";
 
@@ -25,27 +28,39 @@ export interface PublisherOptions {
   log: Logger;
   /** Delay before retrying a failed publication, ms (default 1000). */
   retryMs?: number;
+  /** After each successful publication: the highest `seq` given to {@link Publisher.addCvd} it included. */
+  onPublished?: (seq: number) => void;
 }
 
 interface Pending {
   drops: Set<string>;
   symbols: Map<string, number>;
   buckets: Map<string, CvdBucketRow>;
-  last: Map<string, CvdLastTrade>;
+  ledgers: Map<string, CvdLedgerRow>;
   liquidations: Map<string, LiquidationRecord>;
+  /** Highest `seq` of the CVD changes pending (see {@link PublisherOptions.onPublished}). */
+  seq: number | undefined;
 }
 
-const empty = (): Pending => ({ drops: new Set(), symbols: new Map(), buckets: new Map(), last: new Map(), liquidations: new Map() });
-const size = (p: Pending): number => p.drops.size + p.symbols.size + p.buckets.size + p.last.size + p.liquidations.size;
+const empty = (): Pending => ({ drops: new Set(), symbols: new Map(), buckets: new Map(), ledgers: new Map(), liquidations: new Map(), seq: undefined });
+const size = (p: Pending): number => p.drops.size + p.symbols.size + p.buckets.size + p.ledgers.size + p.liquidations.size;
 const bucketKey = (b: CvdBucketRow): string => `${b.base}|${b.venue}|${b.start}`;
+const maxSeq = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined ? b : b === undefined ? a : Math.max(a, b));
+
+/** `later` (newer absolute values) carrying the ids of both rows, `earlier`'s first: ids are deltas, not values. */
+function mergeRows(earlier: CvdBucketRow, later: CvdBucketRow): CvdBucketRow {
+  if (later.idsComplete || !earlier.ids?.length) return later;
+  return { ...later, ids: [...earlier.ids, ...(later.ids ?? [])], idsComplete: earlier.idsComplete };
+}
 
 /**
  * The ingest leader's side of replication: collects what its stores wrote (CVD flushes as absolute bucket
- * values, stored liquidations with their ids, dropped symbols) and writes it to Redis in one MULTI per
- * publication: the bucket hashes, `cvd:symbols`, `cvd:last`, `liq:events`, and entries of the change
- * stream. Everything not yet published stays pending, newest value per bucket, so a failed publication
- * (Redis unreachable) is retried later with whatever changed since the last success; absolute values make
- * a repeated or late row harmless. Publishes only while enabled (while leading).
+ * values with the ids they counted, ledgers, stored liquidations with their ids, dropped symbols) and writes
+ * it to Redis in one MULTI per publication: the bucket hashes and id lists, `cvd:symbols`, `cvd:ledger`,
+ * `liq:events`, and entries of the change stream. Everything not yet published stays pending, newest value
+ * per bucket (ids accumulated), so a failed publication (Redis unreachable) is retried later with whatever
+ * changed since the last success; absolute values make a repeated or late row harmless. Publishes only
+ * while enabled (while leading).
  */
 export class Publisher {
   private pending: Pending = empty();
@@ -85,11 +100,25 @@ export class Publisher {
     this.pending = empty();
   }
 
-  addCvd(changes: CvdChanges): void {
+  /** Liquidations not yet published (what a replica cut off from Redis hands over). */
+  pendingLiquidations(): LiquidationRecord[] {
+    return [...this.pending.liquidations.values()];
+  }
+
+  /**
+   * Queues a store flush's changes. `seq` (optional) tags them: once a publication including them
+   * succeeded, {@link PublisherOptions.onPublished} gets the highest tag it included.
+   */
+  addCvd(changes: CvdChanges, seq?: number): void {
     const p = this.pending;
     for (const s of changes.symbols) p.symbols.set(s.base, s.trackedSince);
-    for (const b of changes.buckets) p.buckets.set(bucketKey(b), b);
-    for (const t of changes.lastTrades) p.last.set(`${t.venue}|${t.base}`, t);
+    for (const b of changes.buckets) {
+      const k = bucketKey(b);
+      const prev = p.buckets.get(k);
+      p.buckets.set(k, prev ? mergeRows(prev, b) : b);
+    }
+    for (const t of changes.ledgers) p.ledgers.set(`${t.venue}|${t.base}`, t);
+    p.seq = maxSeq(p.seq, seq);
     this.kick();
   }
 
@@ -109,7 +138,7 @@ export class Publisher {
     p.drops.add(base);
     p.symbols.delete(base);
     for (const [k, b] of p.buckets) if (b.base === base) p.buckets.delete(k);
-    for (const [k, t] of p.last) if (t.base === base) p.last.delete(k);
+    for (const [k, t] of p.ledgers) if (t.base === base) p.ledgers.delete(k);
     this.kick();
   }
 
@@ -157,9 +186,14 @@ export class Publisher {
         for (let d = dayStart(now - BUCKET_HASH_TTL_MS); d <= dayStart(now) + DAY_MS; d += DAY_MS) m.del(keys.day(base, d));
         m.hDel(keys.symbols, base);
         m.hDel(
-          keys.last,
-          STREAM_VENUES.map((venue) => lastField({ venue, base })),
+          keys.ledger,
+          STREAM_VENUES.map((venue) => ledgerField({ venue, base })),
         );
+        const ids: string[] = [];
+        for (let start = Math.floor((now - IDS_KEEP_MS) / CVD_BUCKET_MS) * CVD_BUCKET_MS - CVD_BUCKET_MS; start <= now + 60_000; start += CVD_BUCKET_MS) {
+          for (const venue of STREAM_VENUES) ids.push(keys.ids({ base, venue, start }));
+        }
+        m.del(ids);
       }
       if (snap.symbols.size) m.hSet(keys.symbols, Object.fromEntries([...snap.symbols].map(([b, t]) => [b, String(t)])));
       const days = new Map<string, { day: number; fields: Record<string, string> }>();
@@ -174,7 +208,14 @@ export class Publisher {
         m.hSet(key, e.fields);
         m.pExpireAt(key, e.day + BUCKET_HASH_TTL_MS);
       }
-      if (snap.last.size) m.hSet(keys.last, Object.fromEntries([...snap.last.values()].map((t) => [lastField(t), encodeLastValue(t)])));
+      for (const b of snap.buckets.values()) {
+        if (b.ids === undefined || (b.ids.length === 0 && !b.idsComplete) || idsExpireAt(b.start) <= now) continue;
+        const key = keys.ids(b);
+        if (b.idsComplete) m.del(key);
+        if (b.ids.length) m.append(key, `${b.ids.join("\n")}\n`);
+        m.pExpireAt(key, idsExpireAt(b.start));
+      }
+      if (snap.ledgers.size) m.hSet(keys.ledger, Object.fromEntries([...snap.ledgers.values()].map((t) => [ledgerField(t), encodeLedgerValue(t)])));
       if (snap.liquidations.size) {
         m.zAdd(
           keys.liquidations,
@@ -187,13 +228,14 @@ export class Publisher {
       const entries = encodeChanges(
         this.opts.replicaId,
         [...snap.drops],
-        { symbols: [...snap.symbols].map(([base, trackedSince]) => ({ base, trackedSince })), buckets: [...snap.buckets.values()], lastTrades: [...snap.last.values()] },
+        { symbols: [...snap.symbols].map(([base, trackedSince]) => ({ base, trackedSince })), buckets: [...snap.buckets.values()], ledgers: [...snap.ledgers.values()] },
         [...snap.liquidations.values()],
       );
       for (const e of entries) m.xAdd(keys.changes, "*", { c: e }, { TRIM: { strategy: "MAXLEN", strategyModifier: "~", threshold: CHANGES_MAXLEN } });
       const replies = await m.exec();
       if (entries.length) this.lastEntryId = String(replies[replies.length - 1]);
       this.lastOkAt = now;
+      if (snap.seq !== undefined) this.opts.onPublished?.(snap.seq);
       return true;
     } catch (err) {
       this.restore(snap);
@@ -208,8 +250,13 @@ export class Publisher {
     const later = new Set(cur.drops);
     for (const base of snap.drops) cur.drops.add(base);
     for (const [b, t] of snap.symbols) if (!cur.symbols.has(b) && !later.has(b)) cur.symbols.set(b, t);
-    for (const [k, b] of snap.buckets) if (!cur.buckets.has(k) && !later.has(b.base)) cur.buckets.set(k, b);
-    for (const [k, t] of snap.last) if (!cur.last.has(k) && !later.has(t.base)) cur.last.set(k, t);
+    for (const [k, b] of snap.buckets) {
+      if (later.has(b.base)) continue;
+      const newer = cur.buckets.get(k);
+      cur.buckets.set(k, newer ? mergeRows(b, newer) : b);
+    }
+    for (const [k, t] of snap.ledgers) if (!cur.ledgers.has(k) && !later.has(t.base)) cur.ledgers.set(k, t);
     for (const [id, r] of snap.liquidations) if (!cur.liquidations.has(id)) cur.liquidations.set(id, r);
+    cur.seq = maxSeq(cur.seq, snap.seq);
   }
 }

@@ -1,6 +1,6 @@
 import { AppError } from "../../errors.js";
 import { logger as rootLogger, type Logger } from "../../lib/log.js";
-import { Lease } from "../../state/lease.js";
+import { Lease, leaseHolder } from "../../state/lease.js";
 import type { RedisHandle } from "../../state/redis.js";
 import { PRE_SUBSCRIBED, type StreamManager } from "../manager.js";
 import type { StreamReadiness, StreamService } from "../service.js";
@@ -8,15 +8,19 @@ import type { CvdStore } from "../store/cvd-store.js";
 import type { LiquidationStore } from "../store/liquidation-store.js";
 import { STREAM_VENUES, type FeedState, type StreamVenue } from "../types.js";
 import { Follower } from "./follower.js";
-import { ReplicationKeys, decodeStates, type PublishedStates } from "./layout.js";
+import { IngestJournal } from "./journal.js";
+import { ReplicationKeys, decodeStates, encodeHandoff, type PublishedStates } from "./layout.js";
 import { Leader } from "./leader.js";
 import { Publisher } from "./publisher.js";
 import { sleep } from "./sleep.js";
+import type { StandbyFeeds } from "./standby.js";
 
 export { compareStreamIds } from "./follower.js";
 
 /** Name of the ingest lease (`<prefix>lease:streams`). */
 export const STREAMS_LEASE = "streams";
+/** Venue latency allowed for when a replica states which intervals its feeds covered, ms. */
+const HANDOFF_MARGIN_MS = 1000;
 
 /** Options of {@link ReplicatedStreams}. Times are milliseconds. */
 export interface ReplicatedStreamsOptions {
@@ -49,6 +53,13 @@ export interface ReplicatedStreamsOptions {
   maxBackfillMs?: number;
   /** After a venue's first message, the takeover backfill waits this long before reading up to now (default 250). */
   settleMs?: number;
+  /**
+   * New standby feeds (fresh venue feeds of the venues whose REST serves only their latest trades), made
+   * each time this replica starts following; none when absent. Their buffer fills the takeover gap.
+   */
+  createStandby?: () => StandbyFeeds;
+  /** Most trades a replica cut off from Redis keeps to hand over (default 500 000). */
+  journalMaxTrades?: number;
   now?: () => number;
   log?: Logger;
 }
@@ -69,9 +80,16 @@ function disconnected(venue: StreamVenue): FeedState {
  * subscribes what is requested and publishes its on-demand symbols with their subscription times, so a
  * follower answers `warming_up` until the leader has streamed the symbol for the warm-up time.
  *
- * Redis unreachable: followers serve what they hold; the leader keeps ingesting and publishes what changed
- * once Redis answers again (until its lease lapses: then it stops its feeds like any replica that loses
- * the lease). Nothing here throws to its caller except `ensure`'s UNKNOWN_SYMBOL.
+ * Followers run standby feeds of the venues whose REST cannot reach back over a takeover (see
+ * {@link StandbyFeeds}); a follower taking over fills the takeover gap from their buffer.
+ *
+ * Redis unreachable: followers serve what they hold; the leader keeps ingesting into its local store, also
+ * after its lease lapsed (it is then "cut off": it publishes nothing). When Redis answers again, a leader
+ * whose lease held, or that wins it back with nobody having published meanwhile, publishes what changed
+ * (absolute values); otherwise another replica led meanwhile, and the cut-off replica hands over the trades
+ * it counted since its last publication (with the intervals its feeds covered) for the leader to merge by
+ * trade id, then reloads from Redis and follows. Nothing here throws to its caller except `ensure`'s
+ * UNKNOWN_SYMBOL.
  */
 export class ReplicatedStreams implements StreamService {
   readonly cvd: CvdStore;
@@ -92,6 +110,10 @@ export class ReplicatedStreams implements StreamService {
 
   private manager: StreamManager | null = null;
   private leading = false;
+  /** The lease lapsed while Redis was unreachable: `manager` keeps ingesting, nothing is published. */
+  private detached = false;
+  private readonly journal: IngestJournal;
+  private standby: StandbyFeeds | null = null;
   private started = false;
   private stopped = false;
   private transitions: Promise<void> = Promise.resolve();
@@ -110,7 +132,15 @@ export class ReplicatedStreams implements StreamService {
     this.warmupMs = opts.warmupMs ?? 10_000;
     this.statesEveryMs = opts.statesEveryMs ?? 1000;
     this.statesMaxAgeMs = Math.max(3000, 5 * this.statesEveryMs);
-    this.publisher = new Publisher({ redis: opts.redis, keys: this.keys, replicaId: opts.replicaId, now: this.now, log: this.log });
+    this.journal = new IngestJournal({ maxTrades: opts.journalMaxTrades ?? 500_000, marginMs: HANDOFF_MARGIN_MS, now: this.now });
+    this.publisher = new Publisher({
+      redis: opts.redis,
+      keys: this.keys,
+      replicaId: opts.replicaId,
+      now: this.now,
+      log: this.log,
+      onPublished: (seq) => this.journal.published(seq),
+    });
     const shared = { redis: opts.redis, keys: this.keys, cvd: opts.cvd, liquidations: opts.liquidations, now: this.now, log: this.log };
     this.follower = new Follower({ ...shared, tailBlockMs: opts.tailBlockMs ?? 1000 });
     this.leader = new Leader({
@@ -143,6 +173,11 @@ export class ReplicatedStreams implements StreamService {
     return this.leading && this.manager !== null;
   }
 
+  /** True while this replica ingests without the lease (cut off from Redis when it lapsed). */
+  get isCutOff(): boolean {
+    return this.detached;
+  }
+
   /** The backfill after the latest takeover, while it runs (for tests); resolved otherwise. */
   takeoverDone(): Promise<void> {
     return this.leader.takeoverDone();
@@ -155,11 +190,13 @@ export class ReplicatedStreams implements StreamService {
     this.unobserve = [
       this.cvd.observe({
         flushed: (c) => {
-          if (!this.follower.applying) this.publisher.addCvd(c);
+          if (!this.follower.applying) this.publisher.addCvd(c, this.journal.seq());
         },
         dropped: (base) => {
           if (!this.follower.applying) this.publisher.addDrop(base);
         },
+        counted: (trades) => this.journal.record(trades),
+        broke: (venue, gap) => this.journal.gap(venue, gap),
       }),
       this.liquidations.observe((added) => {
         if (!this.follower.applying) this.publisher.addLiquidations(added);
@@ -173,6 +210,7 @@ export class ReplicatedStreams implements StreamService {
     this.statesTimer = setInterval(() => void this.tick(), this.statesEveryMs);
     this.statesTimer.unref();
     this.lease.start();
+    void this.enqueue(() => this.startStandby());
   }
 
   /** Stops leading or following (a leader publishes what is pending and releases the lease), then closes the stores. */
@@ -183,6 +221,8 @@ export class ReplicatedStreams implements StreamService {
     this.statesTimer = null;
     this.leader.stopPolling();
     await this.transitions;
+    await this.standby?.stop();
+    this.standby = null;
     const m = this.manager;
     if (m) {
       await m.stopFeeds();
@@ -207,7 +247,7 @@ export class ReplicatedStreams implements StreamService {
     const b = base.trim().toUpperCase();
     if (this.pre.has(b)) return "ready";
     const m = this.manager;
-    if (this.leading && m) {
+    if (m) {
       void this.redis.client.hSet(this.keys.wanted, b, String(this.now())).catch(() => undefined);
       try {
         return await m.ensure(b);
@@ -230,7 +270,7 @@ export class ReplicatedStreams implements StreamService {
 
   states(): FeedState[] {
     const m = this.manager;
-    if (this.leading && m) return m.states();
+    if (m) return m.states();
     const s = this.publishedStates();
     if (!s) return STREAM_VENUES.map(disconnected);
     const age = Math.max(0, this.now() - s.at);
@@ -246,13 +286,13 @@ export class ReplicatedStreams implements StreamService {
 
   subscribedBases(): string[] {
     const m = this.manager;
-    if (this.leading && m) return m.subscribedBases();
+    if (m) return m.subscribedBases();
     return [...this.pre, ...(this.publishedStates()?.onDemand.map(([b]) => b) ?? [])];
   }
 
   get onDemandCount(): number {
     const m = this.manager;
-    if (this.leading && m) return m.onDemandCount;
+    if (m) return m.onDemandCount;
     return this.publishedStates()?.onDemand.length ?? 0;
   }
 
@@ -267,9 +307,15 @@ export class ReplicatedStreams implements StreamService {
     return this.transitions;
   }
 
-  /** Becomes the ingest leader: catch up with the stream, start the feeds, backfill the takeover gap, publish. */
+  /**
+   * Becomes the ingest leader: catch up with the stream, start the feeds, backfill the takeover gap,
+   * publish. A replica that kept ingesting while cut off resumes as it was if nobody published meanwhile;
+   * otherwise it hands its trades over and takes over like any follower.
+   */
   private async lead(): Promise<void> {
-    if (this.stopped || !this.lease.isLeader || this.manager) return;
+    if (this.stopped || !this.lease.isLeader) return;
+    if (this.manager && this.detached && (await this.reattach())) return;
+    if (this.manager) return;
     await this.follower.stop();
     try {
       await this.follower.catchUp();
@@ -284,37 +330,147 @@ export class ReplicatedStreams implements StreamService {
     const manager = this.opts.createManager();
     this.manager = manager;
     this.leading = true;
+    this.journal.begin();
     this.publisher.enable();
-    await this.leader.begin(manager, from);
+    const standby = this.standby;
+    this.standby = null;
+    await this.leader.begin(manager, from, standby);
     this.log.info({ symbols: manager.subscribedBases().length }, "streams: leading (venue feeds started)");
   }
 
-  /** Stops the feeds (if leading) and follows the change stream again, from the last entry this replica saw or wrote. */
+  /**
+   * Back in charge after being cut off: if nobody appended to the change stream since this replica's last
+   * entry (or Redis lost it all), its local store is the newest state: publish what is pending and carry on.
+   * Otherwise hand over and return false (the caller then takes over afresh).
+   */
+  private async reattach(): Promise<boolean> {
+    let newest: string | null;
+    try {
+      newest = (await this.redis.client.xRevRange(this.keys.changes, "+", "-", { COUNT: 1 }))?.[0]?.id ?? null;
+    } catch {
+      return true; // unreachable again: stay as we are; the lease decides next
+    }
+    if (newest === null || newest === this.publisher.lastEntryId) {
+      this.detached = false;
+      this.leading = true;
+      this.publisher.enable();
+      await this.leader.resume(this.manager!);
+      this.log.info({ pending: this.publisher.pendingCount }, "streams: leading again (nobody led while redis was unreachable); publishing what changed");
+      return true;
+    }
+    return !(await this.handOff());
+  }
+
+  /**
+   * Stops ingesting. Something counted is unpublished and cannot be handed over now (Redis unreachable):
+   * keeps the feeds running, cut off, to hand over or resume later. Otherwise stops the feeds (handing over
+   * what was not published, if anything) and follows the change stream again, from the last entry this
+   * replica saw or wrote.
+   */
   private async follow(): Promise<void> {
     const m = this.manager;
     this.leading = false;
-    this.manager = null;
     this.leader.stopPolling();
     this.publisher.disable();
+    if (m && !this.stopped) {
+      const unpublished = this.journal.size > 0 || this.publisher.pendingCount > 0;
+      if (unpublished && this.redis.ready && (await this.handOff())) return;
+      if (unpublished || !this.redis.ready) {
+        this.detached = true;
+        this.log.warn({ symbols: m.subscribedBases().length }, "streams: lease lapsed while redis is unreachable; ingesting locally until it answers");
+        return;
+      }
+    }
+    this.manager = null;
+    this.detached = false;
+    this.journal.stop();
     if (m) {
       await m.stopFeeds();
       this.log.info("streams: following (venue feeds stopped)");
     }
     this.follower.skipTo(this.publisher.lastEntryId);
-    if (!this.stopped) this.follower.start();
+    if (!this.stopped) {
+      this.follower.start();
+      await this.startStandby();
+    }
+  }
+
+  /**
+   * Another replica published while this one ingested cut off: writes what it counted since its last
+   * publication to `streams:handoff` for the leader to merge by trade id, stops its feeds, and reloads its
+   * store from Redis in full (its own history diverged). Returns false, changing nothing, when the handoff
+   * could not be written.
+   */
+  private async handOff(): Promise<boolean> {
+    const m = this.manager;
+    if (!m) return false;
+    // Coverage ends a latency margin before the feeds' last message: keep ingesting that long, so it reaches
+    // the moment of this decision (and the end of a takeover gap the leader marked before it).
+    await sleep(HANDOFF_MARGIN_MS);
+    if (this.manager !== m) return false;
+    const bases = new Map(STREAM_VENUES.map((v) => [v, m.venueSubscriptions(v)] as const));
+    const h = { ...this.journal.handoff(m.states(), bases), liquidations: this.publisher.pendingLiquidations() };
+    const key = `${this.opts.replicaId}:${this.now()}`;
+    try {
+      const multi = this.redis.client.multi();
+      for (const e of encodeHandoff(this.opts.replicaId, key, h)) multi.xAdd(this.keys.handoff, "*", { h: e });
+      await multi.exec();
+    } catch (err) {
+      this.log.warn({ err: (err as Error).message }, "streams: handing over what was ingested while cut off failed; retrying");
+      return false;
+    }
+    this.log.warn(
+      { trades: h.trades.length, liquidations: h.liquidations.length, coverage: h.coverage.map((c) => [c.venue, c.intervals.length]) },
+      "streams: another replica led while this one was cut off; handed over what it ingested and reloading from redis",
+    );
+    this.manager = null;
+    this.detached = false;
+    this.leading = false;
+    this.journal.stop();
+    this.publisher.disable();
+    this.publisher.clear();
+    await m.stopFeeds();
+    this.follower.requestReload({ replace: true });
+    if (!this.stopped) {
+      this.follower.start();
+      await this.startStandby();
+    }
+    return true;
+  }
+
+  /** Starts this follower's standby feeds (when configured and not leading). */
+  private async startStandby(): Promise<void> {
+    if (this.stopped || this.manager || !this.opts.createStandby) return;
+    this.standby ??= this.opts.createStandby();
+    await this.standby.start(this.subscribedBases());
   }
 
   // ---- states ----
 
-  /** Leader: publishes the feed states (and republishes everything if Redis lost the data). Follower: reads them. */
+  /**
+   * Leader: publishes the feed states (and republishes everything if Redis lost the data). Cut off: once
+   * Redis answers and another replica holds the lease, hands over (holding it itself: resumes, see
+   * {@link lead}). Follower: reads the states and keeps its standby feeds on the leader's symbols.
+   */
   private async tick(): Promise<void> {
     try {
       if (this.leading && this.manager) {
         await this.leader.tick();
+      } else if (this.detached) {
+        if (!this.redis.ready) return;
+        const holder = await leaseHolder(this.redis, STREAMS_LEASE);
+        if (holder !== null && holder !== this.opts.replicaId) {
+          void this.enqueue(async () => {
+            if (this.detached && !this.lease.isLeader) await this.handOff();
+          });
+        } else if (holder === this.opts.replicaId && this.lease.isLeader) {
+          void this.enqueue(() => this.lead()); // won the lease back but could not resume or hand over yet: again
+        }
       } else {
         const raw = await this.redis.client.get(this.keys.states);
         const value = decodeStates(raw);
         this.leaderStates = value ? { value, fetchedAt: this.now() } : null;
+        await this.standby?.sync(this.subscribedBases());
       }
     } catch {
       // Redis unreachable: keep what we have (states age out below).

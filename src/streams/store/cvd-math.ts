@@ -56,6 +56,14 @@ export function alignBucket(ms: number, bucketMs: number): number {
 }
 
 /**
+ * Start of the 5-minute CVD slot holding `ms` (epoch ms): {@link alignBucket}`(ms, CVD_BUCKET_MS)` without
+ * the size check, for the per-trade path of the store.
+ */
+export function cvdSlot(ms: number): number {
+  return Math.floor(ms / CVD_BUCKET_MS) * CVD_BUCKET_MS;
+}
+
+/**
  * Net taker pressure as a percentage of total volume: `100 × cvd / total`, rounded to 9 decimals so that
  * float noise (14.999999999999998 for an exact 15 %) does not move a value across a threshold. Null when
  * `totalVolumeUsd` is not positive.

@@ -1,15 +1,24 @@
 import type { Statement } from "better-sqlite3";
 import { logger } from "../../lib/log.js";
 import { STREAM_VENUES, type StreamGap, type StreamVenue, type Trade } from "../types.js";
-import { CVD_BUCKET_MS, alignBucket } from "./cvd-math.js";
+import { CVD_BUCKET_MS, alignBucket, cvdSlot } from "./cvd-math.js";
 import type { Database } from "./db.js";
 import { Flusher } from "./flusher.js";
+import { addInterval, clipIntervals, type Interval, parseIntervals, subtractInterval } from "./intervals.js";
+import { SequenceLedger, type SequenceLedgerState, type TradeSource, sequenceOf } from "./trade-ledger.js";
+
+export type { TradeSource } from "./trade-ledger.js";
 
 /*
  * Cumulative volume delta per (venue, base) in 5-minute buckets. Reads are served from memory (a Map per
  * symbol and venue, keyed by bucket start); every change is written through to SQLite in batches so a
  * restart resumes with identical history. Retention is a rolling 7 days of bucket slots, enforced on
  * every write that crosses a slot boundary, on a timer, and on load.
+ *
+ * Each trade is counted once whatever its age (docs/methods/cvd.md): venues with ordered ids by a mark and
+ * holes per (venue, base) (trade-ledger.ts), the others by the ids of each bucket; both are written in the
+ * same transaction as the buckets. A bucket is complete only when every gap marked in it was filled: it
+ * keeps the unfilled parts as time intervals.
  */
 
 /** Retention of CVD history (spec 8): 7 days, ms. */
@@ -21,7 +30,7 @@ export const MAX_BUCKETS_PER_SYMBOL = CVD_SLOTS * STREAM_VENUES.length;
 /** Venue clocks may run ahead of ours; trades up to this far in the future are accepted, ms. */
 const FUTURE_SKEW_MS = 60_000;
 
-/** Whether a bucket overlaps a stream gap: none, gap backfilled from REST (`filled`), or not (`unfilled`). */
+/** Whether a bucket overlaps a stream gap: none, every gap backfilled (`filled`), or some part not (`unfilled`). */
 export type GapState = "none" | "filled" | "unfilled";
 
 /** Taker flow of one venue or a sum: volumes in base coins and USD, and the trade count. */
@@ -76,18 +85,21 @@ export interface CvdStoreOptions {
   flushMs?: number;
   /** Period of the retention timer, ms (default 60 000; 0 = no timer, purge only on writes and load). */
   purgeEveryMs?: number;
-  /** Trade ids are remembered this far behind the newest trade of each (venue, base), ms (default 20 min). */
-  dedupeWindowMs?: number;
-  /** …and at most this many ids per (venue, base) (default 50 000). */
-  dedupeMaxIds?: number;
+  /**
+   * The trade ids of a bucket of an unordered venue stay in memory until this long after the bucket
+   * ended, ms (default 15 min); later they are read back from SQLite when a trade of that bucket arrives.
+   */
+  openIdsMs?: number;
 }
 
 /** Counters of {@link CvdStore.stats}. */
 export interface CvdStoreStats {
   symbols: number;
   buckets: number;
-  /** Remembered trade ids, all (venue, base) together. */
-  seenIds: number;
+  /** Trade ids in memory: those of open buckets of unordered venues, and those counted into holes. */
+  idsInMemory: number;
+  /** Holes of the sequence venues' ledgers (id ranges a stream skipped that no complete backfill closed). */
+  holes: number;
   /** Buckets changed since the last flush. */
   dirty: number;
   /** Rough V8 heap estimate of the above (≈ 160 B per bucket, 100 B per id), bytes. */
@@ -100,17 +112,26 @@ export interface CvdStoreStats {
 export interface CvdBucketRow extends CvdBucket {
   base: string;
   venue: StreamVenue;
+  /** The parts of the bucket in a stream gap that no backfill filled, `[from, to)` epoch ms; empty unless `gap` is `unfilled`. */
+  unfilled: Interval[];
+  /** Ids of trades of an unordered venue (or with ids that are not sequence numbers) counted into the bucket. */
+  idCount: number;
+  /** Reported by a flush: the ids counted since the previous one. With `idsComplete`: all `idCount` ids. */
+  ids?: string[];
+  /** `ids` is the bucket's whole id set (a full load), replacing what a replica holds. */
+  idsComplete?: boolean;
 }
 
 /**
- * Newest trade time counted for (venue, base), with the ids of the trades counted at exactly that time:
- * where a backfill resumes without counting those again.
+ * What a (venue, base) counted: the time of its newest trade (where a backfill resumes) and, on venues
+ * with sequence ids, its ledger (mark and holes, see {@link SequenceLedger}).
  */
-export interface CvdLastTrade {
+export interface CvdLedgerRow {
   venue: StreamVenue;
   base: string;
-  time: number;
-  ids: string[];
+  /** Newest trade time counted, epoch ms. */
+  newest: number;
+  sequence?: SequenceLedgerState;
 }
 
 /**
@@ -121,16 +142,31 @@ export interface CvdChanges {
   /** Tracked symbols and the start of their tracked range (epoch ms). */
   symbols: Array<{ base: string; trackedSince: number }>;
   buckets: CvdBucketRow[];
-  lastTrades: CvdLastTrade[];
+  ledgers: CvdLedgerRow[];
 }
 
-/** Observer of a store's writes: each flush's changes, and dropped symbols. Called synchronously; must not throw. */
+/** Observer of a store's writes. Called synchronously; must not throw. */
 export interface CvdObserver {
+  /** After each flush has committed: what it wrote. */
   flushed?(changes: CvdChanges): void;
+  /** A symbol was dropped. */
   dropped?(base: string): void;
+  /** {@link CvdStore.add} counted these trades (not called for replicated rows). */
+  counted?(trades: readonly Trade[]): void;
+  /** {@link CvdStore.streamBreak} was called: the venue's stream was interrupted (over `gap`, when known). */
+  broke?(venue: StreamVenue, gap?: StreamGap): void;
 }
 
-type StoredBucket = CvdBucketRow;
+interface StoredBucket extends CvdBucketRow {
+  /** Ids counted here (see {@link CvdBucketRow.idCount}); null while not in memory (or none yet). */
+  idSet: Set<string> | null;
+  /** Ids counted since the last flush, which writes and reports them; null when none. */
+  newIds: string[] | null;
+}
+
+/** The unfilled parts of the many buckets without any: one shared, frozen list (never mutated: replaced). */
+const NO_INTERVALS = Object.freeze([]) as unknown as Interval[];
+const intervalsOrNone = (list: Interval[]): Interval[] => (list.length > 0 ? list : NO_INTERVALS);
 
 interface SymbolState {
   /** Earliest slot start ever tracked (5-min aligned), epoch ms. */
@@ -138,19 +174,21 @@ interface SymbolState {
   venues: Map<StreamVenue, Map<number, StoredBucket>>;
 }
 
-/** Recently counted trade ids of one (venue, base), insertion-ordered (≈ time-ordered for live trades). */
-interface SeenSet {
+/** Per (venue, base): newest trade counted, and the ledger of a sequence venue (created on its first sequence id). */
+interface Track {
   venue: StreamVenue;
   base: string;
-  ids: Map<string, number>;
-  /**
-   * Ids in insertion order, evicted from `head`. A separate queue because iterating a Map from its start
-   * after many deletions walks every deleted slot (V8 keeps them until it rehashes), which made eviction
-   * O(n) per call.
-   */
-  order: string[];
-  head: number;
   newest: number;
+  seq: SequenceLedger | null;
+  /** Last live trade of the current continuous live stream, and its time (with `seq.live`). */
+  liveLast: number | null;
+  liveLastTime: number;
+  /**
+   * The bucket the last trade was counted into and its symbol: live trades of a (venue, base) arrive in the
+   * same slot, so this spares three map lookups per trade. Null until then and after a purge.
+   */
+  bucket: StoredBucket | null;
+  sym: SymbolState | null;
 }
 
 interface BucketRow {
@@ -163,6 +201,18 @@ interface BucketRow {
   sell_usd: number;
   trades: number;
   gap: GapState;
+  unfilled: string;
+  id_count: number;
+}
+
+interface LedgerRow {
+  venue: string;
+  base: string;
+  newest: number;
+  mark: number | null;
+  mark_time: number | null;
+  floor: number | null;
+  holes: string;
 }
 
 const VENUE_SET: ReadonlySet<string> = new Set(STREAM_VENUES);
@@ -176,8 +226,28 @@ function addFlow(into: CvdFlow, f: CvdFlow): void {
   into.trades += f.trades;
 }
 
+function countInto(b: CvdFlow, t: Trade): void {
+  const usd = t.size * t.price;
+  if (t.side === "buy") {
+    b.buyBase += t.size;
+    b.buyUsd += usd;
+  } else {
+    b.sellBase += t.size;
+    b.sellUsd += usd;
+  }
+  b.trades += 1;
+}
+
+/** The public copy of a stored bucket (no id set). */
+function rowOf(b: StoredBucket): CvdBucketRow {
+  const { base, venue, start, buyBase, sellBase, buyUsd, sellUsd, trades, gap, idCount } = b;
+  return { base, venue, start, buyBase, sellBase, buyUsd, sellUsd, trades, gap, unfilled: b.unfilled.map(([f, t]) => [f, t]), idCount };
+}
+
 const GAP_STATES: ReadonlySet<string> = new Set(["none", "filled", "unfilled"]);
 const finiteNonNegative = (x: unknown): boolean => typeof x === "number" && Number.isFinite(x) && x >= 0;
+/** Ids are stored newline-separated: one with a newline cannot be kept. */
+const storableId = (id: string): boolean => id.length > 0 && !id.includes("\n");
 
 /** A replicated bucket row that can be stored as is. */
 function validRow(r: CvdBucketRow | undefined): r is CvdBucketRow {
@@ -195,7 +265,11 @@ function validRow(r: CvdBucketRow | undefined): r is CvdBucketRow {
     finiteNonNegative(r.sellUsd) &&
     Number.isInteger(r.trades) &&
     r.trades >= 0 &&
-    GAP_STATES.has(r.gap)
+    GAP_STATES.has(r.gap) &&
+    parseIntervals(r.unfilled) !== undefined &&
+    Number.isInteger(r.idCount) &&
+    r.idCount >= 0 &&
+    (r.ids === undefined || (Array.isArray(r.ids) && r.ids.every((id) => typeof id === "string" && storableId(id))))
   );
 }
 
@@ -205,7 +279,7 @@ function validTrade(t: Trade): boolean {
     typeof t.base === "string" &&
     t.base.length > 0 &&
     typeof t.id === "string" &&
-    t.id.length > 0 &&
+    storableId(t.id) &&
     Number.isFinite(t.time) &&
     Number.isFinite(t.price) &&
     t.price > 0 &&
@@ -215,29 +289,70 @@ function validTrade(t: Trade): boolean {
   );
 }
 
+/** A valid trade in the retained slots `[lo, hi]` (5-min starts): what {@link CvdStore.add} counts at all. */
+function admissible(t: Trade, lo: number, hi: number): boolean {
+  if (!validTrade(t)) return false;
+  const slot = cvdSlot(t.time);
+  return slot >= lo && slot <= hi;
+}
+
+/** True when every trade of `trades` is admissible and of the venue and base of the first. */
+function oneGroup(trades: readonly Trade[], lo: number, hi: number): boolean {
+  const { venue, base } = trades[0]!;
+  for (const t of trades) if (t.venue !== venue || t.base !== base || !admissible(t, lo, hi)) return false;
+  return true;
+}
+
+/** The admissible trades of `trades` grouped by (venue, base), each group in the order given. */
+function groupByTrack(trades: readonly Trade[], lo: number, hi: number): Iterable<Trade[]> {
+  const groups = new Map<string, Trade[]>();
+  for (const t of trades) {
+    if (!admissible(t, lo, hi)) continue;
+    const key = `${t.venue}|${t.base}`;
+    const g = groups.get(key);
+    if (g) g.push(t);
+    else groups.set(key, [t]);
+  }
+  return groups.values();
+}
+
+/** `seqs` and their `trades` (parallel arrays) sorted ascending by sequence number, stably. */
+function sortBySeq(seqs: number[], trades: Trade[]): [number[], Trade[]] {
+  const order = seqs.map((_, i) => i).sort((a, b) => seqs[a]! - seqs[b]! || a - b);
+  return [order.map((i) => seqs[i]!), order.map((i) => trades[i]!)];
+}
+
 /**
  * CVD buckets of all tracked symbols, served from memory and persisted to the stream database.
  *
  * Construction loads what the database holds within retention (and deletes older rows). Writes
- * (`add`, `markGap`, `heartbeat`, `track`) change memory at once and reach SQLite within `flushMs` in
- * one transaction, and on `close()`; a crash loses at most that last interval. Reads never touch SQLite.
+ * (`add`, `markGap`, `settleGap`, `heartbeat`, `track`) change memory at once and reach SQLite within
+ * `flushMs` in one transaction, with the trade ledgers, and on `close()`; a crash loses at most that last
+ * interval (buckets and ledgers together, so what it lost can be counted again).
+ * Reads never touch SQLite.
  *
  * Bounds: per (venue, base) at most {@link CVD_SLOTS} buckets (the 2016 slots ending at the slot of
  * now + 1 min skew: trades older than that window or further in the future are ignored), hence at most
- * {@link MAX_BUCKETS_PER_SYMBOL} per symbol; at most `dedupeMaxIds` remembered ids per (venue, base).
+ * {@link MAX_BUCKETS_PER_SYMBOL} per symbol. Trade ids in memory: those of the buckets of unordered venues
+ * that ended less than `openIdsMs` ago, and those counted into holes (see {@link SequenceLedger}).
  *
  * `close()` stops timers and flushes; it does not close the database, which the stores share.
  */
 export class CvdStore {
   private readonly now: () => number;
-  private readonly dedupeWindowMs: number;
-  private readonly dedupeMaxIds: number;
+  private readonly openIdsMs: number;
   private readonly syms = new Map<string, SymbolState>();
-  private readonly seen = new Map<string, SeenSet>();
+  /** Per venue, per base: nested rather than keyed by `venue|base` so that a lookup builds no string. */
+  private readonly tracks: Readonly<Record<StreamVenue, Map<string, Track>>> = { binance: new Map(), bybit: new Map(), okx: new Map(), hyperliquid: new Map() };
+  /** Observers with a `counted` hook: without any, {@link add} builds no list of counted trades. */
+  private countedObservers = 0;
+  /** The sequence number of a one-trade group of {@link add}, as the array {@link addSequenced} takes. */
+  private readonly oneSeq: number[] = [0];
   private readonly dirty = new Set<StoredBucket>();
   private readonly dirtySymbols = new Set<string>();
-  private pendingSeen: Array<{ venue: StreamVenue; base: string; id: string; time: number }> = [];
-  private readonly touchedSeen = new Set<SeenSet>();
+  private readonly dirtyTracks = new Set<Track>();
+  /** Buckets whose id set is in memory. */
+  private readonly idsLoaded = new Set<StoredBucket>();
   private pendingPurgeBefore: number | null = null;
   /** Retention lower bound at the last purge; a write past a slot boundary triggers the next. */
   private purgedAt = -Infinity;
@@ -247,15 +362,19 @@ export class CvdStore {
   private readonly observers = new Set<CvdObserver>();
 
   private readonly st: {
-    upsertBucket: Statement<[string, string, number, number, number, number, number, number, GapState]>;
+    upsertBucket: Statement<[string, string, number, number, number, number, number, number, GapState, string, number]>;
     upsertSymbol: Statement<[string, number]>;
-    insertSeen: Statement<[string, string, string, number]>;
-    deleteSeenBefore: Statement<[string, string, number]>;
+    insertIds: Statement<[string, string, number, string]>;
+    selectIds: Statement<[string, string, number]>;
+    deleteIds: Statement<[string, string, number]>;
+    upsertLedger: Statement<[string, string, number, number | null, number | null, number | null, string]>;
     deleteBucketsBefore: Statement<[number]>;
-    deleteAllSeenBefore: Statement<[number]>;
+    deleteIdsBefore: Statement<[number]>;
+    deleteLedgersBefore: Statement<[number]>;
     dropBuckets: Statement<[string]>;
     dropSymbol: Statement<[string]>;
-    dropSeen: Statement<[string]>;
+    dropIds: Statement<[string]>;
+    dropLedgers: Statement<[string]>;
   };
 
   constructor(
@@ -263,25 +382,33 @@ export class CvdStore {
     opts: CvdStoreOptions = {},
   ) {
     this.now = opts.now ?? Date.now;
-    this.dedupeWindowMs = opts.dedupeWindowMs ?? 20 * 60_000;
-    this.dedupeMaxIds = opts.dedupeMaxIds ?? 50_000;
+    this.openIdsMs = opts.openIdsMs ?? 15 * 60_000;
     this.st = {
       upsertBucket: db.prepare(
-        `INSERT INTO cvd_bucket (base, venue, start, buy_base, sell_base, buy_usd, sell_usd, trades, gap)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO cvd_bucket (base, venue, start, buy_base, sell_base, buy_usd, sell_usd, trades, gap, unfilled, id_count)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (base, venue, start) DO UPDATE SET buy_base = excluded.buy_base, sell_base = excluded.sell_base,
-           buy_usd = excluded.buy_usd, sell_usd = excluded.sell_usd, trades = excluded.trades, gap = excluded.gap`,
+           buy_usd = excluded.buy_usd, sell_usd = excluded.sell_usd, trades = excluded.trades, gap = excluded.gap,
+           unfilled = excluded.unfilled, id_count = excluded.id_count`,
       ),
       upsertSymbol: db.prepare(
         `INSERT INTO cvd_symbol (base, tracked_since) VALUES (?, ?) ON CONFLICT (base) DO UPDATE SET tracked_since = excluded.tracked_since`,
       ),
-      insertSeen: db.prepare(`INSERT OR IGNORE INTO cvd_seen (venue, base, id, time) VALUES (?, ?, ?, ?)`),
-      deleteSeenBefore: db.prepare(`DELETE FROM cvd_seen WHERE venue = ? AND base = ? AND time < ?`),
+      insertIds: db.prepare(`INSERT INTO cvd_bucket_ids (base, venue, start, ids) VALUES (?, ?, ?, ?)`),
+      selectIds: db.prepare(`SELECT ids FROM cvd_bucket_ids WHERE base = ? AND venue = ? AND start = ? ORDER BY rowid`),
+      deleteIds: db.prepare(`DELETE FROM cvd_bucket_ids WHERE base = ? AND venue = ? AND start = ?`),
+      upsertLedger: db.prepare(
+        `INSERT INTO cvd_ledger (venue, base, newest, mark, mark_time, floor, holes) VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (venue, base) DO UPDATE SET newest = excluded.newest, mark = excluded.mark, mark_time = excluded.mark_time,
+           floor = excluded.floor, holes = excluded.holes`,
+      ),
       deleteBucketsBefore: db.prepare(`DELETE FROM cvd_bucket WHERE start < ?`),
-      deleteAllSeenBefore: db.prepare(`DELETE FROM cvd_seen WHERE time < ?`),
+      deleteIdsBefore: db.prepare(`DELETE FROM cvd_bucket_ids WHERE start < ?`),
+      deleteLedgersBefore: db.prepare(`DELETE FROM cvd_ledger WHERE newest < ?`),
       dropBuckets: db.prepare(`DELETE FROM cvd_bucket WHERE base = ?`),
       dropSymbol: db.prepare(`DELETE FROM cvd_symbol WHERE base = ?`),
-      dropSeen: db.prepare(`DELETE FROM cvd_seen WHERE base = ?`),
+      dropIds: db.prepare(`DELETE FROM cvd_bucket_ids WHERE base = ?`),
+      dropLedgers: db.prepare(`DELETE FROM cvd_ledger WHERE base = ?`),
     };
     this.flusher = new Flusher("cvd", opts.flushMs ?? 1000, () => this.writePending());
     this.load();
@@ -291,60 +418,198 @@ export class CvdStore {
   }
 
   /**
-   * Counts taker trades into their 5-min buckets. Idempotent for backfill: a trade whose id is among
-   * the remembered ids of its (venue, base) — those within `dedupeWindowMs` of the newest trade, at most
-   * `dedupeMaxIds`, saved on a graceful close() — is skipped. A backfill must therefore not resend trades
-   * older than that window which were already counted (it covers gaps, which were not).
-   * Invalid trades (unknown venue, non-positive size/price, non-finite time) and trades outside the
-   * retained slots are ignored. The first trade of a base starts tracking it. Returns the number counted.
+   * Counts taker trades into their 5-min buckets, each trade once whatever its age, its source or how often
+   * it is sent (docs/methods/cvd.md): on venues with sequence ids (Binance, OKX) by the (venue, base)
+   * ledger of marks and holes, whose semantics depend on `source` (see {@link TradeSource}; default `live`:
+   * the venue stream, continuous until {@link streamBreak}); otherwise by the ids of the trade's bucket. A
+   * trade of an unordered venue whose bucket's ids are not all known (history loaded from another replica
+   * after its ids expired) is not counted. Invalid trades (unknown venue, non-positive size/price,
+   * non-finite time, empty id) and trades outside the retained slots are ignored. The first trade of a
+   * base starts tracking it. Returns the number counted.
    */
-  add(trades: readonly Trade[]): number {
+  add(trades: readonly Trade[], source: TradeSource = "live"): number {
     if (this.closed || trades.length === 0) return 0;
-    this.maybePurge();
-    const [lo, hi] = this.window();
-    let counted = 0;
-    let last: SeenSet | undefined;
-    const touched = new Set<SeenSet>();
-    for (const t of trades) {
-      if (!validTrade(t)) continue;
-      const slot = alignBucket(t.time, CVD_BUCKET_MS);
-      if (slot < lo || slot > hi) continue;
-      // Frames carry one symbol of one venue: reuse the previous trade's set.
-      const seen = last && last.venue === t.venue && last.base === t.base ? last : (last = this.seenFor(t.venue, t.base));
-      if (seen.ids.has(t.id)) continue;
-      seen.ids.set(t.id, t.time);
-      seen.order.push(t.id);
-      if (t.time > seen.newest) seen.newest = t.time;
-      touched.add(seen);
-      const b = this.bucket(t.base, t.venue, slot);
-      const usd = t.size * t.price;
-      if (t.side === "buy") {
-        b.buyBase += t.size;
-        b.buyUsd += usd;
-      } else {
-        b.sellBase += t.size;
-        b.sellUsd += usd;
-      }
-      b.trades += 1;
-      this.dirty.add(b);
-      counted++;
+    const hi = cvdSlot(this.now() + FUTURE_SKEW_MS);
+    const lo = hi - (CVD_SLOTS - 1) * CVD_BUCKET_MS;
+    if (lo > this.purgedAt) this.purge();
+    const counted: Trade[] | null = this.countedObservers > 0 ? [] : null;
+    let n = 0;
+    // A frame carries one symbol of one venue: such a batch is its own group, with no copy and no map.
+    if (oneGroup(trades, lo, hi)) n = this.addGroup(trades, source, counted);
+    else for (const group of groupByTrack(trades, lo, hi)) n += this.addGroup(group, source, counted);
+    if (n > 0) {
+      this.flusher.schedule();
+      if (counted) this.notify((o) => o.counted?.(counted));
     }
-    for (const s of touched) {
-      this.evictSeen(s);
-      this.touchedSeen.add(s);
-    }
-    if (counted > 0) this.flusher.schedule();
-    return counted;
+    return n;
   }
 
   /**
-   * Marks the buckets of `gap.venue` overlapping `[gap.from, gap.to)` as `filled` (backfilled from REST)
-   * or `unfilled`, for `gap.base` when given (only if tracked), else for every tracked base that has
-   * buckets of that venue. Buckets are created when absent; slots before tracking started, outside
-   * retention or after the current slot are not touched. The latest mark wins, so marking `filled` after
-   * a backfill clears an earlier `unfilled`. Returns the number of buckets marked.
+   * One (venue, base) of {@link add}, valid trades in the retained slots: sequence ids through the ledger,
+   * the others through bucket id sets. Returns the number counted (also pushed to `counted`).
+   */
+  private addGroup(group: readonly Trade[], source: TradeSource, counted: Trade[] | null): number {
+    const track = this.trackFor(group[0]!.venue, group[0]!.base);
+    if (group.length === 1) {
+      // One trade (every Binance aggTrade frame): no arrays. The scratch array is not kept past the call.
+      const t = group[0]!;
+      const seq = sequenceOf(t.venue, t.id);
+      if (seq === null) return this.admitById(track, t) ? this.count(track, t, counted) : 0;
+      this.oneSeq[0] = seq;
+      return this.addSequenced(track, this.oneSeq, group, source, counted);
+    }
+    let n = 0;
+    // Parallel arrays rather than {trade, seq} pairs: no object per trade.
+    let seqs: number[] | null = null;
+    let seqTrades: Trade[] | null = null;
+    let ordered = true;
+    for (const t of group) {
+      const seq = sequenceOf(t.venue, t.id);
+      if (seq === null) {
+        if (this.admitById(track, t)) n += this.count(track, t, counted);
+      } else if (seqs === null || seqTrades === null) {
+        seqs = [seq];
+        seqTrades = [t];
+      } else {
+        if (seq < seqs[seqs.length - 1]!) ordered = false;
+        seqs.push(seq);
+        seqTrades.push(t);
+      }
+    }
+    if (seqs === null || seqTrades === null) return n;
+    if (!ordered) [seqs, seqTrades] = sortBySeq(seqs, seqTrades);
+    return n + this.addSequenced(track, seqs, seqTrades, source, counted);
+  }
+
+  /** The trades of a sequence venue in one group of {@link add}, ascending by `seqs` (their ids). */
+  private addSequenced(track: Track, seqs: readonly number[], trades: readonly Trade[], source: TradeSource, counted: Trade[] | null): number {
+    const ledger = (track.seq ??= new SequenceLedger());
+    const live = source === "live";
+    const following = live && ledger.live && track.liveLast !== null;
+    let n = 0;
+    let prevNew = false;
+    for (let i = 0; i < seqs.length; i++) {
+      const seq = seqs[i]!;
+      const t = trades[i]!;
+      // No trade lies between neighbours of a complete run, nor of live frames continuing the stream. After
+      // a break a live frame links only from its first new trade on: replays before it prove nothing.
+      const linked = source === "run" ? i > 0 : live && (following || (i > 0 && prevNew));
+      const above = ledger.mark === null || seq > ledger.mark;
+      const admitted = ledger.admit(seq, t.time, linked);
+      if (admitted) n += this.count(track, t, counted);
+      prevNew = admitted && above;
+    }
+    const last = seqs[seqs.length - 1]!;
+    let settled = false;
+    if (live) {
+      if (following) settled = ledger.settleRun(track.liveLast!, track.liveLastTime, last);
+      ledger.live = true;
+      if (track.liveLast === null || last > track.liveLast) {
+        track.liveLast = last;
+        track.liveLastTime = trades[trades.length - 1]!.time;
+      }
+    } else if (source === "run") {
+      settled = ledger.settleRun(seqs[0]!, trades[0]!.time, last);
+    }
+    if (settled) this.dirtyTracks.add(track);
+    return n;
+  }
+
+  /** Whether `t` (not sequence-numbered) is new to its bucket's id set, recording it; false when the set is incomplete. */
+  private admitById(track: Track, t: Trade): boolean {
+    const b = this.bucketOf(track, t.time);
+    const ids = this.idsOf(b);
+    if (ids === null) return false;
+    // One hash lookup rather than has() then add(): the set only grows when the id is new.
+    const size = ids.size;
+    if (ids.add(t.id).size === size) return false;
+    (b.newIds ??= []).push(t.id);
+    b.idCount = ids.size;
+    return true;
+  }
+
+  /** Counts `t` into its bucket; returns 1 (the count of {@link add}). */
+  private count(track: Track, t: Trade, counted: Trade[] | null): number {
+    const b = this.bucketOf(track, t.time);
+    countInto(b, t);
+    this.dirty.add(b);
+    if (t.time > track.newest) track.newest = t.time;
+    this.dirtyTracks.add(track);
+    counted?.push(t);
+    return 1;
+  }
+
+  /** The bucket of (track's venue and base, slot of `time`), created when absent; cached on the track. */
+  private bucketOf(track: Track, time: number): StoredBucket {
+    const slot = cvdSlot(time);
+    const b = track.bucket;
+    // `trackedSince` only moves back through symbol(), except when a replica sets it: then take the slow path.
+    if (b !== null && b.start === slot && slot >= track.sym!.trackedSince) return b;
+    const sym = this.symbol(track.base, slot);
+    track.sym = sym;
+    return (track.bucket = this.bucketIn(sym, track.base, track.venue, slot));
+  }
+
+  /**
+   * The id set of `b`, read from SQLite when not in memory; null when it does not hold all `idCount` ids
+   * (they were counted elsewhere and not all replicated here): nothing may then be counted into it by id.
+   */
+  private idsOf(b: StoredBucket): Set<string> | null {
+    if (!b.idSet) {
+      const set = new Set<string>();
+      // No id counted anywhere yet: nothing to read.
+      if (b.idCount > 0) for (const r of this.st.selectIds.all(b.base, b.venue, b.start) as Array<{ ids: string }>) for (const id of r.ids.split("\n")) if (id) set.add(id);
+      b.idSet = set;
+      this.idsLoaded.add(b);
+    }
+    return b.idSet.size >= b.idCount ? b.idSet : null;
+  }
+
+  /**
+   * Tells the store that the stream of `venue` was interrupted (a reconnect over `gap`, or a new set of
+   * feeds starting: restart, takeover): the next live trade of each of its bases is not taken to follow
+   * the last one counted, so a backfill can still count what lies between. Observers hear of it.
+   */
+  streamBreak(venue: StreamVenue, gap?: StreamGap): void {
+    for (const t of VENUE_SET.has(venue) ? this.tracks[venue].values() : []) {
+      if (t.seq) t.seq.live = false;
+      t.liveLast = null;
+    }
+    this.notify((o) => o.broke?.(venue, gap));
+  }
+
+  /**
+   * Records a stream gap of `gap.venue` over `[gap.from, gap.to)` (epoch ms) for `gap.base` when given
+   * (only if tracked), else for every tracked base that has buckets of that venue: `filled: false` adds the
+   * interval to the unfilled parts of the buckets it overlaps (state `unfilled`); `filled: true` (it was
+   * backfilled) removes it from them, and the bucket is `filled` once no unfilled part is left, so filling
+   * one gap never hides another in the same bucket. Buckets are created when absent; slots before tracking
+   * started, outside retention or after the current slot are not touched. Returns the number of buckets marked.
    */
   markGap(gap: StreamGap & { base?: string; filled: boolean }): number {
+    return this.eachGapBucket(gap, true, (b, from, to) => {
+      b.unfilled = gap.filled ? subtractInterval(b.unfilled, from, to) : addInterval(b.unfilled, from, to);
+      b.gap = b.unfilled.length > 0 ? "unfilled" : "filled";
+      return true;
+    });
+  }
+
+  /**
+   * Records that every trade of `gap.venue` in `[gap.from, gap.to)` is counted (another replica handed over
+   * what it ingested there): removes the interval from the unfilled parts of existing buckets, which become
+   * `filled` when none is left. Buckets without a gap are left as they are. Returns the number of buckets changed.
+   */
+  settleGap(gap: StreamGap & { base?: string }): number {
+    return this.eachGapBucket(gap, false, (b, from, to) => {
+      if (clipIntervals(b.unfilled, from, to).length === 0) return false;
+      b.unfilled = subtractInterval(b.unfilled, from, to);
+      b.gap = b.unfilled.length > 0 ? "unfilled" : "filled";
+      return true;
+    });
+  }
+
+  /** Calls `fn` with each bucket of the gap's venue and bases overlapping the gap (created when `create`), and the overlap. */
+  private eachGapBucket(gap: StreamGap & { base?: string }, create: boolean, fn: (b: StoredBucket, from: number, to: number) => boolean): number {
     if (this.closed || !VENUE_SET.has(gap.venue) || !(gap.to > gap.from)) return 0;
     this.maybePurge();
     const [lo] = this.window();
@@ -355,15 +620,14 @@ export class CvdStore {
           ? [gap.base]
           : []
         : [...this.syms].filter(([, s]) => (s.venues.get(gap.venue)?.size ?? 0) > 0).map(([b]) => b);
-    const state: GapState = gap.filled ? "filled" : "unfilled";
     let marked = 0;
     for (const base of bases) {
       const sym = this.syms.get(base)!;
       const first = Math.max(alignBucket(Math.max(gap.from, -8.64e15), CVD_BUCKET_MS), lo, sym.trackedSince);
       const last = Math.min(alignBucket(Math.min(gap.to, 8.64e15) - 1, CVD_BUCKET_MS), nowSlot);
       for (let slot = first; slot <= last; slot += CVD_BUCKET_MS) {
-        const b = this.bucket(base, gap.venue, slot);
-        b.gap = state;
+        const b = create ? this.bucket(base, gap.venue, slot) : sym.venues.get(gap.venue)?.get(slot);
+        if (!b || !fn(b, Math.max(gap.from, slot), Math.min(gap.to, slot + CVD_BUCKET_MS))) continue;
         this.dirty.add(b);
         marked++;
       }
@@ -492,53 +756,72 @@ export class CvdStore {
 
   /** Newest trade time counted for (venue, base), epoch ms, or null: where a backfill can resume. */
   lastTradeTime(venue: StreamVenue, base: string): number | null {
-    return this.seen.get(`${venue}|${base}`)?.newest ?? null;
+    const n = VENUE_SET.has(venue) ? this.tracks[venue].get(base)?.newest : undefined;
+    return n !== undefined && Number.isFinite(n) ? n : null;
   }
 
-  /** Forgets `base` in memory and in the database at once (buckets, tracking, ids). Returns whether it was tracked. */
+  /** Forgets `base` in memory and in the database at once (buckets, tracking, ids, ledgers). Returns whether it was tracked. */
   drop(base: string): boolean {
-    const had = this.syms.delete(base);
-    for (const b of this.dirty) if (b.base === base) this.dirty.delete(b);
+    const sym = this.syms.get(base);
+    this.syms.delete(base);
+    for (const m of sym?.venues.values() ?? []) {
+      for (const b of m.values()) {
+        this.dirty.delete(b);
+        this.idsLoaded.delete(b);
+      }
+    }
     this.dirtySymbols.delete(base);
-    this.pendingSeen = this.pendingSeen.filter((p) => p.base !== base);
-    for (const [key, s] of this.seen) {
-      if (s.base !== base) continue;
-      this.seen.delete(key);
-      this.touchedSeen.delete(s);
+    for (const m of Object.values(this.tracks)) {
+      const t = m.get(base);
+      if (!t) continue;
+      m.delete(base);
+      this.dirtyTracks.delete(t);
     }
     this.db.transaction(() => {
       this.st.dropBuckets.run(base);
       this.st.dropSymbol.run(base);
-      this.st.dropSeen.run(base);
+      this.st.dropIds.run(base);
+      this.st.dropLedgers.run(base);
     })();
-    if (had) this.notify((o) => o.dropped?.(base));
-    return had;
+    if (sym) this.notify((o) => o.dropped?.(base));
+    return sym !== undefined;
   }
 
   /**
    * Registers an observer of this store's writes: after each flush has committed, `flushed` gets the
-   * symbols (tracked ranges), buckets (absolute values) and newest trades that flush wrote; `dropped` is
-   * called when a symbol is dropped. Writes by {@link applyReplicated} are not reported. Returns the function
-   * that removes the observer.
+   * symbols (tracked ranges), buckets (absolute values, with the ids counted since the previous flush) and
+   * ledgers that flush wrote; `dropped` is called when a symbol is dropped, `counted` with the trades each
+   * {@link add} counted, `broke` on each {@link streamBreak}. Writes by {@link applyReplicated} are not
+   * reported. Returns the function that removes the observer.
    */
   observe(observer: CvdObserver): () => void {
+    if (this.observers.has(observer)) return () => this.unobserve(observer);
     this.observers.add(observer);
-    return () => this.observers.delete(observer);
+    if (observer.counted) this.countedObservers++;
+    return () => this.unobserve(observer);
+  }
+
+  private unobserve(observer: CvdObserver): boolean {
+    if (!this.observers.delete(observer)) return false;
+    if (observer.counted) this.countedObservers--;
+    return true;
   }
 
   /**
    * Writes replicated state as is, in memory and in SQLite at once: symbols with their tracked range (set,
-   * not merged), buckets as absolute values (replacing what is held; outside retention ignored), and newest
-   * trades (advancing {@link lastTradeTime} and remembering those ids, so a backfill from there skips them).
-   * No de-duplication and no observer call: the rows come from the replica that counted them. Invalid rows
-   * are skipped. Returns the number of buckets written. Ignored after `close()`.
+   * not merged), buckets as absolute values (replacing what is held, unfilled parts included; outside
+   * retention ignored) with their ids (appended, or replacing the set when `idsComplete`), and ledgers
+   * (replacing newest trade and mark and holes, so a backfill or a takeover from there counts nothing
+   * twice). No de-duplication and no observer call: the rows come from the replica that counted them.
+   * Invalid rows are skipped. Returns the number of buckets written. Ignored after `close()`.
    */
   applyReplicated(changes: Partial<CvdChanges>): number {
     if (this.closed) return 0;
     this.maybePurge();
     const [lo, hi] = this.window();
     const syms = new Map<string, number>();
-    const rows: StoredBucket[] = [];
+    const rows: Array<{ b: StoredBucket; ids: string[] | undefined; replace: boolean }> = [];
+    const tracks: Track[] = [];
     for (const r of changes.symbols ?? []) {
       if (typeof r?.base !== "string" || r.base.length === 0 || !Number.isFinite(r.trackedSince)) continue;
       const sym = this.syms.get(r.base);
@@ -553,10 +836,7 @@ export class CvdStore {
         this.syms.set(r.base, (sym = { trackedSince: r.start, venues: new Map() }));
         syms.set(r.base, r.start);
       }
-      let m = sym.venues.get(r.venue);
-      if (!m) sym.venues.set(r.venue, (m = new Map()));
-      let b = m.get(r.start);
-      if (!b) m.set(r.start, (b = { base: r.base, venue: r.venue, start: r.start, buyBase: 0, sellBase: 0, buyUsd: 0, sellUsd: 0, trades: 0, gap: "none" }));
+      const b = this.bucketIn(sym, r.base, r.venue, r.start);
       // In place: a bucket object may sit in the dirty set, which must then write these values.
       b.buyBase = r.buyBase;
       b.sellBase = r.sellBase;
@@ -564,55 +844,79 @@ export class CvdStore {
       b.sellUsd = r.sellUsd;
       b.trades = r.trades;
       b.gap = r.gap;
-      rows.push(b);
+      b.unfilled = intervalsOrNone(parseIntervals(r.unfilled)!);
+      b.idCount = r.idCount;
+      if (r.idsComplete) {
+        b.idSet = new Set(r.ids ?? []);
+        this.idsLoaded.add(b);
+      } else if (b.idSet) for (const id of r.ids ?? []) b.idSet.add(id);
+      rows.push({ b, ids: r.ids, replace: r.idsComplete === true });
     }
-    for (const t of changes.lastTrades ?? []) {
-      if (!VENUE_SET.has(t?.venue) || typeof t.base !== "string" || t.base.length === 0 || !Number.isFinite(t.time) || t.time < lo) continue;
-      const s = this.seenFor(t.venue, t.base);
-      if (t.time > s.newest) s.newest = t.time;
-      for (const id of Array.isArray(t.ids) ? t.ids : []) {
-        if (typeof id !== "string" || s.ids.has(id)) continue;
-        s.ids.set(id, t.time);
-        s.order.push(id);
-      }
-      this.evictSeen(s);
+    for (const r of changes.ledgers ?? []) {
+      if (!VENUE_SET.has(r?.venue) || typeof r.base !== "string" || r.base.length === 0 || !Number.isFinite(r.newest) || r.newest < lo) continue;
+      const seq = r.sequence === undefined ? null : SequenceLedger.from(r.sequence);
+      if (seq === undefined) continue;
+      const t = this.trackFor(r.venue, r.base);
+      t.newest = r.newest;
+      t.seq = seq;
+      t.liveLast = null;
+      tracks.push(t);
     }
-    if (syms.size === 0 && rows.length === 0) return 0;
+    if (syms.size === 0 && rows.length === 0 && tracks.length === 0) return 0;
     try {
       this.db.transaction(() => {
         for (const [base, since] of syms) this.st.upsertSymbol.run(base, since);
-        for (const b of rows) this.st.upsertBucket.run(b.base, b.venue, b.start, b.buyBase, b.sellBase, b.buyUsd, b.sellUsd, b.trades, b.gap);
+        for (const { b, ids, replace } of rows) {
+          this.writeBucket(b);
+          if (replace) this.st.deleteIds.run(b.base, b.venue, b.start);
+          if (ids?.length) this.st.insertIds.run(b.base, b.venue, b.start, ids.join("\n"));
+        }
+        for (const t of tracks) this.writeTrack(t);
       })();
     } catch (err) {
-      // Memory is up to date; leave the rows to the flusher, which retries.
+      // Memory is up to date; leave the rows to the flusher, which retries. Ids not written are re-read
+      // (and found incomplete) rather than trusted.
       logger.error({ err }, "cvd store: writing replicated rows failed; retrying with the next flush");
       for (const base of syms.keys()) this.dirtySymbols.add(base);
-      for (const b of rows) this.dirty.add(b);
+      for (const { b, ids } of rows) {
+        this.dirty.add(b);
+        if (ids?.length) (b.newIds ??= []).push(...ids);
+      }
+      for (const t of tracks) this.dirtyTracks.add(t);
       this.flusher.schedule();
     }
     return rows.length;
   }
 
-  /** Everything held within retention, as {@link CvdChanges} (copies): for a full republication. */
-  exportChanges(): CvdChanges {
+  /**
+   * Everything held within retention, as {@link CvdChanges} (copies): for a full republication. With
+   * `idsSince` (epoch ms), buckets ending after it carry their whole id set (`idsComplete`).
+   */
+  exportChanges(opts: { idsSince?: number } = {}): CvdChanges {
     const [lo] = this.window();
-    const out: CvdChanges = { symbols: [], buckets: [], lastTrades: [] };
+    const out: CvdChanges = { symbols: [], buckets: [], ledgers: [] };
     for (const [base, sym] of this.syms) {
       out.symbols.push({ base, trackedSince: sym.trackedSince });
-      for (const m of sym.venues.values()) for (const b of m.values()) if (b.start >= lo) out.buckets.push({ ...b });
+      for (const m of sym.venues.values()) {
+        for (const b of m.values()) {
+          if (b.start < lo) continue;
+          const row = rowOf(b);
+          if (opts.idsSince !== undefined && b.idCount > 0 && b.start + CVD_BUCKET_MS > opts.idsSince) {
+            const ids = this.idsOf(b);
+            if (ids) Object.assign(row, { ids: [...ids], idsComplete: true });
+          }
+          out.buckets.push(row);
+        }
+      }
     }
-    for (const s of this.seen.values()) if (Number.isFinite(s.newest)) out.lastTrades.push(this.lastTradeOf(s));
+    for (const t of this.allTracks()) if (Number.isFinite(t.newest)) out.ledgers.push(this.ledgerOf(t));
     return out;
   }
 
-  private lastTradeOf(s: SeenSet): CvdLastTrade {
-    const ids = new Set<string>();
-    // Trades arrive about in time order: the ones at the newest time are at the end of the queue.
-    for (let i = s.order.length - 1, n = 0; i >= s.head && n < 256; i--, n++) {
-      const id = s.order[i]!;
-      if (s.ids.get(id) === s.newest) ids.add(id);
-    }
-    return { venue: s.venue, base: s.base, time: s.newest, ids: [...ids] };
+  private ledgerOf(t: Track): CvdLedgerRow {
+    const row: CvdLedgerRow = { venue: t.venue, base: t.base, newest: t.newest };
+    if (t.seq) row.sequence = t.seq.state();
+    return row;
   }
 
   private notify(fn: (o: CvdObserver) => void): void {
@@ -626,9 +930,9 @@ export class CvdStore {
   }
 
   /**
-   * Drops buckets older than the retention window from memory (and from SQLite on the next flush), and id
-   * sets whose newest trade left it. Runs on the timer, on writes crossing a slot boundary, and on load.
-   * Returns the number of buckets dropped.
+   * Drops buckets older than the retention window from memory (and from SQLite on the next flush) with
+   * their ids, ledger holes whose trades all left it, and ledgers whose newest trade left it. Runs on the
+   * timer, on writes crossing a slot boundary, and on load. Returns the number of buckets dropped.
    */
   purge(): number {
     const [lo] = this.window();
@@ -640,15 +944,21 @@ export class CvdStore {
           if (start >= lo) continue;
           m.delete(start);
           this.dirty.delete(b);
+          this.idsLoaded.delete(b);
           dropped++;
         }
         if (m.size === 0) sym.venues.delete(venue);
       }
     }
-    for (const [key, s] of this.seen) {
-      if (s.newest >= lo) continue;
-      this.seen.delete(key);
-      this.touchedSeen.delete(s);
+    for (const m of Object.values(this.tracks)) {
+      for (const [base, t] of m) {
+        // Its bucket may have just been dropped: the next trade looks it up again.
+        t.bucket = null;
+        if (t.newest < lo) {
+          m.delete(base);
+          this.dirtyTracks.delete(t);
+        } else if (t.seq?.prune(lo)) this.dirtyTracks.add(t);
+      }
     }
     this.pendingPurgeBefore = lo;
     if (!this.closed) this.flusher.schedule();
@@ -659,14 +969,20 @@ export class CvdStore {
   stats(): CvdStoreStats {
     let buckets = 0;
     for (const sym of this.syms.values()) for (const m of sym.venues.values()) buckets += m.size;
-    let seenIds = 0;
-    for (const s of this.seen.values()) seenIds += s.ids.size;
+    let ids = 0;
+    let holes = 0;
+    for (const b of this.idsLoaded) ids += b.idSet?.size ?? 0;
+    for (const t of this.allTracks()) {
+      ids += t.seq?.heldIds ?? 0;
+      holes += t.seq?.holes.length ?? 0;
+    }
     return {
       symbols: this.syms.size,
       buckets,
-      seenIds,
+      idsInMemory: ids,
+      holes,
       dirty: this.dirty.size,
-      approxBytes: buckets * 160 + seenIds * 100,
+      approxBytes: buckets * 160 + ids * 100,
       maxBucketsPerSymbol: MAX_BUCKETS_PER_SYMBOL,
     };
   }
@@ -676,19 +992,12 @@ export class CvdStore {
     this.flusher.flushNow();
   }
 
-  /**
-   * Stops the timers and flushes, saving the remembered trade ids. Later writes are ignored; reads keep
-   * working on memory. Idempotent.
-   */
+  /** Stops the timers and flushes. Later writes are ignored; reads keep working on memory. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     if (this.purgeTimer) clearInterval(this.purgeTimer);
     this.flusher.stop();
-    // Ids are saved here, not on every flush: writing one row per trade would cap ingestion far below the
-    // venues' rates. Only a graceful restart needs them (a backfill may overlap the trades counted just
-    // before it); after a crash no gap is backfilled across the restart, so nothing can be counted twice.
-    for (const s of this.seen.values()) for (const [id, time] of s.ids) this.pendingSeen.push({ venue: s.venue, base: s.base, id, time });
     this.flusher.flushNow();
   }
 
@@ -717,45 +1026,43 @@ export class CvdStore {
   }
 
   private bucket(base: string, venue: StreamVenue, slot: number): StoredBucket {
-    const sym = this.symbol(base, slot);
+    return this.bucketIn(this.symbol(base, slot), base, venue, slot);
+  }
+
+  private bucketIn(sym: SymbolState, base: string, venue: StreamVenue, slot: number): StoredBucket {
     let m = sym.venues.get(venue);
     if (!m) sym.venues.set(venue, (m = new Map()));
     let b = m.get(slot);
     if (!b) {
-      b = { base, venue, start: slot, buyBase: 0, sellBase: 0, buyUsd: 0, sellUsd: 0, trades: 0, gap: "none" };
+      // New here: no ids anywhere yet, so the (empty) set in memory is complete.
+      b = { base, venue, start: slot, buyBase: 0, sellBase: 0, buyUsd: 0, sellUsd: 0, trades: 0, gap: "none", unfilled: NO_INTERVALS, idCount: 0, idSet: null, newIds: null };
       m.set(slot, b);
     }
     return b;
   }
 
-  private seenFor(venue: StreamVenue, base: string): SeenSet {
-    const key = `${venue}|${base}`;
-    let s = this.seen.get(key);
-    if (!s) this.seen.set(key, (s = { venue, base, ids: new Map(), order: [], head: 0, newest: -Infinity }));
-    return s;
+  private trackFor(venue: StreamVenue, base: string): Track {
+    const m = this.tracks[venue];
+    let t = m.get(base);
+    if (!t) m.set(base, (t = { venue, base, newest: -Infinity, seq: null, liveLast: null, liveLastTime: -Infinity, bucket: null, sym: null }));
+    return t;
   }
 
-  /** Evicts from the oldest-inserted end: ids behind the window, and any excess over the cap. */
-  private evictSeen(s: SeenSet): void {
-    const horizon = s.newest - this.dedupeWindowMs;
-    while (s.head < s.order.length) {
-      const id = s.order[s.head]!;
-      const time = s.ids.get(id);
-      if (time !== undefined && s.ids.size <= this.dedupeMaxIds && time >= horizon) break;
-      s.ids.delete(id);
-      s.head++;
-    }
-    // Compact the queue once its evicted prefix dominates.
-    if (s.head > 1024 && s.head * 2 > s.order.length) {
-      s.order = s.order.slice(s.head);
-      s.head = 0;
-    }
+  private *allTracks(): Generator<Track> {
+    for (const m of Object.values(this.tracks)) yield* m.values();
+  }
+
+  private writeBucket(b: StoredBucket): void {
+    this.st.upsertBucket.run(b.base, b.venue, b.start, b.buyBase, b.sellBase, b.buyUsd, b.sellUsd, b.trades, b.gap, JSON.stringify(b.unfilled), b.idCount);
+  }
+
+  private writeTrack(t: Track): void {
+    const s = t.seq?.state();
+    this.st.upsertLedger.run(t.venue, t.base, Number.isFinite(t.newest) ? t.newest : 0, s?.mark ?? null, s?.markTime ?? null, s?.floor ?? null, JSON.stringify(s?.holes ?? []));
   }
 
   private writePending(): void {
-    if (this.dirty.size === 0 && this.dirtySymbols.size === 0 && this.pendingSeen.length === 0 && this.touchedSeen.size === 0 && this.pendingPurgeBefore === null) {
-      return;
-    }
+    if (this.dirty.size === 0 && this.dirtySymbols.size === 0 && this.dirtyTracks.size === 0 && this.pendingPurgeBefore === null) return;
     const changes = this.observers.size > 0 ? this.pendingChanges() : null;
     this.db.transaction(() => {
       for (const base of this.dirtySymbols) {
@@ -763,23 +1070,35 @@ export class CvdStore {
         if (sym) this.st.upsertSymbol.run(base, sym.trackedSince);
       }
       for (const b of this.dirty) {
-        this.st.upsertBucket.run(b.base, b.venue, b.start, b.buyBase, b.sellBase, b.buyUsd, b.sellUsd, b.trades, b.gap);
+        this.writeBucket(b);
+        if (b.newIds?.length) this.st.insertIds.run(b.base, b.venue, b.start, b.newIds.join("\n"));
       }
-      for (const p of this.pendingSeen) this.st.insertSeen.run(p.venue, p.base, p.id, p.time);
-      for (const s of this.touchedSeen) this.st.deleteSeenBefore.run(s.venue, s.base, s.newest - this.dedupeWindowMs);
+      for (const t of this.dirtyTracks) this.writeTrack(t);
       if (this.pendingPurgeBefore !== null) {
         this.st.deleteBucketsBefore.run(this.pendingPurgeBefore);
-        this.st.deleteAllSeenBefore.run(this.pendingPurgeBefore);
+        this.st.deleteIdsBefore.run(this.pendingPurgeBefore);
+        this.st.deleteLedgersBefore.run(this.pendingPurgeBefore);
       }
     })();
     // Cleared only after the commit: a failed transaction leaves everything pending for the next try.
+    for (const b of this.dirty) b.newIds = null;
     this.dirty.clear();
     this.dirtySymbols.clear();
-    this.pendingSeen = [];
-    this.touchedSeen.clear();
+    this.dirtyTracks.clear();
     this.pendingPurgeBefore = null;
-    if (changes && (changes.symbols.length > 0 || changes.buckets.length > 0 || changes.lastTrades.length > 0)) {
+    this.evictIds();
+    if (changes && (changes.symbols.length > 0 || changes.buckets.length > 0 || changes.ledgers.length > 0)) {
       this.notify((o) => o.flushed?.(changes));
+    }
+  }
+
+  /** Drops from memory the id sets of buckets that ended more than `openIdsMs` ago (they stay in SQLite). */
+  private evictIds(): void {
+    const before = this.now() - this.openIdsMs - CVD_BUCKET_MS;
+    for (const b of this.idsLoaded) {
+      if (b.start >= before || b.newIds) continue;
+      b.idSet = null;
+      this.idsLoaded.delete(b);
     }
   }
 
@@ -791,10 +1110,14 @@ export class CvdStore {
       if (sym) symbols.push({ base, trackedSince: sym.trackedSince });
     }
     const buckets: CvdBucketRow[] = [];
-    for (const b of this.dirty) buckets.push({ ...b });
-    const lastTrades: CvdLastTrade[] = [];
-    for (const s of this.touchedSeen) if (Number.isFinite(s.newest)) lastTrades.push(this.lastTradeOf(s));
-    return { symbols, buckets, lastTrades };
+    for (const b of this.dirty) {
+      const row = rowOf(b);
+      if (b.newIds?.length) row.ids = b.newIds.slice();
+      buckets.push(row);
+    }
+    const ledgers: CvdLedgerRow[] = [];
+    for (const t of this.dirtyTracks) if (Number.isFinite(t.newest)) ledgers.push(this.ledgerOf(t));
+    return { symbols, buckets, ledgers };
   }
 
   private load(): void {
@@ -811,6 +1134,9 @@ export class CvdStore {
       if (!sym) this.syms.set(r.base, (sym = { trackedSince: r.start, venues: new Map() }));
       let m = sym.venues.get(venue);
       if (!m) sym.venues.set(venue, (m = new Map()));
+      let unfilled = intervalsOrNone(parseIntervals(safeJson(r.unfilled)) ?? []);
+      // A bucket marked unfilled without its intervals (written before they were kept): all of it.
+      if (r.gap === "unfilled" && unfilled.length === 0) unfilled = [[r.start, r.start + CVD_BUCKET_MS]];
       m.set(r.start, {
         base: r.base,
         venue,
@@ -821,26 +1147,34 @@ export class CvdStore {
         sellUsd: r.sell_usd,
         trades: r.trades,
         gap: r.gap,
+        unfilled,
+        idCount: r.id_count,
+        idSet: null,
+        newIds: null,
       });
     }
-    const pairs = this.db.prepare(`SELECT venue, base, MAX(time) AS newest FROM cvd_seen GROUP BY venue, base`).all() as Array<{
-      venue: string;
-      base: string;
-      newest: number;
-    }>;
-    const idsOf = this.db.prepare(`SELECT id, time FROM cvd_seen WHERE venue = ? AND base = ? AND time >= ? ORDER BY time DESC LIMIT ?`);
-    for (const p of pairs) {
-      if (!VENUE_SET.has(p.venue) || p.newest < lo) continue;
-      const s = this.seenFor(p.venue as StreamVenue, p.base);
-      s.newest = p.newest;
-      const ids = idsOf.all(p.venue, p.base, p.newest - this.dedupeWindowMs, this.dedupeMaxIds) as Array<{ id: string; time: number }>;
-      for (let i = ids.length - 1; i >= 0; i--) {
-        s.ids.set(ids[i]!.id, ids[i]!.time);
-        s.order.push(ids[i]!.id);
+    for (const r of this.db.prepare(`SELECT * FROM cvd_ledger`).all() as LedgerRow[]) {
+      if (!VENUE_SET.has(r.venue) || r.newest < lo) continue;
+      const t = this.trackFor(r.venue as StreamVenue, r.base);
+      t.newest = r.newest;
+      if (r.mark === null && r.floor === null && r.holes === "[]") continue;
+      let seq = SequenceLedger.from({ mark: r.mark, markTime: r.mark_time, floor: r.floor, holes: safeJson(r.holes) });
+      if (!seq) {
+        logger.error({ venue: r.venue, base: r.base }, "cvd store: unreadable trade ledger; counting only trades newer than its newest");
+        seq = new SequenceLedger();
+        seq.floor = r.newest + 1;
       }
-      this.touchedSeen.add(s);
+      t.seq = seq;
     }
     this.purge();
     this.flusher.flushNow();
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
   }
 }

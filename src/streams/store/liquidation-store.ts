@@ -163,6 +163,8 @@ export class LiquidationStore {
   private readonly flusher: Flusher;
   private closed = false;
   private readonly observers = new Set<(added: LiquidationRecord[]) => void>();
+  /** Observers of every stored record, local or replicated (the live streams of every replica). */
+  private readonly storedObservers = new Set<(added: LiquidationRecord[]) => void>();
 
   private readonly st: {
     insert: Statement<[string, number, number, string, string, string, number, string, number, number, number]>;
@@ -250,15 +252,20 @@ export class LiquidationStore {
     }
     if (added.length > 0 || this.pendingDelete.length > 0 || this.metaDirty) this.flusher.schedule();
     if (added.length > 0) {
-      for (const fn of this.observers) {
-        try {
-          fn(added);
-        } catch (err) {
-          logger.error({ err }, "liquidation store observer threw");
-        }
-      }
+      notify(this.observers, added);
+      notify(this.storedObservers, added);
     }
     return added;
+  }
+
+  /**
+   * Registers an observer of every record stored, by {@link add} or {@link applyReplicated} (so a replica
+   * sees what the ingesting replica stored): called synchronously with the new records. Returns the
+   * function that removes it.
+   */
+  observeStored(fn: (added: LiquidationRecord[]) => void): () => void {
+    this.storedObservers.add(fn);
+    return () => this.storedObservers.delete(fn);
   }
 
   /**
@@ -282,6 +289,7 @@ export class LiquidationStore {
     this.expire(now);
     const ids = new Set(this.events.map((e) => e.id));
     let stored = 0;
+    const replicated: LiquidationRecord[] = [];
     for (const r of records) {
       if (!r || !valid(r) || typeof r.id !== "string" || r.time < now - this.maxAgeMs || r.time > now + FUTURE_SKEW_MS) continue;
       const m = /^liq_(\d+)_(\d+)$/.exec(r.id);
@@ -318,6 +326,7 @@ export class LiquidationStore {
       ids.add(rec.id);
       this.pendingInsert.push(rec);
       stored++;
+      if (this.storedObservers.size > 0) replicated.push(this.publicCopy(rec));
       while (this.events.length > this.maxEvents) {
         const gone = this.events.shift()!;
         this.forget(gone);
@@ -325,6 +334,7 @@ export class LiquidationStore {
       }
     }
     if (stored > 0 || this.pendingSeq.size > 0 || this.pendingDelete.length > 0 || this.metaDirty) this.flusher.schedule();
+    if (replicated.length > 0) notify(this.storedObservers, replicated);
     return stored;
   }
 
@@ -492,5 +502,16 @@ export class LiquidationStore {
     const meta = this.db.prepare(`SELECT value FROM stream_meta WHERE key = ?`).get(CAP_META_KEY) as { value: string } | undefined;
     if (meta) this.capDroppedUntil = Math.max(this.capDroppedUntil, Number(meta.value));
     this.flusher.flushNow();
+  }
+}
+
+/** Calls each observer with `records`; one that throws is logged and does not stop the others. */
+function notify(observers: Set<(added: LiquidationRecord[]) => void>, records: LiquidationRecord[]): void {
+  for (const fn of observers) {
+    try {
+      fn(records);
+    } catch (err) {
+      logger.error({ err }, "liquidation store observer threw");
+    }
   }
 }

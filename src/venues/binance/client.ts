@@ -1,7 +1,8 @@
 import { AppError } from "../../errors.js";
 import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
 import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, perpHttpClient } from "../perp/client-base.js";
-import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpVenueClient } from "../perp/types.js";
+import { memoizeKeyed } from "../../lib/memo.js";
+import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, OpenInterestPoint, PerpVenueClient } from "../perp/types.js";
 import {
   parseBinanceError,
   parseExchangeInfo,
@@ -9,6 +10,7 @@ import {
   parseFundingRateHistory,
   parseKlines,
   parseOpenInterest,
+  parseOpenInterestHist,
   parsePremiumIndex,
   parseSpotTickerPrice,
   parseTopLongShortPositionRatio,
@@ -40,6 +42,11 @@ interface BinanceCatalog extends Catalog {
 /** Top-trader statistic period requested by {@link BinancePerpClient.longShort}. */
 const RATIO_PERIOD = "5m";
 
+/** Most rows `/futures/data/openInterestHist` returns per request. */
+export const BINANCE_MAX_OI_HIST = 500;
+/** How long an open-interest history is reused (the statistic is hourly here). */
+const OI_HIST_TTL_MS = 5 * 60_000;
+
 /** Most candles `/fapi/v1/klines` returns per request. */
 export const BINANCE_MAX_KLINES = 1500;
 
@@ -47,7 +54,8 @@ export const BINANCE_MAX_KLINES = 1500;
  * Binance USDⓈ-M futures client (public REST, sources.md §1–2): USDT-margined perpetuals in status TRADING only.
  * Endpoints: `/fapi/v1/exchangeInfo`, `/fapi/v1/fundingInfo` (both cached with the instruments),
  * `/fapi/v1/premiumIndex`, `/fapi/v1/fundingRate`, `/fapi/v1/openInterest`,
- * `/futures/data/topLongShortPositionRatio`, `/fapi/v1/klines`, and spot `/api/v3/ticker/price`.
+ * `/futures/data/topLongShortPositionRatio`, `/futures/data/openInterestHist`, `/fapi/v1/klines`, and spot
+ * `/api/v3/ticker/price`.
  * Records are per ONE coin (`1000PEPEUSDT` multiplier undone).
  * Errors: see {@link VenueHttpClient}; an unlisted base or `-1121 Invalid symbol` → `NOT_FOUND`;
  * HTTP 451 (restricted location) → `UPSTREAM_UNAVAILABLE`; other refusals → `UPSTREAM_ERROR`.
@@ -115,6 +123,24 @@ export class BinancePerpClient extends PerpClientBase<BinanceCatalog> implements
     return this.cachedCandles(base, limit, BINANCE_MAX_KLINES, async (inst, n) =>
       parseKlines(await this.http.getJson("/fapi/v1/klines", { symbol: inst.venueSymbol, interval: "1h", limit: n }).catch(mapError(base)), inst),
     );
+  }
+
+  private readonly oiHistCache = memoizeKeyed(OI_HIST_TTL_MS, 1000, async (a: { base: string; limit: number }) => {
+    const { inst } = await this.require(a.base);
+    const raw = await this.http
+      .getJson("/futures/data/openInterestHist", { symbol: inst.venueSymbol, period: "1h", limit: a.limit })
+      .catch(mapError(a.base));
+    return parseOpenInterestHist(raw, inst).slice(-a.limit);
+  });
+
+  /**
+   * The last `limit` (at most {@link BINANCE_MAX_OI_HIST}) hourly open-interest points from
+   * `/futures/data/openInterestHist?period=1h` (Binance keeps 30 days), oldest first; per ONE coin.
+   * `limit` < 1 → []. Kept for 5 minutes per symbol and limit. @throws AppError NOT_FOUND when not listed.
+   */
+  openInterestHistory(base: string, limit: number): Promise<OpenInterestPoint[]> {
+    if (!(limit >= 1)) return Promise.resolve([]);
+    return this.oiHistCache(`${base.trim().toUpperCase()}:${Math.min(BINANCE_MAX_OI_HIST, Math.floor(limit))}`, { base, limit: Math.min(BINANCE_MAX_OI_HIST, Math.floor(limit)) });
   }
 
   /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, PerpInstrument } from "../perp/types.js";
+import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, OpenInterestPoint, PerpInstrument } from "../perp/types.js";
 import { Num, OptNum, parseShape, perCoin, scale } from "../wire.js";
 
 /*
@@ -182,6 +182,27 @@ export function parseOpenInterest(raw: unknown, inst: PerpInstrument, markPrice:
   const b = parse(OpenInterestBody, raw, "/fapi/v1/openInterest");
   const oiCoins = scale(b.openInterest, inst.multiplier);
   return { venue: VENUE, base: inst.base, oiCoins, oiUsd: scale(oiCoins, markPrice), time: b.time };
+}
+
+const OpenInterestHistBody = z.array(
+  z.object({
+    sumOpenInterest: Num,
+    sumOpenInterestValue: Num,
+    timestamp: Num,
+  }),
+);
+
+/**
+ * Parses `GET /futures/data/openInterestHist?symbol=&period=&limit=` (rows `{symbol, sumOpenInterest,
+ * sumOpenInterestValue, timestamp}`, decimals as strings; `timestamp` a number live, a string in some
+ * copies) into points of `inst`, oldest first: coins undo the multiplier (`1000PEPEUSDT`), USD is
+ * `sumOpenInterestValue`. @throws AppError UPSTREAM_ERROR on an unexpected shape.
+ */
+export function parseOpenInterestHist(raw: unknown, inst: PerpInstrument): OpenInterestPoint[] {
+  const rows = parse(OpenInterestHistBody, raw, "/futures/data/openInterestHist");
+  return rows
+    .map((r): OpenInterestPoint => ({ venue: VENUE, base: inst.base, time: r.timestamp, oiCoins: scale(r.sumOpenInterest, inst.multiplier), oiUsd: r.sumOpenInterestValue }))
+    .sort((a, b) => a.time - b.time);
 }
 
 const RatioBody = z.array(

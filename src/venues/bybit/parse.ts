@@ -199,26 +199,60 @@ export function parseAccountRatio(raw: unknown, inst: PerpInstrument, period: st
 }
 
 const RiskLimitResult = z.object({
-  list: z.array(z.object({ symbol: z.string().optional(), riskLimitValue: Num, maintenanceMargin: Num, maxLeverage: Num })),
+  list: z.array(z.object({ symbol: z.string().optional(), riskLimitValue: Num, maintenanceMargin: Num, initialMargin: OptNum, maxLeverage: Num })),
 });
+
+/**
+ * Relative tolerance of the unit check in {@link riskLimitMarginUnit}. Bybit rounds `maxLeverage` to 2 decimals, so
+ * the product is never exact (recorded linear BTCUSDT rows: 0.0175 × 57.14 = 0.99995, 0.7 × 1.43 = 1.001).
+ */
+const MARGIN_UNIT_TOLERANCE = 0.05;
+
+/**
+ * The unit of one `/v5/market/risk-limit` row's margin fields, decided by the row itself: `initialMargin` is
+ * 1 / `maxLeverage`, so `initialMargin × maxLeverage` is ≈ 1 when margins are fractions (recorded linear rows,
+ * `"0.005"` / `"0.01"` at 100x) and ≈ 100 when they are percents (the docs' inverse example, `"0.5"` / `"1"` at 100x).
+ * Magnitude alone cannot decide: `"1"` is 100% on the last linear tier (1x) and 1% in percent.
+ * @returns the divisor that turns the row's margins into fractions (1 or 100), or null when neither unit fits
+ *   (`initialMargin` missing, zero or inconsistent with `maxLeverage`).
+ */
+export function riskLimitMarginUnit(initialMargin: number | null, maxLeverage: number): 1 | 100 | null {
+  if (initialMargin === null || !(initialMargin > 0) || !(maxLeverage > 0)) return null;
+  const product = initialMargin * maxLeverage;
+  if (Math.abs(product - 1) <= MARGIN_UNIT_TOLERANCE) return 1;
+  if (Math.abs(product / 100 - 1) <= MARGIN_UNIT_TOLERANCE) return 100;
+  return null;
+}
 
 /**
  * Parses `GET /v5/market/risk-limit?category=linear&symbol=` (rows `{id, symbol, riskLimitValue,
  * maintenanceMargin, initialMargin, isLowestRisk, maxLeverage, mmDeduction}`, decimals as strings) into the
  * margin tiers of `inst`, sorted by `riskLimitValue` (rows may arrive unsorted). `riskLimitValue` is the tier's
- * upper notional bound in USDT and the previous tier's bound its lower one (0 for the first);
- * `maintenanceMargin` is a PERCENT (`"0.5"` → 0.005). Rows of other symbols are skipped.
- * @throws AppError NOT_FOUND on retCode 10001; UPSTREAM_ERROR otherwise on failure or an unexpected shape.
+ * upper notional bound in USDT and the previous row's bound its lower one (0 for the first). The margin unit is
+ * decided PER ROW by {@link riskLimitMarginUnit} (linear rows are fractions, `"0.005"` → 0.005; percent rows such as
+ * the docs' inverse example, `"0.5"` → 0.005, are accepted too); a row whose unit cannot be decided is skipped
+ * (the bounds of the others are unchanged). Rows of other symbols are skipped.
+ * @throws AppError NOT_FOUND on retCode 10001; UPSTREAM_ERROR on another failure, an unexpected shape, or when
+ *   rows came back but none has a decidable unit (the venue's tiers are unavailable).
  */
 export function parseRiskLimit(raw: unknown, inst: PerpInstrument): MarginTier[] {
   const { result } = unwrap(raw, "/v5/market/risk-limit", RiskLimitResult, inst.venueSymbol);
   const rows = result.list.filter((r) => r.symbol === undefined || r.symbol === inst.venueSymbol).sort((a, b) => a.riskLimitValue - b.riskLimitValue);
-  return rows.map((r, i) => ({
-    venue: VENUE,
-    base: inst.base,
-    minNotionalUsd: i === 0 ? 0 : rows[i - 1]!.riskLimitValue,
-    maxNotionalUsd: r.riskLimitValue,
-    maxLeverage: r.maxLeverage,
-    maintenanceMarginRate: perCoin(r.maintenanceMargin, 100),
-  }));
+  const tiers: MarginTier[] = [];
+  for (const [i, r] of rows.entries()) {
+    const unit = riskLimitMarginUnit(r.initialMargin, r.maxLeverage);
+    if (unit === null) continue;
+    tiers.push({
+      venue: VENUE,
+      base: inst.base,
+      minNotionalUsd: i === 0 ? 0 : rows[i - 1]!.riskLimitValue,
+      maxNotionalUsd: r.riskLimitValue,
+      maxLeverage: r.maxLeverage,
+      maintenanceMarginRate: perCoin(r.maintenanceMargin, unit),
+    });
+  }
+  if (rows.length > 0 && tiers.length === 0) {
+    throw new AppError("UPSTREAM_ERROR", `bybit /v5/market/risk-limit rows of ${inst.venueSymbol} have no recognisable margin unit (initialMargin x maxLeverage is neither ~1 nor ~100)`);
+  }
+  return tiers;
 }

@@ -7,7 +7,7 @@ import { parseFunding, parseFundingHistory, parseInstruments, parseMarginTiers, 
 import { HOUR_MS } from "../../lib/time.js";
 
 /** How long one `metaAndAssetCtxs` snapshot (all coins) is reused. */
-const SNAPSHOT_TTL_MS = 2_000;
+export const HYPERLIQUID_SNAPSHOT_TTL_MS = 2_000;
 
 /** Venue key of Hyperliquid in status, metrics and errors. */
 export const HYPERLIQUID = "hyperliquid";
@@ -56,13 +56,15 @@ export class HyperliquidPerpClient extends PerpClientBase<HyperliquidCatalog> im
 
   /**
    * Settled hourly funding, newest first, at most `limit` (capped at {@link HYPERLIQUID_MAX_HISTORY})
-   * points: `fundingHistory` from `now − (limit + 1) h`, paged forward 500 rows at a time.
+   * points: `fundingHistory` from the hour before `now − (limit + 1) h`, paged forward 500 rows at a time.
    */
   async fundingHistory(base: string, limit: number): Promise<FundingPoint[]> {
     const { inst } = await this.require(base);
     if (!(limit >= 1)) return [];
     const n = Math.min(HYPERLIQUID_MAX_HISTORY, Math.floor(limit));
-    let startTime = Date.now() - (n + 1) * HOUR_MS;
+    // On the hour (funding settles hourly, so no point is lost): identical reads within the hour send
+    // identical bodies, which the HTTP client's single-flight coalesces; a start to the millisecond never matches.
+    let startTime = Math.floor((Date.now() - (n + 1) * HOUR_MS) / HOUR_MS) * HOUR_MS;
     const points: FundingPoint[] = [];
     for (let page = 0; page <= Math.ceil(n / PAGE_ROWS); page++) {
       const raw = await this.http.postJson("/info", { type: "fundingHistory", coin: inst.venueSymbol, startTime }).catch(mapError);
@@ -113,7 +115,7 @@ export class HyperliquidPerpClient extends PerpClientBase<HyperliquidCatalog> im
   }
 
   /** One `metaAndAssetCtxs` snapshot serves every coin: kept 2 s, so per-symbol tools share it under the request budget. */
-  private readonly metaAndAssetCtxs = memoize(SNAPSHOT_TTL_MS, async () => (await this.http.postJson("/info", { type: "metaAndAssetCtxs" }).catch(mapError)) as object);
+  private readonly metaAndAssetCtxs = memoize(HYPERLIQUID_SNAPSHOT_TTL_MS, async () => (await this.http.postJson("/info", { type: "metaAndAssetCtxs" }).catch(mapError)) as object);
 
   protected async loadCatalog(): Promise<HyperliquidCatalog> {
     const raw = await this.metaAndAssetCtxs();

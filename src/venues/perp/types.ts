@@ -69,6 +69,16 @@ export interface OpenInterest {
   time: number;
 }
 
+/** One point of an open-interest history (Binance `openInterestHist`). */
+export interface OpenInterestPoint {
+  venue: PerpVenue;
+  base: string;
+  /** Statistic time, epoch ms (end of the period). */
+  time: number;
+  oiCoins: number;
+  oiUsd: number;
+}
+
 /** Where a long/short ratio comes from (each venue publishes a different population). */
 export type LongShortSource = "top_traders_positions" | "top_traders_accounts" | "all_accounts";
 
@@ -153,4 +163,6 @@ export interface PerpVenueClient {
   marginTiers?(base: string): Promise<MarginTier[]>;
   /** The last `limit` hourly candles (oldest first, the current partial hour included) (Binance, OKX). */
   hourlyCandles?(base: string, limit: number): Promise<Candle[]>;
+  /** Hourly open-interest history, oldest first, at most `limit` points (Binance: the last 30 days only). */
+  openInterestHistory?(base: string, limit: number): Promise<OpenInterestPoint[]>;
 }

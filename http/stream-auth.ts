@@ -1,0 +1,44 @@
+import type { Request } from "express";
+import { SIGN_IN_WITH_X } from "@x402/extensions/sign-in-with-x";
+import { AppError } from "../src/errors.js";
+import { SESSION_HEADER } from "../src/payments/credits/session.js";
+import type { StreamDef } from "../src/registry/stream.js";
+import type { GateResponse, HttpPaymentGate } from "./payment-gate.js";
+
+/** Who opens a stream: the SIWX wallet (and a session token to reconnect with), or none when payments are off. */
+export type StreamCaller = { wallet?: string; session?: string; renew?: () => string | undefined } | { required: GateResponse };
+
+/** A query parameter as one bounded string (browsers' EventSource cannot send headers). */
+function queryParam(req: Request, name: string): string | undefined {
+  const v = req.query[name];
+  return typeof v === "string" && v.length <= 8192 ? v : undefined;
+}
+
+/**
+ * Authenticates the opener of a stream: a `SIGN-IN-WITH-X` proof (header, or `?siwx=` base64) or a
+ * credits session token (`X-Credits-Session`, or `?session=`). Without payments every stream is free and
+ * anonymous. A missing or refused proof answers the sign-in 402 (SIWX challenge, top-up requirements and
+ * how to top up) with the reason.
+ * @throws AppError NOT_FOUND when payments are on but credits are off (streams are paid only from credits).
+ */
+export async function streamCaller(gate: HttpPaymentGate | undefined, req: Request, def: StreamDef): Promise<StreamCaller> {
+  if (!gate) return {};
+  const credits = gate.credits;
+  if (!credits) throw new AppError("NOT_FOUND", "live streams are paid from prepaid credits, which this instance does not offer (CREDITS=off)");
+  const origin = gate.origin(req);
+  const session = req.header(SESSION_HEADER) ?? queryParam(req, "session");
+  const siwx = req.header(SIGN_IN_WITH_X) ?? queryParam(req, "siwx");
+  const about = { summary: `${def.summary} (${def.pricePerMinuteUsd} USD per minute from prepaid credits)` };
+  if (!session && !siwx) {
+    return { required: await gate.signInRequired(req, about, `sign_in_required: streams are paid from prepaid credits (${def.pricePerMinuteUsd} USD per minute); send a SIGN-IN-WITH-X proof`) };
+  }
+  const id = session && credits.sessions ? credits.sessions.verify(session, origin) : await credits.authenticate(siwx, origin);
+  if ("refusal" in id) return { required: await gate.signInRequired(req, about, id.refusal) };
+  const renew = () => credits.sessions?.mint(id.wallet, origin);
+  return { wallet: id.wallet, session: renew(), renew };
+}
+
+/** The 402 of a stream whose first minute could not be paid (balance or caps): the sign-in 402 with the reason. */
+export async function streamRefused(gate: HttpPaymentGate, req: Request, def: StreamDef, reason: string): Promise<GateResponse> {
+  return gate.signInRequired(req, { summary: def.summary }, reason);
+}

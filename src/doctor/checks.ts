@@ -1,0 +1,197 @@
+/**
+ * The registry of `marketgate doctor` checks: every venue endpoint the service calls, each called once through the
+ * service's own client (so the real request, budget and parser run), in the order the service needs them (a venue's
+ * instrument list first). Adding an endpoint to a client means adding its check here.
+ */
+import type { Config } from "../config.js";
+import { createToolContext, type Venues } from "../core/context.js";
+import type { Metrics } from "../core/metrics.js";
+import type { Logger } from "../lib/log.js";
+import { BinanceTradeBackfill } from "../streams/backfill/binance.js";
+import { BybitTradeBackfill } from "../streams/backfill/bybit.js";
+import type { TradeBackfill } from "../streams/backfill/common.js";
+import { HyperliquidTradeBackfill } from "../streams/backfill/hyperliquid.js";
+import { OkxTradeBackfill } from "../streams/backfill/okx.js";
+import type { StreamVenue } from "../streams/types.js";
+import type { VenueHealth } from "../core/venue-health.js";
+
+/** What the checks call: the service's venue clients and trade backfills, built from the configuration. */
+export interface DoctorClients {
+  venues: Venues;
+  backfill: Record<StreamVenue, TradeBackfill>;
+  health: VenueHealth;
+  /** When the run started, epoch ms (backfill window). */
+  now: number;
+}
+
+/** One check: a venue endpoint as the service uses it. */
+export interface DoctorCheck {
+  /** Unique id (`binance.instruments`). */
+  readonly id: string;
+  readonly venue: string;
+  /** The endpoint(s) called, as printed (`GET /fapi/v1/premiumIndex`). */
+  readonly endpoint: string;
+  /** A check of the same venue that must pass first (the instrument list every symbol lookup needs). */
+  readonly needs?: string;
+  /** An empty list is a valid answer (recent trades of a quiet minute). */
+  readonly allowEmpty?: boolean;
+  /** Calls the endpoint through the service's client; resolves with what the parser returned. */
+  run(c: DoctorClients): Promise<unknown>;
+}
+
+/** The perpetual every perp check asks about. */
+const PERP = "BTC";
+/** The token the DEX checks ask about: WETH on Ethereum. */
+const WETH = "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2";
+
+const all = (...calls: Array<Promise<unknown>>) => Promise.all(calls);
+
+/** Every check, in run order (checks of one venue run one after the other; venues run side by side). */
+export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
+  { id: "binance.instruments", venue: "binance", endpoint: "GET /fapi/v1/exchangeInfo, /fapi/v1/fundingInfo", run: (c) => c.venues.perps.binance.instruments() },
+  {
+    id: "binance.premiumIndex",
+    venue: "binance",
+    endpoint: "GET /fapi/v1/premiumIndex",
+    needs: "binance.instruments",
+    run: (c) => all(c.venues.perps.binance.fundingAll(), c.venues.perps.binance.funding(PERP)),
+  },
+  { id: "binance.fundingRate", venue: "binance", endpoint: "GET /fapi/v1/fundingRate", needs: "binance.instruments", run: (c) => c.venues.perps.binance.fundingHistory(PERP, 3) },
+  { id: "binance.openInterest", venue: "binance", endpoint: "GET /fapi/v1/openInterest", needs: "binance.instruments", run: (c) => c.venues.perps.binance.openInterest(PERP) },
+  {
+    id: "binance.longShort",
+    venue: "binance",
+    endpoint: "GET /futures/data/topLongShortPositionRatio",
+    needs: "binance.instruments",
+    run: (c) => c.venues.perps.binance.longShort(PERP),
+  },
+  { id: "binance.klines", venue: "binance", endpoint: "GET /fapi/v1/klines", needs: "binance.instruments", run: (c) => c.venues.perps.binance.hourlyCandles!(PERP, 3) },
+  { id: "binance.spotPrice", venue: "binance", endpoint: "GET /api/v3/ticker/price (spot)", run: (c) => c.venues.spot.spotPrice(PERP) },
+  {
+    id: "binance.aggTrades",
+    venue: "binance",
+    endpoint: "GET /fapi/v1/aggTrades (trade backfill)",
+    needs: "binance.instruments",
+    allowEmpty: true,
+    run: (c) => c.backfill.binance.fetchTrades(PERP, c.now - 60_000, c.now),
+  },
+
+  { id: "bybit.instruments", venue: "bybit", endpoint: "GET /v5/market/instruments-info", run: (c) => c.venues.perps.bybit.instruments() },
+  {
+    id: "bybit.tickers",
+    venue: "bybit",
+    endpoint: "GET /v5/market/tickers",
+    needs: "bybit.instruments",
+    run: (c) => all(c.venues.perps.bybit.fundingAll(), c.venues.perps.bybit.funding(PERP), c.venues.perps.bybit.openInterest(PERP)),
+  },
+  { id: "bybit.fundingHistory", venue: "bybit", endpoint: "GET /v5/market/funding/history", needs: "bybit.instruments", run: (c) => c.venues.perps.bybit.fundingHistory(PERP, 3) },
+  { id: "bybit.accountRatio", venue: "bybit", endpoint: "GET /v5/market/account-ratio", needs: "bybit.instruments", run: (c) => c.venues.perps.bybit.longShort(PERP) },
+  { id: "bybit.riskLimit", venue: "bybit", endpoint: "GET /v5/market/risk-limit", needs: "bybit.instruments", run: (c) => c.venues.perps.bybit.marginTiers!(PERP) },
+  {
+    id: "bybit.recentTrade",
+    venue: "bybit",
+    endpoint: "GET /v5/market/recent-trade (trade backfill)",
+    needs: "bybit.instruments",
+    allowEmpty: true,
+    run: (c) => c.backfill.bybit.fetchTrades(PERP, c.now - 60_000, c.now),
+  },
+
+  { id: "okx.instruments", venue: "okx", endpoint: "GET /api/v5/public/instruments", run: (c) => c.venues.perps.okx.instruments() },
+  {
+    id: "okx.fundingRate",
+    venue: "okx",
+    endpoint: "GET /api/v5/public/funding-rate, /public/mark-price, /market/index-tickers",
+    needs: "okx.instruments",
+    run: (c) => all(c.venues.perps.okx.fundingAll(), c.venues.perps.okx.funding(PERP)),
+  },
+  { id: "okx.fundingHistory", venue: "okx", endpoint: "GET /api/v5/public/funding-rate-history", needs: "okx.instruments", run: (c) => c.venues.perps.okx.fundingHistory(PERP, 3) },
+  { id: "okx.openInterest", venue: "okx", endpoint: "GET /api/v5/public/open-interest", needs: "okx.instruments", run: (c) => c.venues.perps.okx.openInterest(PERP) },
+  {
+    id: "okx.longShort",
+    venue: "okx",
+    endpoint: "GET /api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader",
+    needs: "okx.instruments",
+    run: (c) => c.venues.perps.okx.longShort(PERP),
+  },
+  { id: "okx.positionTiers", venue: "okx", endpoint: "GET /api/v5/public/position-tiers", needs: "okx.instruments", run: (c) => c.venues.perps.okx.marginTiers!(PERP) },
+  { id: "okx.candles", venue: "okx", endpoint: "GET /api/v5/market/candles", needs: "okx.instruments", run: (c) => c.venues.perps.okx.hourlyCandles!(PERP, 3) },
+  {
+    id: "okx.historyTrades",
+    venue: "okx",
+    endpoint: "GET /api/v5/market/history-trades (trade backfill)",
+    needs: "okx.instruments",
+    allowEmpty: true,
+    run: (c) => c.backfill.okx.fetchTrades(PERP, c.now - 60_000, c.now),
+  },
+
+  {
+    id: "hyperliquid.metaAndAssetCtxs",
+    venue: "hyperliquid",
+    endpoint: "POST /info metaAndAssetCtxs",
+    run: async (c) => {
+      const hl = c.venues.perps.hyperliquid;
+      const list = await hl.instruments();
+      await all(hl.fundingAll(), hl.openInterest(PERP), hl.marginTiers!(PERP));
+      return list;
+    },
+  },
+  {
+    id: "hyperliquid.fundingHistory",
+    venue: "hyperliquid",
+    endpoint: "POST /info fundingHistory",
+    needs: "hyperliquid.metaAndAssetCtxs",
+    run: (c) => c.venues.perps.hyperliquid.fundingHistory(PERP, 3),
+  },
+  { id: "hyperliquid.predictedFundings", venue: "hyperliquid", endpoint: "POST /info predictedFundings", run: (c) => c.venues.predictions.predictedFundings() },
+  {
+    id: "hyperliquid.recentTrades",
+    venue: "hyperliquid",
+    endpoint: "POST /info recentTrades (trade backfill)",
+    needs: "hyperliquid.metaAndAssetCtxs",
+    allowEmpty: true,
+    run: (c) => c.backfill.hyperliquid.fetchTrades(PERP, c.now - 60_000, c.now),
+  },
+
+  { id: "coingecko.simplePrice", venue: "coingecko", endpoint: "GET /simple/price", run: (c) => c.venues.coingecko.simplePrice(["bitcoin"]) },
+  { id: "coingecko.coin", venue: "coingecko", endpoint: "GET /coins/{id}", run: (c) => c.venues.coingecko.coin("bitcoin") },
+  { id: "coingecko.marketChart", venue: "coingecko", endpoint: "GET /coins/{id}/market_chart", run: (c) => c.venues.coingecko.marketChart("bitcoin", 1) },
+
+  { id: "dexscreener.tokenPairs", venue: "dexscreener", endpoint: "GET /token-pairs/v1/{chain}/{token}", run: (c) => c.venues.dexscreener.tokenPairs("ethereum", WETH) },
+  { id: "dexscreener.tokens", venue: "dexscreener", endpoint: "GET /tokens/v1/{chain}/{tokens}", run: (c) => c.venues.dexscreener.tokens("ethereum", [WETH]) },
+  { id: "dexscreener.search", venue: "dexscreener", endpoint: "GET /latest/dex/search", run: (c) => c.venues.dexscreener.search("WETH/USDC") },
+
+  { id: "geckoterminal.tokenPools", venue: "geckoterminal", endpoint: "GET /networks/{network}/tokens/{token}/pools", run: (c) => c.venues.geckoterminal.tokenPools("ethereum", WETH) },
+  {
+    id: "geckoterminal.ohlcv",
+    venue: "geckoterminal",
+    endpoint: "GET /networks/{network}/pools/{pool}/ohlcv/{timeframe}",
+    needs: "geckoterminal.tokenPools",
+    run: async (c) => {
+      const [pool] = await c.venues.geckoterminal.tokenPools("ethereum", WETH); // kept by the client: no second call
+      return c.venues.geckoterminal.ohlcv("ethereum", pool!.pairAddress, { timeframe: "hour", aggregate: 1 }, { limit: 3 });
+    },
+  },
+];
+
+/**
+ * The service's venue clients and trade backfills for `config`, exactly as the service builds them (base URLs,
+ * budgets, timeouts, circuit breakers), without its streams, alerts or stores.
+ */
+export function doctorClients(config: Config, deps: { metrics: Metrics; log: Logger; version: string; now: number }): DoctorClients {
+  const ctx = createToolContext({ ...config, streams: undefined, alerts: undefined }, { metrics: deps.metrics, log: deps.log, version: deps.version });
+  ctx.health.configureCircuits(config.circuit);
+  const v = config.venues;
+  const { perps } = ctx.venues;
+  const rest = { timeoutMs: config.upstreamTimeoutMs, metrics: deps.metrics, logger: deps.log };
+  return {
+    venues: ctx.venues,
+    health: ctx.health,
+    now: deps.now,
+    backfill: {
+      binance: new BinanceTradeBackfill({ ...rest, instruments: perps.binance, baseUrl: v.binanceFapi }),
+      bybit: new BybitTradeBackfill({ ...rest, instruments: perps.bybit, baseUrl: v.bybit }),
+      okx: new OkxTradeBackfill({ ...rest, instruments: perps.okx, baseUrl: v.okx }),
+      hyperliquid: new HyperliquidTradeBackfill({ ...rest, instruments: perps.hyperliquid, baseUrl: v.hyperliquid }),
+    },
+  };
+}

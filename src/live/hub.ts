@@ -1,0 +1,79 @@
+import { AppError } from "../errors.js";
+import type { StreamTopic } from "../registry/stream.js";
+import type { StreamService } from "../streams/service.js";
+import { CvdFeed } from "./cvd-feed.js";
+import { FundingFeed, type FundingSnapshot } from "./funding-feed.js";
+import { LiquidationFeed } from "./liquidation-feed.js";
+import type { LiveEvent, LiveListener, ManagedFeed } from "./types.js";
+
+/** What the hub reads: the live stores (absent with `STREAMS=off`), the funding reader and the clock. */
+export interface LiveHubDeps {
+  streams?: StreamService;
+  readFunding: (symbol: string) => Promise<FundingSnapshot>;
+  now: () => number;
+  fundingPollMs: number;
+}
+
+/** A subscriber's view of one topic key: its backlog, taken in the same tick as the live subscription. */
+export interface HubSubscription {
+  backlog: LiveEvent[];
+  unsubscribe(): void;
+}
+
+/**
+ * Every live topic of this process, by key (`liquidations:*`, `liquidations:BTC`, `cvd:BTC`,
+ * `funding:BTC`): a feed is created with its first subscriber and stopped with its last, so one store
+ * observer, CVD timer or funding poller serves any number of subscribers. Works the same on every
+ * replica: the feeds read the local (replicated) stores.
+ */
+export class LiveHub {
+  private readonly feeds = new Map<string, ManagedFeed>();
+
+  constructor(private readonly deps: LiveHubDeps) {}
+
+  /** Topic keys with a running feed. */
+  get activeFeeds(): number {
+    return this.feeds.size;
+  }
+
+  /**
+   * Subscribes `fn` to `topic` (for `symbol`, a base already validated; undefined = all liquidations):
+   * returns the events after `lastEventId` (or the current state) and the live subscription.
+   * @throws AppError UPSTREAM_UNAVAILABLE when the topic needs the live stores and this instance runs without them.
+   */
+  subscribe(topic: StreamTopic, symbol: string | undefined, lastEventId: string | undefined, fn: LiveListener): HubSubscription {
+    const key = `${topic}:${symbol ?? "*"}`;
+    let feed = this.feeds.get(key);
+    if (!feed) {
+      feed = this.create(topic, symbol);
+      this.feeds.set(key, feed);
+    }
+    const backlog = feed.backlog(lastEventId);
+    const off = feed.subscribe(fn);
+    const f = feed;
+    return {
+      backlog,
+      unsubscribe: () => {
+        off();
+        if (f.listeners === 0 && this.feeds.get(key) === f) {
+          f.stop();
+          this.feeds.delete(key);
+        }
+      },
+    };
+  }
+
+  private create(topic: StreamTopic, symbol: string | undefined): ManagedFeed {
+    if (topic === "funding") return new FundingFeed(symbol!, this.deps.readFunding, this.deps.now, this.deps.fundingPollMs);
+    const s = this.deps.streams;
+    if (!s) throw new AppError("UPSTREAM_UNAVAILABLE", "live trade streams are disabled on this instance (STREAMS=off)");
+    if (topic === "liquidations") return new LiquidationFeed(s.liquidations, symbol);
+    return new CvdFeed(s.cvd, symbol!, this.deps.now);
+  }
+
+  /** Stops every feed (shutdown). */
+  close(): void {
+    for (const f of this.feeds.values()) f.stop();
+    this.feeds.clear();
+  }
+}

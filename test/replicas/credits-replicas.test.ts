@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ExactEvmScheme } from "@x402/evm/exact/client";
+import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
+import { createClient } from "redis";
+import { privateKeyToAccount } from "viem/accounts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startAnvil, type AnvilHandle } from "../../src/payments/local-chain/anvil.js";
+import { provisionLocalChain, type ProvisionedChain } from "../../src/payments/local-chain/provision.js";
+import { offlineServiceEnv } from "../../src/sandbox/sim-env.js";
+import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
+import { json } from "../helpers/json.js";
+import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
+import { siwxHeader } from "../helpers/siwx.js";
+import { redisAvailable, TEST_REDIS_URL as REDIS_URL } from "../helpers/redis-available.js";
+
+
+/** Credits on the production entry in separate OS processes: three replicas on one Redis, and one embedded process killed with SIGKILL. */
+describe.skipIf(!redisAvailable)("credits across processes", () => {
+  let sim: RunningSimulator;
+  let anvil: AnvilHandle;
+  let chain: ProvisionedChain;
+  const running: ServiceProcess[] = [];
+  const prefix = `test:${randomBytes(4).toString("hex")}:`;
+  const dataDir = mkdtempSync(join(tmpdir(), "mg-credits-"));
+  const payer = (i: number) => chain.funded[i]!;
+  const start = async (env: Record<string, string>) => {
+    const p = await startServiceProcess({ ...offlineServiceEnv(sim, chain, anvil.rpcUrl), STREAMS: "off", ALERTS: "off", RATE_LIMIT_PER_MIN: "100000", ...env }, { timeoutMs: 60_000 });
+    running.push(p);
+    return p;
+  };
+  const topUp = async (url: string, i: number, amount: string) => {
+    const pay = wrapFetchWithPayment(fetch, new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(payer(i).privateKey))));
+    const res = await pay(`${url}/api/v1/credits`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount_usd: amount }) });
+    expect(res.status).toBe(200);
+  };
+  const signed = async (base: string, path: string, i: number) => fetch(`${base}${path}`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${base}${path}`) } });
+
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 11 });
+    anvil = await startAnvil({ port: 0, chainId: 8453 });
+    chain = await provisionLocalChain({ rpcUrl: anvil.rpcUrl });
+  }, 60_000);
+  afterAll(async () => {
+    await Promise.all(running.map((r) => r.kill()));
+    await Promise.allSettled([sim?.close(), anvil?.stop()]);
+    rmSync(dataDir, { recursive: true, force: true });
+    const c = await createClient({ url: REDIS_URL }).connect();
+    for await (const keys of c.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length) await c.del(keys);
+    await c.close();
+  });
+
+  it("three replicas on Redis: a top-up on one, 20 concurrent calls spread over all against a balance for 10 are served 10 times, a dead replica loses nothing", async () => {
+    const replicas = await Promise.all([0, 1, 2].map(() => start({ REDIS_URL, REDIS_PREFIX: prefix, CREDITS_MIN_TOP_UP_USD: "0.05" })));
+    await topUp(replicas[0]!.url, 1, "0.05");
+    // Prices cost 0.005: the balance covers 10 of these 20 distinct (uncached) calls.
+    const results = await Promise.all(Array.from({ length: 20 }, (_, k) => signed(replicas[k % 3]!.url, `/api/v1/prices?symbols=btc,zz${k}`, 1)));
+    expect(results.filter((r) => r.status === 200)).toHaveLength(10);
+    expect(results.filter((r) => r.status === 402)).toHaveLength(10);
+    await replicas[0]!.kill();
+    const me = await json(await signed(replicas[2]!.url, "/api/v1/credits", 1));
+    expect(me).toMatchObject({ balance_usd: "0", spent_usd: "0.05", credited_usd: "0.05" });
+  }, 120_000);
+
+  it("embedded: balances and spending survive kill -9 and a restart", async () => {
+    const env = { DATA_DIR: dataDir };
+    const first = await start(env);
+    await topUp(first.url, 2, "0.5");
+    expect((await signed(first.url, "/api/v1/prices?symbols=btc,eth", 2)).status).toBe(200);
+    await first.kill("SIGKILL");
+    const second = await start(env);
+    expect(await json(await signed(second.url, "/api/v1/credits", 2))).toMatchObject({ balance_usd: "0.495", spent_usd: "0.005", credited_usd: "0.5" });
+  }, 120_000);
+});

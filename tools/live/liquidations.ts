@@ -1,0 +1,17 @@
+import { defineStream } from "../../src/registry/stream.js";
+import { LiquidationEvent } from "../streams/common.js";
+
+/** `GET /stream/liquidations[?symbol=BTC]`: every liquidation as it is stored, all symbols or one. */
+export const liquidationStream = defineStream({
+  topic: "liquidations",
+  title: "Liquidation stream",
+  path: "/stream/liquidations",
+  symbol: "optional",
+  pricePerMinuteUsd: "0.002",
+  summary: "Forced liquidations on Binance, Bybit and OKX pushed as they happen, all symbols or one",
+  description:
+    "Each event is one liquidation, exactly as /liquidation/recent lists it (id liq_<unix_seconds>_<sequence>), sent when the venue's feed delivers it. symbol filters by base (BTC, BTCUSDT and BTC-USDT-SWAP all mean BTC); without it every symbol is sent. Venue coverage as in /liquidation/recent: Binance sends at most one liquidation per symbol per second.",
+  resumable: "Last-Event-ID replays the stored liquidations after that id (24 hours, at most 1,000 events), in id order",
+  events: { liquidation: LiquidationEvent },
+  exampleSymbol: "BTC",
+});
