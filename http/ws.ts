@@ -3,17 +3,14 @@ import type { Duplex } from "node:stream";
 import type { Express, Request } from "express";
 import { WebSocketServer, type WebSocket } from "ws";
 import { z } from "zod";
-import type { ToolContext } from "../src/core/context.js";
 import { AppError, toAppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
-import type { LiveStreams } from "../src/live/service.js";
 import { StreamSession } from "../src/live/session.js";
 import { eventDataJson } from "../src/live/sse.js";
 import type { LiveEvent } from "../src/live/types.js";
 import type { StreamDef } from "../src/registry/stream.js";
-import type { HttpPaymentGate } from "./payment-gate.js";
-import type { FreeRateLimiter } from "./rate-limit.js";
 import { streamCaller, streamRefused } from "./stream-auth.js";
+import type { StreamRouteDeps } from "./stream-routes.js";
 
 /** The WebSocket path. */
 export const WS_PATH = "/ws";
@@ -30,15 +27,9 @@ const ClientMessage = z.object({
   last_event_id: z.string().max(100).optional(),
 });
 
-/** What the WebSocket endpoint needs (the same as the SSE routes, plus the express app for request parsing). */
-export interface WsDeps {
+/** What the WebSocket endpoint needs: the same as the SSE routes, plus the express app for request parsing. */
+export interface WsDeps extends StreamRouteDeps {
   app: Express;
-  streams: readonly StreamDef[];
-  live: LiveStreams;
-  ctx: ToolContext;
-  symbolOf(def: StreamDef, raw: string | undefined, ctx: ToolContext): Promise<string | undefined>;
-  gate?: HttpPaymentGate;
-  limiter: FreeRateLimiter;
 }
 
 /** Writes a plain HTTP answer on an upgrade socket that is refused, and closes it. */
