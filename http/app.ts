@@ -13,8 +13,10 @@ import { paymentOffers, type PriceBook } from "../src/docs/pricing.js";
 import { AppError } from "../src/errors.js";
 import { isFree, type AnyTool } from "../src/registry/tool.js";
 import type { McpCatalog } from "../mcp/catalog.js";
+import { McpCachedCalls } from "../mcp/cached-call.js";
 import { mcpHttpHandler } from "../mcp/http.js";
 import { liveMcpHandler } from "../mcp/live-server.js";
+import { CorsHeaderCache } from "./cache-hits.js";
 import { errorHandler, sendError } from "./errors.js";
 import type { HttpPaymentGate } from "./payment-gate.js";
 import { limitByClient, type FreeRateLimiter, type MissRateLimiter } from "./rate-limit.js";
@@ -78,9 +80,19 @@ export function createApp(deps: AppDeps): Express {
   const corsHandler = cors({ origin: config.corsOrigins === "*" ? "*" : config.corsOrigins, allowedHeaders: ALLOWED_HEADERS, exposedHeaders: EXPOSED_HEADERS });
   // Cache hits of URLs the tool routes have already parsed are answered first, with the CORS headers
   // `corsHandler` would set (http/cache-hits.ts): a route that needs such a URL first, by a header, must be
-  // mounted above this line.
+  // mounted above this line. So are cached MCP `tools/call`s (mcp/cached-call.ts): hits are free, so they
+  // consume no budget, REST or MCP.
   const toolMount = toolRoutes({ tools, runner: deps.runner, limiter: deps.limiter, gate: deps.gate, metrics, dataMode: config.dataMode, cors: corsHandler });
-  app.use(toolMount.cacheHits);
+  const mcpHits = new McpCachedCalls({
+    catalog: deps.mcp,
+    metrics,
+    rateLimitPolicy: deps.freeLimiter.policyHeader,
+    cors: new CorsHeaderCache(corsHandler),
+    json: express.json({ limit: "64kb" }),
+  });
+  // One router layer for both (they split by method: REST hits are GETs, MCP calls POSTs), since each layer
+  // costs every request a path match.
+  app.use((req, res, next) => (req.method === "POST" ? mcpHits.early(req, res, next) : toolMount.cacheHits(req, res, next)));
   app.use(corsHandler);
   app.use((req, res, next) => {
     const started = performance.now();
@@ -101,11 +113,13 @@ export function createApp(deps: AppDeps): Express {
     }
     next();
   });
-  app.use(express.json({ limit: "64kb" }));
+  // The JSON parser skips bodies `mcpHits.early` has read with it; it raises their errors here.
+  app.use(mcpHits.bodyParser);
   // Free routes that do work on every call share the free budget per client (documents below are static).
   const free = limitByClient(deps.freeLimiter);
-  // MCP first: its calls are the busiest requests after the cache hits answered above.
-  app.all("/mcp", free, mcpHttpHandler(deps.mcp, { name: info.name, version: info.version }, config.publicUrl));
+  // MCP first: its calls are the busiest requests after the cache hits answered above. Cached calls the
+  // early path could not take (another charset, a compressed body...) are still answered before the budget.
+  app.all("/mcp", mcpHits.beforeBudget, free, mcpHttpHandler(deps.mcp, { name: info.name, version: info.version }, config.publicUrl));
   if (deps.live) app.all("/mcp/live", free, liveMcpHandler({ ...deps.live, gate: deps.gate, info }));
 
   // What the documents offer beside x402 (MPP, credits) exists only when payments are on.

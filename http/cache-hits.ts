@@ -36,6 +36,27 @@ function corsHeadersFor(cors: RequestHandler, origin: string | undefined): Array
   return passed ? [...set.values()].flat() : undefined;
 }
 
+/**
+ * The CORS headers of the app's CORS middleware per `Origin`, for fast paths that answer before it runs.
+ * The middleware treats every method but `OPTIONS` (the preflight, never answered by a fast path) like a
+ * simple GET, so one list per origin serves GET and POST alike. At most {@link MAX_CORS_ORIGINS} origins are
+ * kept: callers choose the header, so past that all are dropped and rebuilt on use.
+ */
+export class CorsHeaderCache {
+  readonly #byOrigin = new Map<string | undefined, Array<string | string[]> | undefined>();
+
+  constructor(private readonly cors: RequestHandler) {}
+
+  /** The headers for a request from `origin`, as `[name, value, ...]`; undefined when the fast path must leave the request to the middleware. */
+  get(origin: string | undefined): ReadonlyArray<string | string[]> | undefined {
+    if (this.#byOrigin.has(origin)) return this.#byOrigin.get(origin);
+    if (this.#byOrigin.size >= MAX_CORS_ORIGINS) this.#byOrigin.clear();
+    const headers = corsHeadersFor(this.cors, origin);
+    this.#byOrigin.set(origin, headers);
+    return headers;
+  }
+}
+
 /** The fixed parts of one tool's fast-path answers and metrics, built once per tool. */
 interface ToolHits {
   tool: AnyTool;
@@ -77,9 +98,11 @@ export interface CacheHitPathDeps {
 export class CacheHitPath {
   readonly #byUrl = new LRUCache<string, { hits: ToolHits; key: string }>({ maxSize: MAX_REMEMBERED_URL_CHARS, sizeCalculation: (_v, url) => url.length });
   readonly #tools = new Map<AnyTool, ToolHits>();
-  readonly #cors = new Map<string | undefined, Array<string | string[]> | undefined>();
+  readonly #cors: CorsHeaderCache;
 
-  constructor(private readonly deps: CacheHitPathDeps) {}
+  constructor(private readonly deps: CacheHitPathDeps) {
+    this.#cors = new CorsHeaderCache(deps.cors);
+  }
 
   /** Remembers that GET `url` (path and query, as received) is a request for `tool` with cache key `key`. */
   remember(url: string, tool: AnyTool, key: string): void {
@@ -120,7 +143,7 @@ export class CacheHitPath {
     const remembered = this.#byUrl.get(req.originalUrl);
     if (!remembered) return next();
     const started = performance.now();
-    const cors = this.#corsHeaders(req.headers.origin);
+    const cors = this.#cors.get(req.headers.origin);
     if (!cors) return next();
     const { hits, key } = remembered;
     const hit = this.deps.runner.peek(hits.tool, key);
@@ -130,13 +153,4 @@ export class CacheHitPath {
     metrics.httpRequests.inc(hits.requests);
     metrics.httpDuration.observe(hits.duration, (performance.now() - started) / 1000);
   };
-
-  /** {@link corsHeadersFor} `origin`, kept per origin (undefined: the fast path cannot answer it). */
-  #corsHeaders(origin: string | undefined): ReadonlyArray<string | string[]> | undefined {
-    if (this.#cors.has(origin)) return this.#cors.get(origin);
-    if (this.#cors.size >= MAX_CORS_ORIGINS) this.#cors.clear();
-    const headers = corsHeadersFor(this.deps.cors, origin);
-    this.#cors.set(origin, headers);
-    return headers;
-  }
 }

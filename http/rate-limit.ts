@@ -93,8 +93,9 @@ export class MissRateLimiter extends ClientRateLimiter {
 }
 
 /**
- * The limit on free routes that do work on every call (the quote endpoint; `FREE_RATE_LIMIT_PER_MIN`),
- * larger than the miss limit and counted apart from it. Redis keys `<prefix>rl-free:<client>`.
+ * The limit on free routes that do work on every call (the quote endpoint, `/metrics`, `POST /mcp` but a
+ * cached `tools/call`, which is a cache hit; `FREE_RATE_LIMIT_PER_MIN`), larger than the miss limit and
+ * counted apart from it. Redis keys `<prefix>rl-free:<client>`.
  */
 export class FreeRateLimiter extends ClientRateLimiter {
   constructor(perMin: number, redis?: RedisHandle) {

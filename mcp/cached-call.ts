@@ -1,10 +1,15 @@
-import type { Request, Response } from "express";
+import type { Request, RequestHandler, Response } from "express";
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
 import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import type { Metrics } from "../src/core/metrics.js";
+import type { CorsHeaderCache } from "../http/cache-hits.js";
 import type { McpCatalog } from "./catalog.js";
 import { PAYMENT_META, SESSION_META, SIWX_META } from "./catalog.js";
 
 type Json = Record<string, unknown>;
+
+/** The stateless Streamable HTTP endpoint, exactly as the early path recognises it. */
+const MCP_PATH = "/mcp";
 
 const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
 const PARAM_KEYS = new Set(["name", "arguments", "_meta"]);
@@ -46,32 +51,127 @@ function contentTypeCount(raw: readonly string[]): number {
 /**
  * Whether the SDK's Streamable HTTP transport (stateless, JSON responses) would take this POST's headers:
  * `Accept` lists both JSON and SSE, one JSON `Content-Type` (the transport reads repeated ones joined, and
- * refuses them), and no `Mcp-Protocol-Version` or a supported one. Checked with the SDK's own helpers.
+ * refuses them), and no `Mcp-Protocol-Version` or a supported one. Checked with the SDK's own helpers;
+ * `jsonType` is whether the `Content-Type` is JSON, when the caller knows it already.
  */
-function transportAccepts(req: Request): boolean {
+function transportAccepts(req: Request, jsonType = isJsonContentType(req.headers["content-type"])): boolean {
   const accept = req.headers.accept;
   if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) return false;
-  if (!isJsonContentType(req.headers["content-type"]) || contentTypeCount(req.rawHeaders) !== 1) return false;
+  if (!jsonType || contentTypeCount(req.rawHeaders) !== 1) return false;
   const version = req.headers["mcp-protocol-version"];
   return version === undefined || (typeof version === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(version));
 }
 
+/** What the app's `/mcp` pieces need. */
+export interface McpCachedCallsDeps {
+  catalog: McpCatalog;
+  metrics: Metrics;
+  /**
+   * The free-route limiter's static `RateLimit-Policy` header: the budget every other `POST /mcp` consumes,
+   * which a cached call carries (as a REST hit carries the miss policy) without consuming it.
+   */
+  rateLimitPolicy: string;
+  /** The app's CORS headers per `Origin`: the early path runs before the CORS middleware. */
+  cors: CorsHeaderCache;
+  /**
+   * The app's JSON body parser (express.json): the early path reads bodies with it, and the parser, mounted
+   * again later in the app, skips a body already read.
+   */
+  json: RequestHandler;
+}
+
 /**
- * Answers a Streamable HTTP `tools/call` whose result this process holds in its response cache, without
- * building the per-request SDK server and transport: the SDK's stateless JSON-response path would send
- * the same bytes (the result as {@link McpCatalog.cachedResult} serializes it, in the SDK's
- * `{result, jsonrpc, id}` response, `content-type: application/json`; test/mcp checks the two match).
- * Everything else (another method, a call not cached here, headers or a body the SDK would look at more
- * closely) is left to the SDK.
- * @returns true when the answer was sent; false when nothing was written and the SDK must handle the request.
+ * Cached `tools/call` requests over stateless Streamable HTTP, answered like the REST cache hits: free, so
+ * before the free-route budget, and without the per-request SDK server and transport, with the bytes the
+ * SDK's stateless JSON-response path would send (the result as {@link McpCatalog.cachedResult} serializes
+ * it, in the SDK's `{result, jsonrpc, id}` response, `content-type: application/json`; test/mcp checks the
+ * two match). Everything else (another method, a call not cached here, headers or a body the SDK would look
+ * at more closely) goes on to the budget and the SDK, exactly as before.
+ *
+ * Three pieces, mounted by http/app.ts:
+ * - {@link early}, first in the app beside the REST hits: a `POST /mcp` with the headers the SDK accepts has
+ *   its body read by the app's own JSON parser (express.json) here, and a cached call is answered with the
+ *   CORS headers the CORS middleware would set, counted in the HTTP metrics as the `/mcp` route counts it.
+ *   Otherwise the parsed body (or the parser's error) is handed on (so the HTTP duration of such a request,
+ *   measured by the app's metrics middleware, starts after its body).
+ * - {@link bodyParser}, in place of the app's JSON body parser: raises a parser error the early path kept, so
+ *   that it is answered where the parser's errors are (4xx, after CORS and metrics).
+ * - {@link beforeBudget}, in the `/mcp` route before the free limiter: answers cached calls among the
+ *   requests the early path did not take (a CORS policy that is not the same for every request), so that no
+ *   cached call consumes budget.
  */
-export function answerCachedCall(catalog: McpCatalog, req: Request, res: Response): boolean {
-  const call = plainToolCall(req.body);
-  if (!call || !transportAccepts(req)) return false;
-  const result = catalog.cachedResult(call.name, call.args);
-  if (result === undefined) return false;
-  const body = `{"result":${result},"jsonrpc":"2.0","id":${JSON.stringify(call.id)}}`;
-  res.writeHead(200, ["content-type", "application/json", "content-length", String(Buffer.byteLength(body))]);
-  res.end(body);
-  return true;
+export class McpCachedCalls {
+  /** Requests whose body the early path has read and found no cached call in (the route need not look again). */
+  readonly #checked = new WeakSet<Request>();
+  /** Parse and read errors of bodies the early path read, raised by {@link bodyParser}. */
+  readonly #bodyErrors = new WeakMap<Request, unknown>();
+  readonly #requestLabels = { route: MCP_PATH, method: "POST", status: 200 } as const;
+  readonly #durationLabels = { route: MCP_PATH, method: "POST" } as const;
+
+  constructor(private readonly deps: McpCachedCallsDeps) {}
+
+  /**
+   * Sends the cached answer of `body` when it is a plain `tools/call` this process holds the result of,
+   * after the `first` headers. The head of the answer is built once per cache entry (catalog), so a hit
+   * copies it and appends the id.
+   * @returns true when the answer was sent; false when nothing was written.
+   */
+  #send(res: Response, body: unknown, first: ReadonlyArray<string | string[]>): boolean {
+    const call = plainToolCall(body);
+    if (!call) return false;
+    const cached = this.deps.catalog.cachedResult(call.name, call.args);
+    if (!cached) return false;
+    const head = cached.responseHead;
+    const tail = `${JSON.stringify(call.id)}}`;
+    const bytes = Buffer.allocUnsafe(head.length + Buffer.byteLength(tail));
+    head.copy(bytes);
+    bytes.write(tail, head.length);
+    res.writeHead(200, [...first, "RateLimit-Policy", this.deps.rateLimitPolicy, "content-type", "application/json", "content-length", String(bytes.length)]);
+    res.end(bytes);
+    return true;
+  }
+
+  /** Express middleware mounted first in the app (see the class); calls `next()` for whatever it does not answer. */
+  readonly early: RequestHandler = (req, res, next) => {
+    if (req.method !== "POST" || req.url !== MCP_PATH || !transportAccepts(req)) return next();
+    const cors = this.deps.cors.get(req.headers.origin);
+    if (!cors) return next();
+    const started = performance.now();
+    this.deps.json(req, res, (parseError?: unknown) => {
+      if (parseError) {
+        // Answered where the parser's errors are (after CORS and metrics), by {@link bodyParser}.
+        this.#bodyErrors.set(req, parseError);
+        return next();
+      }
+      let sent: boolean;
+      try {
+        sent = this.#send(res, req.body, cors);
+      } catch (err) {
+        return next(err);
+      }
+      if (sent) {
+        const { metrics } = this.deps;
+        metrics.httpRequests.inc(this.#requestLabels);
+        metrics.httpDuration.observe(this.#durationLabels, (performance.now() - started) / 1000);
+        return;
+      }
+      this.#checked.add(req);
+      next();
+    });
+  };
+
+  /**
+   * The app's JSON body parser in its place in the app: raises the error of a body the early path read,
+   * else parses (a body already read is skipped by the parser itself).
+   */
+  readonly bodyParser: RequestHandler = (req, res, next) => {
+    const err = this.#bodyErrors.get(req);
+    if (err !== undefined) return next(err);
+    this.deps.json(req, res, next);
+  };
+
+  /** Route middleware before the free limiter of `/mcp` (see the class); calls `next()` for whatever it does not answer. */
+  readonly beforeBudget: RequestHandler = (req, res, next) => {
+    if (req.method !== "POST" || this.#checked.has(req) || !transportAccepts(req) || !this.#send(res, req.body, [])) next();
+  };
 }

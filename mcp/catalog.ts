@@ -87,6 +87,23 @@ function callSignature(name: string, args: unknown): string | undefined {
   }
 }
 
+/**
+ * A `tools/call` result answered from the response cache, serialized once per cache entry and data-source
+ * label, so that a cached call costs a lookup and a copy rather than a serialization.
+ */
+export interface CachedResult {
+  /**
+   * The UTF-8 bytes of the stateless Streamable HTTP answer up to its id, `{"result":<json>,"jsonrpc":"2.0","id":`
+   * (the SDK's transport writes a response's keys in that order); the id and `}` complete it.
+   */
+  readonly responseHead: Buffer;
+}
+
+/** {@link CachedResult} of a result serialized as `json`. */
+function serializedResult(json: string): CachedResult {
+  return { responseHead: Buffer.from(`{"result":${json},"jsonrpc":"2.0","id":`) };
+}
+
 /** JSON Schema of the credential arguments of tools with `acceptsCredentials` (HTTP sends them as headers). */
 const CREDENTIAL_PROPERTIES = {
   manage_token: { type: "string", description: "the alert's manage_token (returned at creation); or sign as the owner wallet instead" },
@@ -125,8 +142,8 @@ export class McpCatalog {
    * tool's input is a pure function of its arguments, so {@link cachedResult} needs no schema parse.
    */
   private readonly keys = new LRUCache<string, { tool: AnyTool; key: string }>({ maxSize: MAX_REMEMBERED_CHARS, sizeCalculation: (_v, sig) => sig.length });
-  /** The serialized hit results of each cache entry, per data-source label, built on first use. */
-  private readonly hitResults = new WeakMap<HitAnswer, Partial<Record<DataSource, string>>>();
+  /** The serialized hit results of each cache entry, per data-source label, built on first use (freed with the entry). */
+  private readonly hitResults = new WeakMap<HitAnswer, Partial<Record<DataSource, CachedResult>>>();
 
   constructor(private readonly deps: McpCatalogDeps) {
     this.byName = new Map(deps.tools.map((t) => [t.name, t]));
@@ -197,13 +214,13 @@ export class McpCatalog {
   }
 
   /**
-   * The result of a `tools/call` this process can answer from its response cache right away, as JSON text:
+   * The result of a `tools/call` this process can answer from its response cache right away, serialized:
    * what {@link call} returns for that hit, after the SDK server's own result validation (the SDK's
    * `CallToolResultSchema` output, which is what it sends), built once per cache entry and label. Counts the
    * hit like {@link call}. Undefined, with nothing counted, when the call needs {@link call}: its tool's hits
    * are not shared, these exact arguments have not been parsed yet, or this process does not hold the entry.
    */
-  cachedResult(name: string, args: unknown): string | undefined {
+  cachedResult(name: string, args: unknown): CachedResult | undefined {
     const sig = callSignature(name, args);
     const known = sig === undefined ? undefined : this.keys.get(sig);
     if (!known) return undefined;
@@ -212,7 +229,7 @@ export class McpCatalog {
     const label = this.labels.labelOfHit(known.key);
     let results = this.hitResults.get(hit.answer);
     if (!results) this.hitResults.set(hit.answer, (results = {}));
-    return (results[label] ??= JSON.stringify(CallToolResultSchema.parse(this.ok(hit.value, HIT_META, label))));
+    return (results[label] ??= serializedResult(JSON.stringify(CallToolResultSchema.parse(this.ok(hit.value, HIT_META, label)))));
   }
 
   /** Remembers the cache key of a call's arguments for {@link cachedResult} (tools with shared hits only). */

@@ -3,15 +3,15 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { AppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
 import { sendError } from "../http/errors.js";
-import { answerCachedCall } from "./cached-call.js";
 import type { McpCatalog } from "./catalog.js";
 import { createMcpServer, type McpServerInfo } from "./server.js";
 
 /**
  * Stateless Streamable HTTP MCP endpoint (POST): a fresh lightweight server and transport per request,
- * JSON responses, no sessions, so any replica can answer. A `tools/call` whose answer this process holds in
- * its response cache is answered first, with the same bytes, without them (cached-call.ts). GET and DELETE
- * answer 405.
+ * JSON responses, no sessions, so any replica can answer. GET and DELETE answer 405. A `tools/call` whose
+ * answer this process holds in its response cache never gets here: http/app.ts mounts cached-call.ts
+ * (`McpCachedCalls`) in front of this handler and of the free-route budget, and it answers such calls with
+ * the same bytes.
  */
 export function mcpHttpHandler(catalog: McpCatalog, info: McpServerInfo, publicUrl?: string): RequestHandler {
   return async (req: Request, res: Response) => {
@@ -19,7 +19,6 @@ export function mcpHttpHandler(catalog: McpCatalog, info: McpServerInfo, publicU
       res.setHeader("Allow", "POST");
       return sendError(res, new AppError("METHOD_NOT_ALLOWED", "this MCP endpoint is stateless: use POST"));
     }
-    if (answerCachedCall(catalog, req, res)) return;
     // SIWX proofs over MCP are bound to the origin the client called (PUBLIC_URL when set).
     const origin = new URL(publicUrl ?? `${req.protocol}://${req.get("host")}`).origin;
     const server = createMcpServer(catalog, info, (meta) => ({ rateLimitKey: req.ip ?? "unknown", meta, origin }));

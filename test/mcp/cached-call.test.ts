@@ -30,6 +30,29 @@ function postTwoContentTypes(url: string, body: string): Promise<number> {
   });
 }
 
+/** Status, headers (without `Date` and `RateLimit`) and body of a raw POST of `body` to `url`. */
+type RawAnswer = { status: number; headers: Record<string, unknown>; body: string };
+
+/**
+ * POSTs `body` with `Content-Length` (which the early path reads itself) or chunked (which it leaves to
+ * the app's JSON body parser), so that the two readings of the same bytes can be compared.
+ */
+function rawPost(url: string, body: Buffer, chunked: boolean, headers: Record<string, string> = {}): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: "POST", headers: { ...MCP_HEADERS, ...headers, ...(chunked ? {} : { "content-length": String(body.length) }) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const { date: _date, ratelimit: _ratelimit, ...rest } = res.headers;
+        resolve({ status: res.statusCode ?? 0, headers: rest, body: Buffer.concat(chunks).toString("utf8") });
+      });
+    });
+    req.on("error", reject);
+    if (chunked && body.length > 1) req.write(body.subarray(0, 1));
+    req.end(chunked && body.length > 1 ? body.subarray(1) : body);
+  });
+}
+
 describe("MCP cached calls answered without the SDK server (mcp/cached-call.ts)", () => {
   let s: FreeStack;
   const post = (body: unknown, headers: Record<string, string> = {}) =>
@@ -67,6 +90,52 @@ describe("MCP cached calls answered without the SDK server (mcp/cached-call.ts)"
     const paidHit = await send(toolCall(7, args, { "x402/payment": { x402Version: 2 } }));
     expect(paidHit.cached).toBe(true);
     expect(paidHit.r).toEqual((await send(toolCall(7, args))).r);
+  });
+
+  it("reads a body as the app's JSON body parser does: the same answer for the same bytes, whoever parses them", async () => {
+    const args = { id: "solana", days: 7 };
+    await post(toolCall(1, args)); // a miss: parsed, remembered, committed
+    const call = JSON.stringify(toolCall(2, args));
+    // Each body, and whether the early path answers it from the cache (everything else goes on to the SDK).
+    const bodies: Array<[string | Buffer, boolean]> = [
+      [call, true],
+      [`\uFEFF${call}`, true], // a byte order mark, which the parser drops
+      [` \r\n\t${call}\n`, true],
+      [JSON.stringify(toolCall("☃ \u0000 id", args)), true],
+      // Invalid UTF-8 in the id: decoded to U+FFFD by both.
+      [Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"'), Buffer.from([0xff, 0xfe]), Buffer.from(`","method":"tools/call","params":${JSON.stringify({ name: "cex_market_history", arguments: args })}}`)]), true],
+      ["{not json", false],
+      ['"a string"', false],
+      ["null", false],
+      ["{}", false],
+      ["[]", false],
+      [`[${call}]`, false],
+      [JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tools/list" }), false],
+    ];
+    const spy = vi.spyOn(s.service.mcp, "cachedResult");
+    for (const [body, fast] of bodies) {
+      const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
+      spy.mockClear();
+      const early = await rawPost(`${s.url}/mcp`, bytes, false);
+      expect(spy.mock.results.some((x) => x.value !== undefined), bytes.toString("utf8")).toBe(fast);
+      const parser = await rawPost(`${s.url}/mcp`, bytes, true);
+      expect(parser, bytes.toString("utf8")).toEqual(early);
+    }
+    // The cached ones were cache hits either way, and the refused ones the parser's own errors.
+    expect(JSON.parse((await rawPost(`${s.url}/mcp`, Buffer.from(`\uFEFF${call}`), false)).body).result._meta).toMatchObject({ "marketgate/cache": "HIT" });
+    const notJson = await rawPost(`${s.url}/mcp`, Buffer.from("{not json"), false);
+    expect(notJson.status).toBe(400);
+    expect(notJson.headers["access-control-allow-origin"]).toBe("*");
+    expect(JSON.parse(notJson.body)).toMatchObject({ error: { code: "BAD_REQUEST", message: "request body is not valid JSON" } });
+    // Larger than the parser's limit: its 413, without reading it here.
+    const large = await rawPost(`${s.url}/mcp`, Buffer.from(JSON.stringify(toolCall(4, { ...args, pad: "x".repeat(70_000) }))), false);
+    expect(large.status).toBe(413);
+    // Other charsets and content types are the parser's (415), as before.
+    const latin1 = await rawPost(`${s.url}/mcp`, Buffer.from(call), false, { "content-type": "application/json; charset=latin1" });
+    expect(latin1.status).toBe(415);
+    expect(JSON.parse((await rawPost(`${s.url}/mcp`, Buffer.from(call), false, { "content-type": "application/json; charset=UTF-8" })).body).result._meta).toMatchObject({
+      "marketgate/cache": "HIT",
+    });
   });
 
   it("leaves to the SDK whatever it would answer otherwise (headers, batches, ids, other methods)", async () => {
