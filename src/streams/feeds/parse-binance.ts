@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Num } from "../../venues/wire.js";
 import type { Trade } from "../types.js";
 import {
+  decimal,
   decode,
   eachRow,
   epochMs,
@@ -20,6 +21,7 @@ import {
   tradeFrame,
   zodIssues,
 } from "./normalise.js";
+import { bool, detached, fixed, object, str, uint } from "./scan.js";
 
 /*
  * Binance USDⓈ-M stream frames (sources.md §1.8): combined-stream wrappers `{"stream","data"}` (raw
@@ -67,8 +69,68 @@ function fastAggTrade(e: Obj, lookup: InstrumentLookup): Trade | typeof SKIPPED 
 }
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** One raw Binance futures WS message (text or parsed JSON) → trades / liquidations / control. Never throws. */
+/**
+ * The `aggTrade` payload exactly as the venue sends it: keys `e` ("aggTrade"), `E`, `a`, `s`, `p`, `q`, `f`,
+ * `l`, `T`, `m` in this order. Captures: 1 `a`, 2 `s`, 3 `p`, 4 `q`, 5 `T` (not 0: the schema refuses it), 6 `m` ("t" if true).
+ */
+const AGG_TRADE = object([
+  ["e", fixed("aggTrade")],
+  ["E", uint()],
+  ["a", uint({ capture: true })],
+  ["s", str({ capture: true })],
+  ["p", str({ capture: true })],
+  ["q", str({ capture: true })],
+  ["f", uint()],
+  ["l", uint()],
+  ["T", uint({ capture: true, positive: true })],
+  ["m", bool({ capture: true })],
+]);
+/** As the feed receives it: the combined-stream wrapper of the routed endpoint. */
+const COMBINED_AGG_TRADE = new RegExp(`^${object([["stream", str()], ["data", AGG_TRADE]])}$`);
+/** The raw payload (a single-stream connection). */
+const RAW_AGG_TRADE = new RegExp(`^${AGG_TRADE}$`);
+
+/**
+ * The layout scanner of Binance USDⓈ-M `aggTrade` frames, the busiest stream: the text of a frame exactly
+ * as the venue sends it, combined-stream `{"stream":"<name>","data":{…}}` (the feed's endpoint) or the raw
+ * payload `{…}`, payload keys in the venue's order `e` ("aggTrade"), `E`, `a`, `s`, `p`, `q`, `f`, `l`, `T`,
+ * `m`, with no whitespace and no escapes, integers unsigned (at most 15 digits), `T` > 0, `p` and `q`
+ * strings of positive decimals (see scan.ts). Such a frame becomes its {@link Trade} (an unknown symbol:
+ * `skipped` 1) without JSON.parse: exactly the frame {@link parseBinanceJson} gives for it. Undefined for
+ * anything else (other events, liquidations, acks, another key order, an added key, a value of another
+ * type…): the caller then takes the JSON.parse path, which decides, errors included.
+ */
+export function scanBinanceAggTrade(text: string, lookup: InstrumentLookup): ParsedFrame | undefined {
+  // `{"stream":…` (a third character "s") or the raw payload `{"e":…`.
+  const m = (text.charCodeAt(2) === 115 ? COMBINED_AGG_TRADE : RAW_AGG_TRADE).exec(text);
+  if (m === null) return undefined;
+  const price = positiveDecimal(m[3]);
+  const size = positiveDecimal(m[4]);
+  if (price === undefined || size === undefined) return undefined;
+  const inst = lookup.get(m[2]!);
+  // Integers of at most 15 digits: `decimal` reads them exactly, and they are what JSON.parse's number prints as.
+  return inst ? tradeFrame([newTrade(VENUE, inst, decimal(m[5]!), price, size, m[6] === "t" ? "sell" : "buy", detached(m[1]!))]) : tradeFrame([], 1);
+}
+
+/**
+ * One raw Binance futures WS message (text or parsed JSON) → trades / liquidations / control. Never throws.
+ * Text in the venue's `aggTrade` layout is read by {@link scanBinanceAggTrade}; everything else, and any
+ * deviation from that layout, goes through JSON.parse and the schemas.
+ */
 export function parseBinanceMessage(raw: unknown, lookup: InstrumentLookup): ParsedFrame {
+  if (typeof raw === "string") {
+    const scanned = scanBinanceAggTrade(raw, lookup);
+    if (scanned) return scanned;
+  }
+  return parseBinanceJson(raw, lookup);
+}
+
+/**
+ * The JSON.parse path of {@link parseBinanceMessage}: text through JSON.parse (an already parsed value as
+ * is), then the hand checks and schemas. On every frame the scanner reads, it gives the same answer (the
+ * scanner only does it sooner: test/streams/feeds-scan.test.ts).
+ */
+export function parseBinanceJson(raw: unknown, lookup: InstrumentLookup): ParsedFrame {
   const d = decode(raw);
   if (!d.ok) return frame({ error: d.error });
   const v = d.value;

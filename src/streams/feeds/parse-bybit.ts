@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Trade } from "../types.js";
 import {
+  decimal,
   decode,
   eachRow,
   epochMs,
@@ -18,6 +19,7 @@ import {
   Time,
   tradeFrame,
 } from "./normalise.js";
+import { bool, detached, object, oneOf, str, uint } from "./scan.js";
 
 /*
  * Bybit v5 public linear frames (sources.md §3.5): `publicTrade.{symbol}` (`S` = TAKER side, `v` size,
@@ -64,8 +66,94 @@ function fastTrades(rows: readonly unknown[], lookup: InstrumentLookup): ParsedF
   return tradeFrame(trades, skipped);
 }
 
-/** One raw Bybit v5 public WS message (text or parsed JSON) → trades / liquidations / control. Never throws. */
+/** The start of a `publicTrade` frame as the venue sends it, up to its first row (sticky: `lastIndex` is where the rows start). */
+const PUBLIC_TRADE_HEAD = new RegExp(
+  object(
+    [
+      ["topic", str({ prefix: "publicTrade." })],
+      ["type", str()],
+      ["ts", uint()],
+      ["data", "\\["], // the opening bracket of the rows
+    ],
+    { open: true },
+  ),
+  "y",
+);
+/**
+ * One row of a `publicTrade` frame as the venue sends it: keys `T`, `s`, `S`, `v`, `p`, `L`, `i`, `BT`, then
+ * `RPI` and `seq` (in the 2026 recordings; older frames end at `BT`), followed by the comma of the next
+ * row or by the end of the frame. Captures: 1 `T` (not 0), 2 `s`, 3 `S`, 4 `v`, 5 `p`, 6 `i` (not empty),
+ * 7 what follows (`,` or `]}`). Sticky: read from where the previous row ended.
+ */
+const PUBLIC_TRADE_ROW = new RegExp(
+  `${object([
+    ["T", uint({ capture: true, positive: true })],
+    ["s", str({ capture: true })],
+    ["S", oneOf("Buy", "Sell")],
+    ["v", str({ capture: true })],
+    ["p", str({ capture: true })],
+    ["L", str()],
+    ["i", str({ capture: true, nonEmpty: true })],
+    ["BT", bool()],
+    ["RPI", bool(), "optional"],
+    ["seq", uint(), "optional"],
+  ])}(,|\\]\\}$)`,
+  "y",
+);
+
+/**
+ * The layout scanner of Bybit v5 `publicTrade.{symbol}` frames: the text of a frame exactly as the venue
+ * sends it, `{"topic":"publicTrade.…","type":"…","ts":…,"data":[row, …]}` with one row or more, each
+ * `{"T","s","S","v","p","L","i","BT"}` then `"RPI"` and `"seq"` (in the 2026 recordings; absent from
+ * older ones), in that order; no whitespace, no escapes, integers unsigned (at most 15 digits), `T` > 0,
+ * `S` "Buy" or "Sell", `v` and `p` strings of positive decimals, `i` a non-empty string (see scan.ts).
+ * Such a frame becomes its trades (rows of unknown symbols counted in `skipped`) without JSON.parse:
+ * exactly the frame {@link parseBybitJson} gives for it. Undefined for anything else (other topics,
+ * liquidations, acks and pongs, spot frames, another key order, an added key, one unusual row…): the
+ * caller then takes the JSON.parse path, which decides.
+ */
+export function scanBybitPublicTrade(text: string, lookup: InstrumentLookup): ParsedFrame | undefined {
+  PUBLIC_TRADE_HEAD.lastIndex = 0;
+  if (!PUBLIC_TRADE_HEAD.test(text)) return undefined;
+  PUBLIC_TRADE_ROW.lastIndex = PUBLIC_TRADE_HEAD.lastIndex;
+  const trades: Trade[] = [];
+  let skipped = 0;
+  // The instrument of the previous row, looked up again only when the symbol changes (rows share the topic's).
+  let symbol: string | undefined;
+  let inst: FeedInstrument | undefined;
+  for (;;) {
+    const m = PUBLIC_TRADE_ROW.exec(text);
+    if (m === null) return undefined;
+    const size = positiveDecimal(m[4]);
+    const price = positiveDecimal(m[5]);
+    if (size === undefined || price === undefined) return undefined;
+    if (m[2] !== symbol) inst = lookup.get((symbol = m[2]!));
+    // `T` has at most 15 digits: `decimal` reads it exactly.
+    if (inst) trades.push(newTrade(VENUE, inst, decimal(m[1]!), price, size, m[3] === "Buy" ? "buy" : "sell", detached(m[6]!)));
+    else skipped++;
+    if (m[7] !== ",") return tradeFrame(trades, skipped);
+  }
+}
+
+/**
+ * One raw Bybit v5 public WS message (text or parsed JSON) → trades / liquidations / control. Never throws.
+ * Text in the venue's `publicTrade` layout is read by {@link scanBybitPublicTrade}; everything else, and
+ * any deviation from that layout, goes through JSON.parse and the schemas.
+ */
 export function parseBybitMessage(raw: unknown, lookup: InstrumentLookup): ParsedFrame {
+  if (typeof raw === "string") {
+    const scanned = scanBybitPublicTrade(raw, lookup);
+    if (scanned) return scanned;
+  }
+  return parseBybitJson(raw, lookup);
+}
+
+/**
+ * The JSON.parse path of {@link parseBybitMessage}: text through JSON.parse (an already parsed value as
+ * is), then the hand checks and schemas. On every frame the scanner reads, it gives the same answer (the
+ * scanner only does it sooner: test/streams/feeds-scan.test.ts).
+ */
+export function parseBybitJson(raw: unknown, lookup: InstrumentLookup): ParsedFrame {
   const d = decode(raw);
   if (!d.ok) return frame({ error: d.error });
   const v = d.value as Record<string, unknown> | null;

@@ -162,6 +162,8 @@ interface StoredBucket extends CvdBucketRow {
   idSet: Set<string> | null;
   /** Ids counted since the last flush, which writes and reports them; null when none. */
   newIds: string[] | null;
+  /** Whether the bucket is in the store's `dirty` set (kept equal by `queueBucket` / `unqueueBucket`). */
+  queued: boolean;
 }
 
 /** The unfilled parts of the many buckets without any: one shared, frozen list (never mutated: replaced). */
@@ -180,6 +182,8 @@ interface Track {
   base: string;
   newest: number;
   seq: SequenceLedger | null;
+  /** Whether the track is in the store's `dirtyTracks` set (kept equal by `queueTrack` / `unqueueTrack`). */
+  queued: boolean;
   /** Last live trade of the current continuous live stream, and its time (with `seq.live`). */
   liveLast: number | null;
   liveLastTime: number;
@@ -454,7 +458,10 @@ export class CvdStore {
       // One trade (every Binance aggTrade frame): no arrays. The scratch array is not kept past the call.
       const t = group[0]!;
       const seq = sequenceOf(t.venue, t.id);
-      if (seq === null) return this.admitById(track, t) ? this.count(track, t, counted) : 0;
+      if (seq === null) {
+        const b = this.admitById(track, t);
+        return b ? this.count(track, b, t, counted) : 0;
+      }
       this.oneSeq[0] = seq;
       return this.addSequenced(track, this.oneSeq, group, source, counted);
     }
@@ -466,7 +473,8 @@ export class CvdStore {
     for (const t of group) {
       const seq = sequenceOf(t.venue, t.id);
       if (seq === null) {
-        if (this.admitById(track, t)) n += this.count(track, t, counted);
+        const b = this.admitById(track, t);
+        if (b) n += this.count(track, b, t, counted);
       } else if (seqs === null || seqTrades === null) {
         seqs = [seq];
         seqTrades = [t];
@@ -496,13 +504,14 @@ export class CvdStore {
       const linked = source === "run" ? i > 0 : live && (following || (i > 0 && prevNew));
       const above = ledger.mark === null || seq > ledger.mark;
       const admitted = ledger.admit(seq, t.time, linked);
-      if (admitted) n += this.count(track, t, counted);
+      if (admitted) n += this.count(track, this.bucketOf(track, t.time), t, counted);
       prevNew = admitted && above;
     }
     const last = seqs[seqs.length - 1]!;
     let settled = false;
     if (live) {
-      if (following) settled = ledger.settleRun(track.liveLast!, track.liveLastTime, last);
+      // No hole (the usual case): nothing to settle, and no call per live frame.
+      if (following && ledger.holes.length > 0) settled = ledger.settleRun(track.liveLast!, track.liveLastTime, last);
       ledger.live = true;
       if (track.liveLast === null || last > track.liveLast) {
         track.liveLast = last;
@@ -511,32 +520,66 @@ export class CvdStore {
     } else if (source === "run") {
       settled = ledger.settleRun(seqs[0]!, trades[0]!.time, last);
     }
-    if (settled) this.dirtyTracks.add(track);
+    if (settled) this.queueTrack(track);
     return n;
   }
 
-  /** Whether `t` (not sequence-numbered) is new to its bucket's id set, recording it; false when the set is incomplete. */
-  private admitById(track: Track, t: Trade): boolean {
+  /**
+   * Whether `t` (not sequence-numbered) is new to its bucket's id set, recording it: its bucket when new,
+   * null when known or when the set is incomplete.
+   */
+  private admitById(track: Track, t: Trade): StoredBucket | null {
     const b = this.bucketOf(track, t.time);
     const ids = this.idsOf(b);
-    if (ids === null) return false;
+    if (ids === null) return null;
     // One hash lookup rather than has() then add(): the set only grows when the id is new.
     const size = ids.size;
-    if (ids.add(t.id).size === size) return false;
+    if (ids.add(t.id).size === size) return null;
     (b.newIds ??= []).push(t.id);
     b.idCount = ids.size;
-    return true;
+    return b;
   }
 
-  /** Counts `t` into its bucket; returns 1 (the count of {@link add}). */
-  private count(track: Track, t: Trade, counted: Trade[] | null): number {
-    const b = this.bucketOf(track, t.time);
+  /** Counts `t` into `b`, its bucket ({@link bucketOf}); returns 1 (the count of {@link add}). */
+  private count(track: Track, b: StoredBucket, t: Trade, counted: Trade[] | null): number {
     countInto(b, t);
-    this.dirty.add(b);
+    this.queueBucket(b);
     if (t.time > track.newest) track.newest = t.time;
-    this.dirtyTracks.add(track);
+    this.queueTrack(track);
     counted?.push(t);
     return 1;
+  }
+
+  /*
+   * The pending-write sets. Every trade marks its bucket and track; a flag on each mirrors membership so
+   * that the per-trade path costs a field read rather than a hash lookup when they are queued already.
+   * Every change of the sets goes through these four (and the clear of writePending).
+   */
+
+  /** Queues bucket `b` for the next flush. */
+  private queueBucket(b: StoredBucket): void {
+    if (b.queued) return;
+    b.queued = true;
+    this.dirty.add(b);
+  }
+
+  /** Unqueues bucket `b` (it is dropped). */
+  private unqueueBucket(b: StoredBucket): void {
+    b.queued = false;
+    this.dirty.delete(b);
+  }
+
+  /** Queues track `t` (newest trade, ledger) for the next flush. */
+  private queueTrack(t: Track): void {
+    if (t.queued) return;
+    t.queued = true;
+    this.dirtyTracks.add(t);
+  }
+
+  /** Unqueues track `t` (it is dropped). */
+  private unqueueTrack(t: Track): void {
+    t.queued = false;
+    this.dirtyTracks.delete(t);
   }
 
   /** The bucket of (track's venue and base, slot of `time`), created when absent; cached on the track. */
@@ -628,7 +671,7 @@ export class CvdStore {
       for (let slot = first; slot <= last; slot += CVD_BUCKET_MS) {
         const b = create ? this.bucket(base, gap.venue, slot) : sym.venues.get(gap.venue)?.get(slot);
         if (!b || !fn(b, Math.max(gap.from, slot), Math.min(gap.to, slot + CVD_BUCKET_MS))) continue;
-        this.dirty.add(b);
+        this.queueBucket(b);
         marked++;
       }
     }
@@ -661,7 +704,7 @@ export class CvdStore {
     let created = false;
     for (const v of venues) {
       if (!VENUE_SET.has(v) || this.syms.get(base)?.venues.get(v)?.has(slot)) continue;
-      this.dirty.add(this.bucket(base, v, slot));
+      this.queueBucket(this.bucket(base, v, slot));
       created = true;
     }
     if (created) this.flusher.schedule();
@@ -766,7 +809,7 @@ export class CvdStore {
     this.syms.delete(base);
     for (const m of sym?.venues.values() ?? []) {
       for (const b of m.values()) {
-        this.dirty.delete(b);
+        this.unqueueBucket(b);
         this.idsLoaded.delete(b);
       }
     }
@@ -775,7 +818,7 @@ export class CvdStore {
       const t = m.get(base);
       if (!t) continue;
       m.delete(base);
-      this.dirtyTracks.delete(t);
+      this.unqueueTrack(t);
     }
     this.db.transaction(() => {
       this.st.dropBuckets.run(base);
@@ -879,10 +922,10 @@ export class CvdStore {
       logger.error({ err }, "cvd store: writing replicated rows failed; retrying with the next flush");
       for (const base of syms.keys()) this.dirtySymbols.add(base);
       for (const { b, ids } of rows) {
-        this.dirty.add(b);
+        this.queueBucket(b);
         if (ids?.length) (b.newIds ??= []).push(...ids);
       }
-      for (const t of tracks) this.dirtyTracks.add(t);
+      for (const t of tracks) this.queueTrack(t);
       this.flusher.schedule();
     }
     return rows.length;
@@ -943,7 +986,7 @@ export class CvdStore {
         for (const [start, b] of m) {
           if (start >= lo) continue;
           m.delete(start);
-          this.dirty.delete(b);
+          this.unqueueBucket(b);
           this.idsLoaded.delete(b);
           dropped++;
         }
@@ -956,8 +999,8 @@ export class CvdStore {
         t.bucket = null;
         if (t.newest < lo) {
           m.delete(base);
-          this.dirtyTracks.delete(t);
-        } else if (t.seq?.prune(lo)) this.dirtyTracks.add(t);
+          this.unqueueTrack(t);
+        } else if (t.seq?.prune(lo)) this.queueTrack(t);
       }
     }
     this.pendingPurgeBefore = lo;
@@ -1035,7 +1078,7 @@ export class CvdStore {
     let b = m.get(slot);
     if (!b) {
       // New here: no ids anywhere yet, so the (empty) set in memory is complete.
-      b = { base, venue, start: slot, buyBase: 0, sellBase: 0, buyUsd: 0, sellUsd: 0, trades: 0, gap: "none", unfilled: NO_INTERVALS, idCount: 0, idSet: null, newIds: null };
+      b = { base, venue, start: slot, buyBase: 0, sellBase: 0, buyUsd: 0, sellUsd: 0, trades: 0, gap: "none", unfilled: NO_INTERVALS, idCount: 0, idSet: null, newIds: null, queued: false };
       m.set(slot, b);
     }
     return b;
@@ -1044,7 +1087,7 @@ export class CvdStore {
   private trackFor(venue: StreamVenue, base: string): Track {
     const m = this.tracks[venue];
     let t = m.get(base);
-    if (!t) m.set(base, (t = { venue, base, newest: -Infinity, seq: null, liveLast: null, liveLastTime: -Infinity, bucket: null, sym: null }));
+    if (!t) m.set(base, (t = { venue, base, newest: -Infinity, seq: null, queued: false, liveLast: null, liveLastTime: -Infinity, bucket: null, sym: null }));
     return t;
   }
 
@@ -1081,9 +1124,13 @@ export class CvdStore {
       }
     })();
     // Cleared only after the commit: a failed transaction leaves everything pending for the next try.
-    for (const b of this.dirty) b.newIds = null;
+    for (const b of this.dirty) {
+      b.newIds = null;
+      b.queued = false;
+    }
     this.dirty.clear();
     this.dirtySymbols.clear();
+    for (const t of this.dirtyTracks) t.queued = false;
     this.dirtyTracks.clear();
     this.pendingPurgeBefore = null;
     this.evictIds();
@@ -1151,6 +1198,7 @@ export class CvdStore {
         idCount: r.id_count,
         idSet: null,
         newIds: null,
+        queued: false,
       });
     }
     for (const r of this.db.prepare(`SELECT * FROM cvd_ledger`).all() as LedgerRow[]) {
