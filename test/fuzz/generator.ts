@@ -1,6 +1,8 @@
 import type { PaymentPayload } from "@x402/core/types";
 import { pathParams, type AnyTool } from "../../src/registry/tool.js";
 import { STREAMS } from "../../tools/index.js";
+import { prng } from "../helpers/prng.js";
+
 
 /** One generated HTTP request, relative to the service's base URL. */
 export interface FuzzRequest {
@@ -11,18 +13,6 @@ export interface FuzzRequest {
   body?: string;
   /** What it targets, for the report (`tool:<name>`, `mcp`, `random`). */
   target: string;
-}
-
-/** Mulberry32: a small seeded PRNG, so that a failing run can be replayed from its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Strings that break parsers, coercions, paths and logs. */

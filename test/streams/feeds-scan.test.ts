@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../../src/streams/feeds/normalise.js";
 import { parseBinanceJson, parseBinanceMessage, scanBinanceAggTrade } from "../../src/streams/feeds/parse-binance.js";
 import { parseBybitJson, parseBybitMessage, scanBybitPublicTrade } from "../../src/streams/feeds/parse-bybit.js";
+import { prng } from "../helpers/prng.js";
 
 /*
  * The frame-layout scanners (src/streams/feeds/scan.ts and their venue layouts) against the JSON.parse path
@@ -207,18 +208,6 @@ describe("frame scanners on hand-made deviations", () => {
   });
 });
 
-/** Seeded PRNG (mulberry32): the same mutations on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 type Obj = { [k: string]: Json };
 
@@ -354,7 +343,7 @@ describe.each([
   const ROUNDS = 20_000;
 
   it.each(LOOKUPS)(`gives the JSON.parse path's answer on ${ROUNDS} mutated frames, seeded (%s)`, (_, lookup) => {
-    const r = rng(seed);
+    const r = prng(seed);
     let scanned = 0;
     let fellBack = 0;
     const seen = new Set<string>();
