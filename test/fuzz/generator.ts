@@ -3,7 +3,6 @@ import { pathParams, type AnyTool } from "../../src/registry/tool.js";
 import { STREAMS } from "../../tools/index.js";
 import { prng } from "../helpers/prng.js";
 
-
 /** One generated HTTP request, relative to the service's base URL. */
 export interface FuzzRequest {
   method: string;
