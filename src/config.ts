@@ -31,6 +31,7 @@ const EnvSchema = z.object({
   FACILITATOR_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
   RECONCILE_WINDOW_MS: z.coerce.number().int().min(0).default(15_000),
   RELAYER_PRIVATE_KEY: PrivateKey.optional(),
+  SETTLE_RECEIPT_POLL_MS: z.coerce.number().int().min(10).max(10_000).default(250),
   RPC_URL: z.url().optional(),
   PAYMENT_TIMEOUT_SEC: z.coerce.number().int().min(10).max(3600).default(120),
   RATE_LIMIT_PER_MIN: z.coerce.number().int().min(1).default(500),
@@ -109,7 +110,7 @@ export type DataMode = "live" | "sim";
 /** One facilitator: an HTTP facilitator, or `self` (in-process, settling with the operator's relayer key). */
 export type FacilitatorConfig =
   | { kind: "http"; url: string; authHeader?: { name: string; value: string } }
-  | { kind: "self"; rpcUrl: string; relayerPrivateKey: `0x${string}` };
+  | { kind: "self"; rpcUrl: string; relayerPrivateKey: `0x${string}`; /** How often settle polls for a receipt not there yet, ms. */ receiptPollMs: number };
 
 /** CoinGecko plan: the base URL, the key header and our client-side budget depend on it. */
 export interface CoinGeckoConfig {
@@ -327,7 +328,7 @@ function parseFacilitators(env: z.infer<typeof EnvSchema>): FacilitatorConfig[] 
   for (const entry of env.FACILITATOR.split(",").map((s) => s.trim()).filter(Boolean)) {
     if (entry === "self") {
       if (!env.RELAYER_PRIVATE_KEY || !env.RPC_URL) continue;
-      out.push({ kind: "self", rpcUrl: env.RPC_URL, relayerPrivateKey: env.RELAYER_PRIVATE_KEY as `0x${string}` });
+      out.push({ kind: "self", rpcUrl: env.RPC_URL, relayerPrivateKey: env.RELAYER_PRIVATE_KEY as `0x${string}`, receiptPollMs: env.SETTLE_RECEIPT_POLL_MS });
       continue;
     }
     const url = z.url().safeParse(entry);

@@ -17,7 +17,7 @@ export type PaymentSettings = Config["payments"] & { payTo: `0x${string}` };
  * key over `RPC_URL`.
  */
 export function createFacilitatorClient(cfg: FacilitatorConfig, network: `${string}:${string}`, timeoutMs = 15_000): FacilitatorClient {
-  if (cfg.kind === "self") return createSelfFacilitator({ rpcUrl: cfg.rpcUrl, privateKey: cfg.relayerPrivateKey, network });
+  if (cfg.kind === "self") return createSelfFacilitator({ rpcUrl: cfg.rpcUrl, privateKey: cfg.relayerPrivateKey, network, receiptPollMs: cfg.receiptPollMs });
   const auth = cfg.authHeader;
   return new HTTPFacilitatorClient({
     url: cfg.url,

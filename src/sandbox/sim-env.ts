@@ -45,5 +45,7 @@ export function offlineServiceEnv(sim: RunningSimulator, chain: ProvisionedChain
     FACILITATOR: "self",
     RELAYER_PRIVATE_KEY: chain.relayer.privateKey,
     RPC_URL: rpcUrl,
+    // The local chain mines each transaction at once: a receipt missed by the first call is there within ms.
+    SETTLE_RECEIPT_POLL_MS: "20",
   };
 }

@@ -34,9 +34,11 @@ export interface SelfFacilitatorOptions {
 }
 
 /**
- * Default receipt polling interval, ms. viem's own default for Base is half its 2 s block time, which
- * adds 500 ms on average between a block and the answer; a quarter second keeps that to about 125 ms for
- * a few cheap calls per settlement. A node that mines at once (anvil) answers the first call, before any poll.
+ * Default receipt polling interval, ms (`SETTLE_RECEIPT_POLL_MS`). viem's own default for Base is half its
+ * 2 s block time, which adds 500 ms on average between a block and the answer; a quarter second keeps that
+ * to about 125 ms for a few cheap calls per settlement. Even a node that mines at once (anvil) sometimes
+ * answers the first receipt call before the block is sealed (about one settlement in six here), and such a
+ * settlement then waits one interval: the sandbox's local chain polls every 20 ms.
  */
 export const RECEIPT_POLL_MS = 250;
 
