@@ -24,6 +24,7 @@ import http, { type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { cpus } from "node:os";
 import { isMainThread, parentPort, Worker } from "node:worker_threads";
+import type { Liquidation } from "../src/streams/types.js";
 import { percentile, writeResults, writeSection } from "./report.js";
 
 const SUBSCRIBERS = Number(process.env.BENCH_LIVE_SUBSCRIBERS ?? 1000);
@@ -295,18 +296,10 @@ interface Step {
   saturated: boolean;
 }
 
-/** A batch of `n` valid, unique liquidations of the bench base, timed now. */
-interface Liq {
-  venue: "bybit";
-  base: string;
-  venueSymbol: string;
-  time: number;
-  side: "long" | "short";
-  price: number;
-  size: number;
-  valueUsd: number;
-}
+/** The bench's liquidations: Bybit's, of the bench base. */
+type Liq = Liquidation & { venue: "bybit" };
 let liqSeq = 0;
+/** A batch of `n` valid, unique liquidations of the bench base, timed now. */
 function batchOf(n: number): Liq[] {
   const time = Date.now();
   const out: Liq[] = [];

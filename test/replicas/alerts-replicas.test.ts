@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhookSignature } from "../../src/alerts/webhook/sign.js";
 import { simEnv } from "../../src/sandbox/sim-env.js";
@@ -12,7 +11,8 @@ import { startRedisProxy, type RedisProxy } from "../helpers/redis-proxy.js";
 import { cleanupAfterEach, tempDir } from "../helpers/scratch.js";
 import { freeServiceProcesses } from "../helpers/service-process.js";
 import { until } from "../helpers/wait.js";
-import { redisAvailable, TEST_REDIS_URL } from "../helpers/redis-available.js";
+import { redisAvailable } from "../helpers/redis-available.js";
+import { deleteRedisPrefix } from "../helpers/redis-keys.js";
 
 const COOLDOWN_MS = 3000;
 
@@ -34,9 +34,7 @@ describe.skipIf(!redisAvailable)("alerts on three replicas", () => {
   });
   afterAll(async () => {
     await Promise.allSettled([receiver?.close(), sim?.close(), proxy?.close()]);
-    const c = await createClient({ url: TEST_REDIS_URL }).connect();
-    for await (const keys of c.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length) await c.del(keys);
-    await c.close();
+    await deleteRedisPrefix(prefix);
   });
 
   it(

@@ -4,7 +4,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { createClient } from "redis";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAnvil, type AnvilHandle } from "../../src/payments/local-chain/anvil.js";
@@ -15,6 +14,7 @@ import { json } from "../helpers/json.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 import { siwxHeader } from "../helpers/siwx.js";
 import { redisAvailable, TEST_REDIS_URL as REDIS_URL } from "../helpers/redis-available.js";
+import { deleteRedisPrefix } from "../helpers/redis-keys.js";
 
 
 /** Credits on the production entry in separate OS processes: three replicas on one Redis, and one embedded process killed with SIGKILL. */
@@ -47,9 +47,7 @@ describe.skipIf(!redisAvailable)("credits across processes", () => {
     await Promise.all(running.map((r) => r.kill()));
     await Promise.allSettled([sim?.close(), anvil?.stop()]);
     rmSync(dataDir, { recursive: true, force: true });
-    const c = await createClient({ url: REDIS_URL }).connect();
-    for await (const keys of c.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length) await c.del(keys);
-    await c.close();
+    await deleteRedisPrefix(prefix);
   });
 
   it("three replicas on Redis: a top-up on one, 20 concurrent calls spread over all against a balance for 10 are served 10 times, a dead replica loses nothing", async () => {

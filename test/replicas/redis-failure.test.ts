@@ -2,14 +2,14 @@ import { randomBytes } from "node:crypto";
 import { x402Client } from "@x402/core/client";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { createClient } from "redis";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { json } from "../helpers/json.js";
 import { startRedisProxy, type RedisProxy } from "../helpers/redis-proxy.js";
 import { until } from "../helpers/wait.js";
-import { redisAvailable, TEST_REDIS_URL } from "../helpers/redis-available.js";
+import { redisAvailable } from "../helpers/redis-available.js";
+import { deleteRedisPrefix } from "../helpers/redis-keys.js";
 
 /**
  * A replica whose Redis goes away and comes back: data requests keep being answered (cache and rate
@@ -30,9 +30,7 @@ describe.skipIf(!redisAvailable)("a replica losing its Redis", () => {
   afterAll(async () => {
     await stack?.close();
     await proxy?.close();
-    const c = await createClient({ url: TEST_REDIS_URL }).connect();
-    for await (const keys of c.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length) await c.del(keys);
-    await c.close();
+    await deleteRedisPrefix(prefix);
   });
 
   it("keeps answering, refuses what it cannot record, and recovers by itself", async () => {

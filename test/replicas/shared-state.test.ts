@@ -3,7 +3,6 @@ import { encodePaymentSignatureHeader } from "@x402/core/http";
 import { x402Client } from "@x402/core/client";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
-import { createClient } from "redis";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAnvil, type AnvilHandle } from "../../src/payments/local-chain/anvil.js";
@@ -13,6 +12,7 @@ import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 import { paymentRequired } from "../helpers/pay.js";
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 import { redisAvailable, TEST_REDIS_URL as REDIS_URL } from "../helpers/redis-available.js";
+import { deleteRedisPrefix } from "../helpers/redis-keys.js";
 
 
 /**
@@ -50,9 +50,7 @@ describe.skipIf(!redisAvailable)("three replicas sharing one Redis", () => {
   afterAll(async () => {
     await Promise.all(replicas.map((r) => r.kill()));
     await Promise.allSettled([sim?.close(), anvil?.stop()]);
-    const c = await createClient({ url: REDIS_URL }).connect();
-    for await (const keys of c.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length) await c.del(keys);
-    await c.close();
+    await deleteRedisPrefix(prefix);
   });
 
   it("a cache miss paid on one replica is a free hit on the others", async () => {

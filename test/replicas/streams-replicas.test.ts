@@ -1,7 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
-import { createClient } from "redis";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startAnvil, type AnvilHandle } from "../../src/payments/local-chain/anvil.js";
@@ -13,6 +12,7 @@ import { redisAvailable, TEST_REDIS_URL as REDIS_URL } from "../helpers/redis-av
 import { startServiceProcess, type ServiceProcess } from "../helpers/service-process.js";
 import { siwxHeader } from "../helpers/siwx.js";
 import { until } from "../helpers/wait.js";
+import { deleteRedisPrefix } from "../helpers/redis-keys.js";
 
 /** Reads SSE events from a fetch response until `stop()`; returns what arrived (event name, id, data). */
 function collect(res: Response) {
@@ -53,9 +53,7 @@ describe.skipIf(!redisAvailable)("live streams on replicas", () => {
   afterAll(async () => {
     await Promise.all(running.map((r) => r.kill()));
     await Promise.allSettled([sim?.close(), anvil?.stop()]);
-    const c = await createClient({ url: REDIS_URL }).connect();
-    for await (const keys of c.scanIterator({ MATCH: `${prefix}*`, COUNT: 500 })) if (keys.length) await c.del(keys);
-    await c.close();
+    await deleteRedisPrefix(prefix);
   });
 
   it(
