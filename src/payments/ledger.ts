@@ -13,12 +13,25 @@ export type AuthorizationState =
    * Settlement was attempted but its outcome is unknown (timeout, lost answer). The answer is kept so that
    * the first request that finds the transfer confirmed gets it, exactly once.
    */
-  | { state: "pending"; value: unknown; payload: PaymentPayload; requirements: PaymentRequirements }
+  | PendingState
   /**
    * Settled before an `upfront` handler that then failed: the service owes one run of the same request
    * (`fingerprint`), which a retry with the same authorization gets without a new charge.
    */
   | PrepaidState;
+
+/** See {@link AuthorizationState}. */
+export interface PendingState {
+  state: "pending";
+  value: unknown;
+  payload: PaymentPayload;
+  requirements: PaymentRequirements;
+  /**
+   * Set while one retry reconciles it (epoch ms): until then, other retries are refused as in use. A
+   * retry may take it over after this time (its reconciler crashed); compare-and-set keeps the two apart.
+   */
+  reconcilingUntilMs?: number;
+}
 
 /** See {@link AuthorizationState}. */
 export interface PrepaidState {
@@ -43,10 +56,12 @@ export interface IdempotentRecord {
 }
 
 /**
- * Exactly-once bookkeeping of payments. Entries expire after the ledger's TTL, which must outlive any
- * authorization's validity window. Two implementations: {@link MemoryPaymentLedger} (one process) and
- * {@link RedisPaymentLedger} (shared by every replica, so one authorization runs the handler once across
- * all of them). Every method rejects with `AppError UPSTREAM_UNAVAILABLE` when the store is unreachable:
+ * Exactly-once bookkeeping of payments. Entries expire after the ledger's TTL (counted from their last
+ * write), which must outlive any authorization's validity window. Every change of state that decides who
+ * runs a handler or receives a stored answer is atomic (`claim`, `claimIdempotent`, `compareAndSet`), so
+ * concurrent requests never both win; plain `set` is only for the request that holds the state. Two
+ * implementations: {@link MemoryPaymentLedger} (one process) and {@link RedisPaymentLedger} (shared by
+ * every replica, so one authorization runs the handler once across all of them). Every method rejects with `AppError UPSTREAM_UNAVAILABLE` when the store is unreachable:
  * a payment that cannot be recorded is not accepted (nothing is charged).
  */
 export interface PaymentLedger {
@@ -55,21 +70,32 @@ export interface PaymentLedger {
    * is now `in_flight`), or with the state that blocks it.
    */
   claim(key: string): Promise<AuthorizationState | undefined>;
-  /** Sets the state of an authorization. */
+  /** Sets the state of an authorization (only for the request that holds it: see `compareAndSet`). */
   set(key: string, state: AuthorizationState): Promise<void>;
+  /**
+   * Compare-and-set: when the authorization's state is exactly `expected` (the same JSON, as `claim`
+   * returned it), replaces it with `next` (deletes it when `next` is undefined) and resolves true;
+   * otherwise changes nothing and resolves false. Of concurrent callers expecting one state, exactly one wins.
+   */
+  compareAndSet(key: string, expected: AuthorizationState, next: AuthorizationState | undefined): Promise<boolean>;
   /** Forgets an authorization that was never used on chain (handler failed, or verification refused it). */
   release(key: string): Promise<void>;
   /** Idempotency record of a payment identifier. */
   idempotent(id: string): Promise<IdempotentRecord | undefined>;
-  /** Starts (or completes) the idempotency record of a payment identifier. */
+  /**
+   * Starts the idempotency record of a payment identifier, atomically: resolves undefined when this call
+   * created it, or with the record that exists already (nothing changes).
+   */
+  claimIdempotent(id: string, record: IdempotentRecord): Promise<IdempotentRecord | undefined>;
+  /** Writes (completes) the idempotency record of a payment identifier. */
   setIdempotent(id: string, record: IdempotentRecord): Promise<void>;
   /** Drops an identifier whose request did not complete, so that the client may retry with it. */
   releaseIdempotent(id: string): Promise<void>;
-  /**
-   * Atomically takes the run owed for a `prepaid` authorization: when `key` is prepaid for `fingerprint`
-   * it becomes `in_flight` and its state is returned; otherwise undefined and nothing changes.
-   */
-  takePrepaid(key: string, fingerprint: string): Promise<PrepaidState | undefined>;
+}
+
+/** Whether two states are the same (compared as the JSON the ledgers store). */
+function sameState(a: AuthorizationState, b: AuthorizationState): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** The ledger in process memory (embedded mode): LRU maps with a TTL. */
@@ -83,6 +109,7 @@ export class MemoryPaymentLedger implements PaymentLedger {
     this.idempotency = new LRUCache({ max, ttl: opts.ttlMs });
   }
 
+  // One process, one thread: each method below reads and writes without yielding, so it is atomic.
   async claim(key: string): Promise<AuthorizationState | undefined> {
     const existing = this.authorizations.get(key);
     if (existing) return existing;
@@ -94,12 +121,27 @@ export class MemoryPaymentLedger implements PaymentLedger {
     this.authorizations.set(key, state);
   }
 
+  async compareAndSet(key: string, expected: AuthorizationState, next: AuthorizationState | undefined): Promise<boolean> {
+    const current = this.authorizations.get(key);
+    if (current === undefined || !sameState(current, expected)) return false;
+    if (next) this.authorizations.set(key, next);
+    else this.authorizations.delete(key);
+    return true;
+  }
+
   async release(key: string): Promise<void> {
     this.authorizations.delete(key);
   }
 
   async idempotent(id: string): Promise<IdempotentRecord | undefined> {
     return this.idempotency.get(id);
+  }
+
+  async claimIdempotent(id: string, record: IdempotentRecord): Promise<IdempotentRecord | undefined> {
+    const existing = this.idempotency.get(id);
+    if (existing) return existing;
+    this.idempotency.set(id, record);
+    return undefined;
   }
 
   async setIdempotent(id: string, record: IdempotentRecord): Promise<void> {
@@ -109,29 +151,23 @@ export class MemoryPaymentLedger implements PaymentLedger {
   async releaseIdempotent(id: string): Promise<void> {
     this.idempotency.delete(id);
   }
-
-  async takePrepaid(key: string, fingerprint: string): Promise<PrepaidState | undefined> {
-    const s = this.authorizations.get(key);
-    if (s?.state !== "prepaid" || s.fingerprint !== fingerprint) return undefined;
-    this.authorizations.set(key, { state: "in_flight" });
-    return s;
-  }
 }
 
-/** Compare-and-set of {@link PaymentLedger.takePrepaid} in Redis (the TTL is kept). */
-const TAKE_PREPAID = `
-local v = redis.call('GET', KEYS[1])
-if not v then return false end
-local s = cjson.decode(v)
-if s.state ~= 'prepaid' or s.fingerprint ~= ARGV[1] then return false end
-redis.call('SET', KEYS[1], ARGV[2], 'KEEPTTL')
-return v
+/**
+ * {@link PaymentLedger.compareAndSet} in Redis: KEYS[1] the authorization, ARGV[1] the expected JSON,
+ * ARGV[2] the new JSON ('' deletes), ARGV[3] the TTL in ms. Returns 1 when it swapped, 0 otherwise.
+ */
+const COMPARE_AND_SET = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) end
+return 1
 `;
 
 /**
  * The ledger in Redis (multi-replica mode): one key per authorization (`<prefix>pay:auth:<key>`) and per
- * payment identifier (`<prefix>pay:id:<id>`), JSON values with the ledger TTL. `claim` is `SET NX`, so
- * of concurrent requests on any replicas exactly one wins.
+ * payment identifier (`<prefix>pay:id:<id>`), JSON values with the ledger TTL. `claim` and
+ * `claimIdempotent` are `SET NX` and `compareAndSet` a Lua script, so of concurrent requests on any
+ * replicas exactly one wins.
  */
 export class RedisPaymentLedger implements PaymentLedger {
   constructor(
@@ -154,19 +190,32 @@ export class RedisPaymentLedger implements PaymentLedger {
     return this.redis.key(`pay:${kind}:${key}`);
   }
 
-  claim(key: string): Promise<AuthorizationState | undefined> {
-    return this.run(async () => {
-      const c = this.redis.client;
-      const ok = await c.set(this.k("auth", key), JSON.stringify({ state: "in_flight" }), { condition: "NX", expiration: { type: "PX", value: this.ttlMs } });
+  /** `SET NX` of `value` at `key`: undefined when set, else the value already there (parsed). */
+  private async setIfAbsent<T>(key: string, value: unknown): Promise<T | undefined> {
+    const c = this.redis.client;
+    for (;;) {
+      const ok = await c.set(key, JSON.stringify(value), { condition: "NX", expiration: { type: "PX", value: this.ttlMs } });
       if (ok === "OK") return undefined;
-      const existing = await c.get(this.k("auth", key));
-      // Expired between the two calls: claim again.
-      return existing ? (JSON.parse(existing) as AuthorizationState) : this.claim(key);
-    });
+      const existing = await c.get(key);
+      // Absent only when it expired between the two calls: try again.
+      if (existing) return JSON.parse(existing) as T;
+    }
+  }
+
+  claim(key: string): Promise<AuthorizationState | undefined> {
+    return this.run(() => this.setIfAbsent<AuthorizationState>(this.k("auth", key), { state: "in_flight" }));
   }
 
   set(key: string, state: AuthorizationState): Promise<void> {
     return this.run(async () => void (await this.redis.client.set(this.k("auth", key), JSON.stringify(state), { expiration: { type: "PX", value: this.ttlMs } })));
+  }
+
+  compareAndSet(key: string, expected: AuthorizationState, next: AuthorizationState | undefined): Promise<boolean> {
+    return this.run(async () => {
+      // `expected` was parsed from the stored JSON: serialized again, it is the very same string.
+      const args = [JSON.stringify(expected), next ? JSON.stringify(next) : "", String(this.ttlMs)];
+      return (await this.redis.client.eval(COMPARE_AND_SET, { keys: [this.k("auth", key)], arguments: args })) === 1;
+    });
   }
 
   release(key: string): Promise<void> {
@@ -180,18 +229,15 @@ export class RedisPaymentLedger implements PaymentLedger {
     });
   }
 
+  claimIdempotent(id: string, record: IdempotentRecord): Promise<IdempotentRecord | undefined> {
+    return this.run(() => this.setIfAbsent<IdempotentRecord>(this.k("id", id), record));
+  }
+
   setIdempotent(id: string, record: IdempotentRecord): Promise<void> {
     return this.run(async () => void (await this.redis.client.set(this.k("id", id), JSON.stringify(record), { expiration: { type: "PX", value: this.ttlMs } })));
   }
 
   releaseIdempotent(id: string): Promise<void> {
     return this.run(async () => void (await this.redis.client.del(this.k("id", id))));
-  }
-
-  takePrepaid(key: string, fingerprint: string): Promise<PrepaidState | undefined> {
-    return this.run(async () => {
-      const v = await this.redis.client.eval(TAKE_PREPAID, { keys: [this.k("auth", key)], arguments: [fingerprint, JSON.stringify({ state: "in_flight" })] });
-      return typeof v === "string" ? (JSON.parse(v) as PrepaidState) : undefined;
-    });
   }
 }

@@ -6,7 +6,7 @@ import { AppError, toAppError } from "../errors.js";
 import { logger } from "../lib/log.js";
 import type { AnyTool } from "../registry/tool.js";
 import type { AuthorizationReader } from "./chain.js";
-import type { AuthorizationState, PaymentLedger, PrepaidState } from "./ledger.js";
+import type { AuthorizationState, IdempotentRecord, PaymentLedger, PendingState, PrepaidState } from "./ledger.js";
 import { checkPaymentPayload, isRefusal, type Authorization, type CheckedPayload } from "./payload.js";
 import type { PaymentCatalog } from "./x402.js";
 
@@ -57,6 +57,12 @@ export interface ProcessorOptions {
 }
 
 /**
+ * How long past its reconciliation window a retry holds a pending settlement before another retry may
+ * take it over (the holder crashed). A slower holder is harmless: it then loses its compare-and-set.
+ */
+const RECONCILE_LEASE_MARGIN_MS = 30_000;
+
+/**
  * One paid request as the processor sees it, whatever the transport: the tool, the resource its 402
  * names, the request's fingerprint (tool + canonical input: binds payment identifiers and owed runs to
  * one request) and its price (the tool's, or the input's for tools with `priceOf`).
@@ -68,6 +74,13 @@ export interface PaymentRequest {
   /** Decimal USD. */
   priceUsd: string;
 }
+
+/** What reading the chain (or asking the facilitator again) says about a settlement of unknown outcome. */
+type Reconciled =
+  | { kind: "settled"; receipt: SettleResponse }
+  /** The authorization expired unused: it can no longer move funds. */
+  | { kind: "expired" }
+  | { kind: "unknown"; retryAfterSec: number };
 
 /** One settlement of one authorization: what settling, reconciling and releasing it need. */
 interface SettleAttempt {
@@ -136,6 +149,12 @@ function withoutEchoedSchema(payload: PaymentPayload): PaymentPayload {
   return { ...payload, extensions: { ...payload.extensions, [PAYMENT_IDENTIFIER]: declared } };
 }
 
+/** The 409 of a payment identifier whose request is still running. */
+const IN_PROGRESS = () => new AppError("CONFLICT", "a request with this payment identifier is still in progress; retry shortly", { retryAfterSec: 2 });
+
+/** The 402 reason when an authorization of unknown settlement expired unused (nothing was charged). */
+const EXPIRED_UNUSED = "settlement_failed_authorization_expired";
+
 /** Facilitator reasons meaning the authorization is already used on chain. */
 const NONCE_USED = /nonce_already_used|authorization_used|already used/i;
 
@@ -146,6 +165,9 @@ const NONCE_USED = /nonce_already_used|authorization_used|already used/i;
  *   requests: it is claimed before verification, and concurrent or later uses are refused locally;
  * - a settlement whose outcome is unknown (timeout, lost answer) is reconciled on chain before answering;
  *   the answer is held and released once, to the first request that finds the transfer confirmed;
+ * - every change of state that decides who runs the handler or gets a stored answer is atomic in the
+ *   ledger (claim, or compare-and-set from the state the request observed), so concurrent retries never
+ *   both win; plain writes come only from the request that holds the state;
  * - a client's `payment-identifier` makes retries idempotent: the same identifier with the same request
  *   returns the stored answer without a second charge (409 if reused for another request);
  * - tools that create state settle before the handler runs (x402 `upfront`), so a failed settlement
@@ -204,14 +226,20 @@ export class PaymentProcessor {
     const id = paymentIdentifierOf(payload);
     if ("error" in id) return required(id.error, payload);
     const idKey = id.id ? `${auth.from.toLowerCase()}:${id.id}` : undefined;
+    // What a request gets when its payment identifier is already recorded (the payer's answer, or 409).
+    const recorded = async (rec: IdempotentRecord): Promise<PaymentCheck> => {
+      if (!(await this.provenBy(rec.digest, checked, match))) return required(NOT_THE_PAYER, payload);
+      if (rec.fingerprint !== fingerprint) throw new AppError("CONFLICT", "this payment identifier was already used for a different request");
+      if (rec.result) return { kind: "replay", value: rec.result.value, receipt: rec.result.receipt };
+      throw IN_PROGRESS();
+    };
+    // The same signed payload for the same request, not answered yet: its authorization's state decides
+    // (a settlement left unknown is resumed below; one still running is in progress).
+    let unanswered = false;
     if (idKey) {
       const rec = await this.ledger.idempotent(idKey);
-      if (rec) {
-        if (!(await this.provenBy(rec.digest, checked, match))) return required(NOT_THE_PAYER, payload);
-        if (rec.fingerprint !== fingerprint) throw new AppError("CONFLICT", "this payment identifier was already used for a different request");
-        if (rec.result) return { kind: "replay", value: rec.result.value, receipt: rec.result.receipt };
-        throw new AppError("CONFLICT", "a request with this payment identifier is still in progress; retry shortly", { retryAfterSec: 2 });
-      }
+      unanswered = rec !== undefined && !rec.result && rec.digest === digest && rec.fingerprint === fingerprint;
+      if (rec && !unanswered) return recorded(rec);
     }
 
     const key = this.authKey(match, auth);
@@ -219,16 +247,28 @@ export class PaymentProcessor {
     if (blocked?.state === "pending") {
       // The stored answer goes only to the same signed payload (a used authorization cannot be re-verified).
       if (digestOf(blocked.payload) !== digest) return required(NOT_THE_PAYER, payload);
-      return this.resumePending(key, blocked, r);
+      return this.resumePending(key, idKey, blocked, r);
     }
+    // Running (upfront tools are `settled` before their handler ends): the identifier's request is in progress.
+    if (unanswered && (blocked?.state === "in_flight" || blocked?.state === "settled")) throw IN_PROGRESS();
     if (blocked?.state === "prepaid") {
-      const owed = blocked.digest === digest ? await this.ledger.takePrepaid(key, fingerprint) : undefined;
-      if (owed) return { kind: "verified", payment: this.prepaidRun(key, idKey, fingerprint, auth.from, owed) };
       if (blocked.digest !== digest) return required(NOT_THE_PAYER, payload);
-      return required(blocked.fingerprint === fingerprint ? "authorization_in_use" : "invalid_exact_evm_nonce_already_used", payload);
+      if (blocked.fingerprint !== fingerprint) return required("invalid_exact_evm_nonce_already_used", payload);
+      // Of concurrent retries, the one that swaps the observed state takes the owed run.
+      if (await this.ledger.compareAndSet(key, blocked, { state: "in_flight" })) {
+        return { kind: "verified", payment: this.prepaidRun(key, idKey, fingerprint, auth.from, blocked) };
+      }
+      return required("authorization_in_use", payload);
     }
     if (blocked) return required(blocked.state === "settled" ? "invalid_exact_evm_nonce_already_used" : "authorization_in_use", payload);
-    if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, digest });
+    if (idKey) {
+      // Another authorization with the same identifier may have started meanwhile: exactly one runs.
+      const raced = await this.ledger.claimIdempotent(idKey, { fingerprint, digest });
+      if (raced) {
+        await this.ledger.release(key);
+        return recorded(raced);
+      }
+    }
 
     const attempt: SettleAttempt = { r, key, idKey, digest, payload, match, auth };
     const release = () => this.release(attempt);
@@ -245,6 +285,7 @@ export class PaymentProcessor {
     }
 
     const settleNow = () => this.settle(attempt);
+    // Held by this request (in_flight, then settled): plain writes below cannot race another request.
     if (tool.paymentFlow === "upfront") {
       // State-creating tools: the charge must be final before anything is created.
       const pre = await settleNow();
@@ -390,15 +431,18 @@ export class PaymentProcessor {
       // A definite refusal: the authorization was not used, so it may be retried (e.g. after funding the wallet).
       return this.fail(a, receipt.errorReason ?? "settlement_failed");
     }
-    return this.reconcile(a);
+    const outcome = await this.reconcile(match, a.auth);
+    if (outcome.kind === "settled") await this.setSettled(key, outcome.receipt);
+    if (outcome.kind === "expired") return this.fail(a, EXPIRED_UNUSED);
+    return outcome;
   }
 
   /**
-   * Decides an unknown settlement: polls `authorizationState` until the transfer shows up (settled), the
-   * authorization expires unused (failed, nothing charged), or the window ends (unknown).
+   * Decides an unknown settlement, writing nothing (the caller records the outcome): polls
+   * `authorizationState` until the transfer shows up (settled), the authorization expires unused
+   * (expired, nothing charged), or the window ends (unknown).
    */
-  private async reconcile(a: SettleAttempt): Promise<SettleResult> {
-    const { key, match, auth } = a;
+  private async reconcile(match: PaymentRequirements, auth: Authorization): Promise<Reconciled> {
     const chain = this.opts.chain;
     const settledReceipt = async (): Promise<SettleResponse> => {
       const transaction = chain ? ((await chain.transactionOf(match.asset as Address, auth.from, auth.nonce).catch(() => undefined)) ?? "") : "";
@@ -407,18 +451,12 @@ export class PaymentProcessor {
     const deadline = Date.now() + this.reconcileWindowMs;
     while (chain) {
       try {
-        if (await chain.used(match.asset as Address, auth.from, auth.nonce)) {
-          const receipt = await settledReceipt();
-          await this.setSettled(key, receipt);
-          return { kind: "settled", receipt };
-        }
+        if (await chain.used(match.asset as Address, auth.from, auth.nonce)) return { kind: "settled", receipt: await settledReceipt() };
       } catch (err) {
         logger.warn({ err }, "reconciliation read failed");
       }
-      if (Date.now() / 1000 > Number(auth.validBefore)) {
-        // Expired and never used: it can no longer move funds.
-        return this.fail(a, "settlement_failed_authorization_expired");
-      }
+      // Expired and never used: it can no longer move funds.
+      if (Date.now() / 1000 > Number(auth.validBefore)) return { kind: "expired" };
       if (Date.now() >= deadline) break;
       await sleep(this.reconcilePollMs);
     }
@@ -426,43 +464,59 @@ export class PaymentProcessor {
   }
 
   /**
-   * A retry with an authorization whose settlement was left unknown: reconcile again; if the transfer
-   * landed, hand out the stored answer (once). Without a chain reader, settling again tells: success, or
-   * "nonce already used" (our earlier broadcast landed).
+   * Asks the facilitator again about a settlement left unknown (no chain reader): success, or "nonce
+   * already used" (our earlier broadcast landed), means settled.
    */
-  private async resumePending(
-    key: string,
-    pending: Extract<AuthorizationState, { state: "pending" }>,
-    r: PaymentRequest,
-  ): Promise<PaymentCheck> {
+  private async resettle(pending: PendingState, payer: string): Promise<Reconciled> {
+    const res = await this.catalog.resourceServer.settlePayment(pending.payload, pending.requirements).catch(() => undefined);
+    if (res?.success) return { kind: "settled", receipt: res };
+    if (res && NONCE_USED.test(`${res.errorReason} ${res.errorMessage ?? ""}`)) {
+      return { kind: "settled", receipt: { success: true, transaction: "", network: pending.requirements.network, payer } };
+    }
+    return { kind: "unknown", retryAfterSec: 5 };
+  }
+
+  /**
+   * A retry with an authorization whose settlement was left unknown: reconcile again; if the transfer
+   * landed, hand out the stored answer, or run the owed upfront request, exactly once. Of concurrent
+   * retries one reconciles: it swaps the observed `pending` state for one it holds (a lease, see
+   * {@link PendingState.reconcilingUntilMs}) and every later change is a compare-and-set from the state it
+   * holds; the others are refused as `authorization_in_use`, like any authorization in use.
+   */
+  private async resumePending(key: string, idKey: string | undefined, pending: PendingState, r: PaymentRequest): Promise<PaymentCheck> {
     const { auth, digest } = checkPaymentPayload(pending.payload) as CheckedPayload;
-    let outcome: SettleResult;
-    if (this.opts.chain) {
-      outcome = await this.reconcile({ r, key, digest, payload: pending.payload, match: pending.requirements, auth });
-    } else {
-      const res = await this.catalog.resourceServer.settlePayment(pending.payload, pending.requirements).catch(() => undefined);
-      if (res?.success || (res && NONCE_USED.test(`${res.errorReason} ${res.errorMessage ?? ""}`))) {
-        const receipt: SettleResponse = res.success ? res : { success: true, transaction: "", network: pending.requirements.network, payer: auth.from };
-        await this.setSettled(key, receipt);
-        outcome = { kind: "settled", receipt };
-      } else {
-        outcome = { kind: "unknown", retryAfterSec: 5 };
-      }
+    const refused = async (reason: string): Promise<PaymentCheck> => ({ kind: "required", required: await this.paymentRequired(r, reason, pending.payload) });
+    if ((pending.reconcilingUntilMs ?? 0) > Date.now()) return refused("authorization_in_use");
+    const { reconcilingUntilMs: _expired, ...unheld } = pending;
+    const held: PendingState = { ...unheld, reconcilingUntilMs: Date.now() + this.reconcileWindowMs + RECONCILE_LEASE_MARGIN_MS };
+    if (!(await this.ledger.compareAndSet(key, pending, held))) return refused("authorization_in_use");
+    // From here every write is a compare-and-set from `held`: losing one means another retry took over.
+    const swap = (next: AuthorizationState | undefined) => this.ledger.compareAndSet(key, held, next);
+
+    const outcome = this.opts.chain ? await this.reconcile(pending.requirements, auth) : await this.resettle(pending, auth.from);
+    if (outcome.kind === "unknown") {
+      if (!(await swap(unheld))) return refused("authorization_in_use");
+      throw new AppError("UPSTREAM_ERROR", "the settlement of this payment is still unconfirmed; retry shortly", { retryAfterSec: outcome.retryAfterSec });
     }
-    if (outcome.kind === "settled") {
-      const owedFor = (pending.value as Record<string, unknown> | null)?.[OWED_RUN];
-      if (typeof owedFor !== "string") return { kind: "confirmed", value: pending.value, receipt: outcome.receipt };
-      // An upfront request whose charge is now confirmed: run it once, for the request it paid for.
-      const owed: PrepaidState = { state: "prepaid", fingerprint: owedFor, digest, receipt: outcome.receipt };
-      if (owedFor !== r.fingerprint) {
-        await this.ledger.set(key, owed);
-        return { kind: "required", required: await this.paymentRequired(r, "invalid_exact_evm_nonce_already_used") };
-      }
-      await this.ledger.set(key, { state: "in_flight" });
-      return { kind: "verified", payment: this.prepaidRun(key, undefined, owedFor, auth.from, owed) };
+    if (outcome.kind === "expired") {
+      if (!(await swap(undefined))) return refused("authorization_in_use");
+      // Nothing was charged: the authorization and its payment identifier are forgotten.
+      if (idKey) await this.ledger.releaseIdempotent(idKey).catch((err: unknown) => logger.error({ err }, "payment ledger release failed"));
+      return refused(EXPIRED_UNUSED);
     }
-    if (outcome.kind === "failed") return { kind: "required", required: outcome.required };
-    await this.ledger.set(key, pending);
-    throw new AppError("UPSTREAM_ERROR", "the settlement of this payment is still unconfirmed; retry shortly", { retryAfterSec: outcome.retryAfterSec });
+    const owedFor = (pending.value as Record<string, unknown> | null)?.[OWED_RUN];
+    if (typeof owedFor !== "string") {
+      if (!(await swap({ state: "settled", receipt: outcome.receipt }))) return refused("authorization_in_use");
+      if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint: r.fingerprint, digest, result: { value: pending.value, receipt: outcome.receipt } });
+      return { kind: "confirmed", value: pending.value, receipt: outcome.receipt };
+    }
+    // An upfront request whose charge is now confirmed: run it once, for the request it paid for.
+    const owed: PrepaidState = { state: "prepaid", fingerprint: owedFor, digest, receipt: outcome.receipt };
+    if (owedFor !== r.fingerprint) {
+      // Owed to another request: kept for it (see the `prepaid` branch of `check`).
+      return refused((await swap(owed)) ? "invalid_exact_evm_nonce_already_used" : "authorization_in_use");
+    }
+    if (!(await swap({ state: "in_flight" }))) return refused("authorization_in_use");
+    return { kind: "verified", payment: this.prepaidRun(key, idKey, owedFor, auth.from, owed) };
   }
 }

@@ -13,12 +13,15 @@ import { header, paymentRequired, signPayment } from "../helpers/pay.js";
 
 const { state, counter, creator } = paidTestTools();
 
-type SettleMode = "normal" | "fail" | "lose-answer" | "late";
+type SettleMode = "normal" | "fail" | "lose-answer" | "late" | "hold";
 
 describe("exactly-once payments", () => {
   let stack: OfflineStack;
   let mode: SettleMode = "normal";
   const late: Array<Promise<unknown>> = [];
+  /** Transfers held back in `hold` mode: the test lands them when it chooses. */
+  const held: Array<() => Promise<unknown>> = [];
+  const landHeld = () => Promise.all(held.splice(0).map((land) => land()));
   const payer = (i = 0) => stack.payers[i]!;
 
   beforeAll(async () => {
@@ -32,6 +35,11 @@ describe("exactly-once payments", () => {
           if (mode === "fail") return { success: false, errorReason: "injected_settle_failure", transaction: "", network: r.network };
           if (mode === "lose-answer") {
             await f.settle(p, r); // the transfer happens, but the answer is lost
+            throw new Error("facilitator settle timed out");
+          }
+          if (mode === "hold") {
+            // the answer is lost and the transfer lands when the test says so
+            held.push(() => f.settle(p, r));
             throw new Error("facilitator settle timed out");
           }
           if (mode === "late") {
@@ -101,6 +109,50 @@ describe("exactly-once payments", () => {
     expect(state.runs).toBe(runsBefore + 1);
     expect(await stack.balanceOf(payer(2).address)).toBe(before - 20_000n);
     expect((await fetch(url, { headers: { "payment-signature": sig } })).status).toBe(402);
+  });
+
+  it("releases an answer held for an unconfirmed settlement to exactly one of many concurrent retries", async () => {
+    const url = `${stack.url}/test/counter/held`;
+    const sig = header(await signPayment(await paymentRequired(url), payer(7).privateKey));
+    const before = await stack.balanceOf(payer(7).address);
+    const runsBefore = state.runs;
+    mode = "hold";
+    expect((await fetch(url, { headers: { "payment-signature": sig } })).status).toBe(502);
+    mode = "normal";
+    await landHeld();
+    const retries = await Promise.all(Array.from({ length: 6 }, () => fetch(url, { headers: { "payment-signature": sig } })));
+    expect(retries.map((r) => r.status).sort()).toEqual([200, 402, 402, 402, 402, 402]);
+    expect(await json(retries.find((r) => r.status === 200)!)).toEqual({ label: "held", run: runsBefore + 1 });
+    expect(state.runs).toBe(runsBefore + 1);
+    expect(await stack.balanceOf(payer(7).address)).toBe(before - 20_000n);
+  });
+
+  it("resumes a settlement left unknown for a request with a payment identifier: answered once, then replayed", async () => {
+    const url = `${stack.url}/test/counter/held-id`;
+    const id = generatePaymentId("test_");
+    const signWithId = async () => {
+      const pr = await paymentRequired(url);
+      return header(await signPayment({ ...pr, extensions: appendPaymentIdentifierToExtensions(pr.extensions ?? {}, id) }, payer(8).privateKey));
+    };
+    const sig = await signWithId();
+    const before = await stack.balanceOf(payer(8).address);
+    const runsBefore = state.runs;
+    mode = "hold";
+    expect((await fetch(url, { headers: { "payment-signature": sig } })).status).toBe(502);
+    mode = "normal";
+    // Still unconfirmed: the identifier's request is in progress, not lost.
+    expect((await fetch(url, { headers: { "payment-signature": sig } })).status).toBe(502);
+    await landHeld();
+    const retry = await fetch(url, { headers: { "payment-signature": sig } });
+    expect(retry.status).toBe(200);
+    const body = await json(retry);
+    expect(body).toEqual({ label: "held-id", run: runsBefore + 1 });
+    // The identifier now holds the answer: a new payment with it is answered from the ledger, not charged.
+    const replay = await fetch(url, { headers: { "payment-signature": await signWithId() } });
+    expect(replay.status).toBe(200);
+    expect(await json(replay)).toEqual(body);
+    expect(state.runs).toBe(runsBefore + 1);
+    expect(await stack.balanceOf(payer(8).address)).toBe(before - 20_000n);
   });
 
   it("answers a retry with the same payment identifier and request from the ledger, charging once", async () => {

@@ -36,11 +36,13 @@ describe.skipIf(!redisAvailable)("payment ledger in Redis", () => {
   });
 
   it("hands an owed run to exactly one retry of the same request, keeping the TTL", async () => {
+    const owed = { state: "prepaid" as const, fingerprint: "tool:{a}", digest: "d1", receipt };
     await ledgers[0]!.claim("auth-b");
-    await ledgers[0]!.set("auth-b", { state: "prepaid", fingerprint: "tool:{a}", digest: "d1", receipt });
-    expect(await ledgers[1]!.takePrepaid("auth-b", "tool:{other}")).toBeUndefined();
-    const taken = await Promise.all(Array.from({ length: 9 }, (_, i) => ledgers[i % 3]!.takePrepaid("auth-b", "tool:{a}")));
-    expect(taken.filter((t) => t !== undefined)).toEqual([{ state: "prepaid", fingerprint: "tool:{a}", digest: "d1", receipt }]);
+    await ledgers[0]!.set("auth-b", owed);
+    expect(await ledgers[1]!.compareAndSet("auth-b", { ...owed, fingerprint: "tool:{other}" }, { state: "in_flight" })).toBe(false);
+    const observed = await ledgers[1]!.claim("auth-b");
+    const taken = await Promise.all(Array.from({ length: 9 }, (_, i) => ledgers[i % 3]!.compareAndSet("auth-b", observed!, { state: "in_flight" })));
+    expect(taken.filter(Boolean)).toHaveLength(1);
     expect(await ledgers[2]!.claim("auth-b")).toEqual({ state: "in_flight" });
     expect(await redis.client.pTTL(redis.key("pay:auth:auth-b"))).toBeGreaterThan(50_000);
   });
