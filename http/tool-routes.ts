@@ -49,6 +49,19 @@ async function signIn(gate: HttpPaymentGate | undefined, req: Request, tool: Any
   return gate.signInRequired(req, tool, id.refusal);
 }
 
+/**
+ * The answer to HEAD of a paid tool on a cache miss: the 402 an unpaid GET gets, with the same headers
+ * (node sends no body for HEAD). Whatever payment the request carries (x402, MPP, a SIWX proof, a session
+ * token) is left untouched: a HEAD releases no data, so verifying, settling or debiting for it would charge
+ * for nothing, and an answer it produced would be cached for every later caller. The payment stays usable
+ * for a GET.
+ */
+async function unpaidAnswer(gate: HttpPaymentGate, req: Request, tool: AnyTool, fingerprint: string, priceUsd: string): Promise<GateResponse> {
+  const r = { tool, resource: gate.resource(req, tool), fingerprint, priceUsd };
+  // The reason is the one the processor gives a request without a payload.
+  return gate.required(r, await gate.processor.paymentRequired(r, "Payment required"), gate.origin(req));
+}
+
 /** The tool routes and their cache-hit fast path ({@link CacheHitPath}), which the app mounts first. */
 export interface ToolMount {
   routes: Router;
@@ -63,6 +76,9 @@ export interface ToolMount {
  * -> payment check (402; an idempotent retry or a confirmed pending settlement is answered from the ledger)
  * -> handler (single-flight) -> error: not charged -> settle -> refused: 402, no data; unknown: 502, data
  * withheld for a retry -> commit to cache -> 200 `X-Cache: MISS` + `PAYMENT-RESPONSE`.
+ * HEAD (express runs the GET route for it) takes the same path up to the payment check, so a hit answers
+ * with the hit's headers; a paid miss answers the unpaid 402 ({@link unpaidAnswer}) and never reaches the
+ * payment check, the handler or the cache. Node sends no body for HEAD.
  * Each parsed GET is remembered by the fast path, which answers the URL's later cache hits before routing.
  */
 export function toolRoutes(deps: ToolRouteDeps): ToolMount {
@@ -86,7 +102,7 @@ export function toolRoutes(deps: ToolRouteDeps): ToolMount {
         if (hit) return hits.send(res, hit);
         await deps.limiter.consume(req.ip ?? "unknown", res);
         await deps.runner.precheck(tool, input);
-        const interim = await deps.runner.preflight(tool, input);
+        const interim = await deps.runner.preflight(tool, input, { client: req.ip ?? "unknown" });
         if (interim) {
           const headers: Record<string, string> = { "Cache-Control": "no-store" };
           if (interim.retryAfterSec !== undefined) headers["Retry-After"] = String(interim.retryAfterSec);
@@ -107,13 +123,18 @@ export function toolRoutes(deps: ToolRouteDeps): ToolMount {
           const value = await deps.runner.execute(tool, input, { credentials, wallet });
           await deps.runner.commit(tool, input, value);
           // Answers that depend on the caller's credentials (alert reads) must not be kept by shared caches.
-          return send(res, 200, { "X-Cache": "MISS", ...(tool.acceptsCredentials ? { "Cache-Control": "private, no-store" } : {}) }, value);
+          return send(res, tool.statusOf?.(value) ?? 200, { "X-Cache": "MISS", ...(tool.acceptsCredentials ? { "Cache-Control": "private, no-store" } : {}) }, value);
         } catch (err) {
           return sendError(res, err);
         }
       }
       let check;
       try {
+        // Express routes HEAD to the GET handlers: a HEAD that is not a cache hit pays nothing and runs nothing.
+        if (req.method === "HEAD") {
+          const unpaid = await unpaidAnswer(deps.gate!, req, tool, key, priceFor(tool, input));
+          return send(res, unpaid.status, unpaid.headers, unpaid.body);
+        }
         check = await deps.gate!.check(req, tool, key, priceFor(tool, input));
       } catch (err) {
         return sendError(res, err);

@@ -15,7 +15,7 @@ export type AlertConfig = NonNullable<Config["alerts"]>;
 
 /** The SSRF policy of webhook targets from the configuration. */
 export function targetPolicy(c: AlertConfig): WebhookTargetPolicy {
-  return { allowLoopback: c.webhook.allowLoopback };
+  return { allowLoopback: c.webhook.allowLoopback, allowedPorts: c.webhook.allowedPorts };
 }
 
 /**

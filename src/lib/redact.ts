@@ -5,7 +5,7 @@
  * {@link redactUrl} for showing a URL on purpose, and a process-wide set of registered secrets that
  * {@link scrubSecrets} removes from any text (the logger runs every line through it, see `log.ts`).
  */
-import type { Config } from "../config.js";
+import type { Config, SecretKind } from "../config.js";
 
 /** What replaces a secret that is not a whole URL. */
 export const REDACTED = "[redacted]";
@@ -102,26 +102,34 @@ export function registerSecret(value: string | undefined): void {
 }
 
 /**
- * Registers every credential-bearing value of a configuration: RPC, facilitator, Redis, venue REST and
- * websocket URLs, and the CoinGecko key, facilitator auth header value, relayer key and MPP secret.
+ * Registers one secret setting's value by its kind (see `SecretKind` in config.ts): a `url` with
+ * {@link registerSecretUrl}, each entry of `urls` that is a URL the same way, a `header` (`Name: value`) as a
+ * whole and its value, anything else with {@link registerSecret}.
+ */
+export function registerSecretSetting(kind: SecretKind, value: string): void {
+  switch (kind) {
+    case "url":
+      return registerSecretUrl(value);
+    case "urls":
+      for (const entry of value.split(",").map((s) => s.trim())) if (entry.includes("://")) registerSecretUrl(entry);
+      return;
+    case "header":
+      registerSecret(value);
+      return registerSecret(value.slice(value.indexOf(":") + 1).trim());
+    case "value":
+      return registerSecret(value);
+  }
+}
+
+/**
+ * Registers every credential of a configuration: the value of each secret setting that is set
+ * (`config.secrets`, from `SECRET_SETTINGS` in config.ts, the one list of them), and the secrets derived
+ * from them or generated at start-up (the MPP key when none is set, the credits session key).
  */
 export function registerConfigSecrets(config: Config): void {
-  registerSecretUrl(config.payments.rpcUrl);
-  for (const f of config.payments.facilitators) {
-    if (f.kind === "http") {
-      registerSecretUrl(f.url);
-      registerSecret(f.authHeader?.value);
-    } else {
-      registerSecretUrl(f.rpcUrl);
-      registerSecret(f.relayerPrivateKey);
-    }
-  }
-  registerSecretUrl(config.redis?.url);
-  registerSecretUrl(config.coingecko.baseUrl);
-  registerSecret(config.coingecko.apiKey);
-  for (const url of Object.values(config.venues)) registerSecretUrl(url);
-  for (const url of Object.values(config.streams?.wsUrls ?? {})) registerSecretUrl(url);
+  for (const { kind, value } of config.secrets) registerSecretSetting(kind, value);
   registerSecret(config.mpp?.secretKey);
+  registerSecret(config.credits?.sessionSecret);
 }
 
 /** `text` with every registered secret replaced (see {@link registerSecretUrl}). Cheap when nothing matches. */

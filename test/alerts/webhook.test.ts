@@ -177,7 +177,7 @@ describe("forbiddenHostnameReason", () => {
 });
 
 describe("parseWebhookUrl", () => {
-  it("accepts absolute https URLs with any port, path and query", () => {
+  it("accepts absolute https URLs with any port (resolveWebhookTarget judges ports), path and query", () => {
     expect(parseWebhookUrl("https://hooks.example.com/mg?x=1").href).toBe("https://hooks.example.com/mg?x=1");
     expect(parseWebhookUrl("https://hooks.example.com:8443/a").port).toBe("8443");
     expect(parseWebhookUrl("https://[2606:4700::1]/h").hostname).toBe("[2606:4700::1]");
@@ -255,6 +255,43 @@ describe("resolveWebhookTarget", () => {
     await expect(resolveWebhookTarget(url("https://[::1]/"), policy(true))).resolves.toEqual({ address: "::1", family: 6 });
     await expect(resolveWebhookTarget(url("https://8.8.8.8/"), policy(false))).resolves.toEqual({ address: "8.8.8.8", family: 4 });
     expect(dns.calls).toEqual([]);
+  });
+
+  it("allows only the listed ports (443 by default) on public targets, refusing a name's port before DNS", async () => {
+    const dns = fakeDns({ "hooks.example.com": [{ address: "93.184.215.14", family: 4 }] });
+    const strict: WebhookTargetPolicy = { allowLoopback: false, lookup: dns.lookup };
+    for (const raw of ["https://93.184.216.34:22/", "https://93.184.216.34:80/", "https://[2606:4700::1]:6379/", "https://hooks.example.com:8443/"]) {
+      const e = await appError(() => resolveWebhookTarget(url(raw), strict));
+      expect(e.code, raw).toBe("BAD_REQUEST");
+      expect(e.message).toMatch(/port \d+ is not allowed .*WEBHOOK_ALLOWED_PORTS/);
+      expect(e.details, raw).toEqual({ field: "webhook_url", reason: "port_not_allowed", port: Number(new URL(raw).port), allowed_ports: [443] });
+    }
+    expect(dns.calls).toEqual([]);
+    await expect(resolveWebhookTarget(url("https://93.184.216.34/"), strict)).resolves.toEqual({ address: "93.184.216.34", family: 4 });
+    await expect(resolveWebhookTarget(url("https://93.184.216.34:443/"), strict)).resolves.toEqual({ address: "93.184.216.34", family: 4 });
+    await expect(resolveWebhookTarget(url("https://hooks.example.com/"), strict)).resolves.toEqual({ address: "93.184.215.14", family: 4 });
+    // More ports are a setting (WEBHOOK_ALLOWED_PORTS), and the list replaces the default.
+    const wider: WebhookTargetPolicy = { ...strict, allowedPorts: [443, 8443] };
+    await expect(resolveWebhookTarget(url("https://hooks.example.com:8443/"), wider)).resolves.toEqual({ address: "93.184.215.14", family: 4 });
+    expect(details(await appError(() => resolveWebhookTarget(url("https://93.184.216.34:22/"), wider)))).toMatchObject({ reason: "port_not_allowed", port: 22 });
+    expect(details(await appError(() => resolveWebhookTarget(url("https://93.184.216.34/"), { ...strict, allowedPorts: [8443] })))).toMatchObject({ port: 443 });
+  });
+
+  it("lets loopback targets use any port under allowLoopback, and nothing else", async () => {
+    const dns = fakeDns({
+      localhost: [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }],
+      "local.marketgate.test": [{ address: "127.0.0.1", family: 4 }],
+      "public.marketgate.test": [{ address: "93.184.215.14", family: 4 }],
+      "mixed.marketgate.test": [{ address: "127.0.0.1", family: 4 }, { address: "93.184.215.14", family: 4 }],
+    });
+    const sandbox: WebhookTargetPolicy = { allowLoopback: true, lookup: dns.lookup };
+    await expect(resolveWebhookTarget(url("https://127.0.0.1:22/"), sandbox)).resolves.toEqual({ address: "127.0.0.1", family: 4 });
+    await expect(resolveWebhookTarget(url("https://[::1]:54321/"), sandbox)).resolves.toEqual({ address: "::1", family: 6 });
+    await expect(resolveWebhookTarget(url("https://localhost:54321/"), sandbox)).resolves.toMatchObject({ address: "127.0.0.1" });
+    await expect(resolveWebhookTarget(url("https://local.marketgate.test:54321/"), sandbox)).resolves.toEqual({ address: "127.0.0.1", family: 4 });
+    for (const raw of ["https://93.184.216.34:22/", "https://public.marketgate.test:22/", "https://mixed.marketgate.test:22/"]) {
+      expect(details(await appError(() => resolveWebhookTarget(url(raw), sandbox))), raw).toMatchObject({ reason: "port_not_allowed", port: 22 });
+    }
   });
 
   it("refuses internal names before resolving them", async () => {
@@ -486,6 +523,7 @@ describe("webhook delivery over HTTPS", () => {
     let answers = 0;
     const policy: WebhookTargetPolicy = {
       allowLoopback: false,
+      allowedPorts: [rx.port],
       lookup: async () => (answers++ === 0 ? [{ address: "93.184.215.14", family: 4 }] : [{ address: "127.0.0.1", family: 4 }]),
     };
     const url = `https://receiver.marketgate.test:${rx.port}/h`;
@@ -496,6 +534,17 @@ describe("webhook delivery over HTTPS", () => {
     expect(res).toMatchObject({ ok: false, status: null, error: "refused: loopback" });
     expect(answers).toBe(2);
     await sleep(100);
+    expect(rx.connections).toBe(0);
+  });
+
+  it("refuses at send time a stored URL whose port is not allowed, before DNS and without connecting", async () => {
+    const rx = await receiver();
+    const dns = fakeDns({ "receiver.marketgate.test": [{ address: "93.184.215.14", family: 4 }] });
+    const sender = createWebhookSender({ policy: { allowLoopback: false, lookup: dns.lookup }, ca: rx.ca });
+    for (const raw of ["https://93.184.216.34:22/h", `https://receiver.marketgate.test:${rx.port}/h`]) {
+      await expect(sender.send(request(raw))).resolves.toMatchObject({ ok: false, status: null, error: "refused: port_not_allowed" });
+    }
+    expect(dns.calls).toEqual([]);
     expect(rx.connections).toBe(0);
   });
 

@@ -35,7 +35,7 @@ export const WebhookUrl = z
   .string()
   .max(2048)
   .refine((u) => u.startsWith("https://"), "webhook_url must be an https:// URL")
-  .describe("HTTPS URL receiving signed POSTs; must resolve to public addresses only");
+  .describe("HTTPS URL receiving signed POSTs; must resolve to public addresses only, on port 443 unless the operator allows more");
 
 /** `expires_in_hours` (spec 2.1: 1 to 168, default 24). */
 export const ExpiresInHours = z.number().int().min(1).max(MAX_LIFETIME_HOURS).default(24).describe("alert lifetime in hours, 1 to 168");

@@ -1,7 +1,8 @@
 /**
  * Webhook URL rules and the SSRF guard: which caller-supplied URLs marketgate may POST to, and which
- * address the connection must use. Webhooks go to HTTPS endpoints on the public internet only; the
- * service must never become a way to reach loopback, private networks or cloud metadata endpoints.
+ * address the connection must use. Webhooks go to HTTPS endpoints on the public internet only, on the
+ * allowed ports (443 by default); the service must never become a way to reach loopback, private
+ * networks or cloud metadata endpoints, nor to probe other services of public hosts.
  */
 import { Resolver } from "node:dns/promises";
 import { isIP } from "node:net";
@@ -22,12 +23,22 @@ export interface WebhookTargetPolicy {
    */
   allowLoopback: boolean;
   /**
+   * TCP ports a webhook URL may name (`WEBHOOK_ALLOWED_PORTS`; default {@link DEFAULT_WEBHOOK_PORTS}, i.e.
+   * HTTPS's 443 only: an HTTPS client pointed at a public host's SSH, SMTP or database port is a port
+   * scanner). Loopback targets, when `allowLoopback`, may use any port: the sandbox's and the tests'
+   * receivers listen on a random loopback port.
+   */
+  allowedPorts?: readonly number[];
+  /**
    * Resolves a host name to ALL its addresses (default: a shared {@link createDnsLookup} with its
    * defaults). Injected by tests to simulate DNS answers, including rebinding. An {@link AppError} it
    * throws is passed through as is; any other error means the name is `unresolvable`.
    */
   lookup?: (hostname: string) => Promise<ResolvedAddress[]>;
 }
+
+/** Ports webhook URLs may name when the policy lists none: HTTPS only (webhooks are never plain HTTP). */
+export const DEFAULT_WEBHOOK_PORTS: readonly number[] = [443];
 
 /** Longest accepted webhook URL, in characters. */
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -70,8 +81,8 @@ function badUrl(reason: string, message: string): AppError {
 /**
  * Parses and checks the syntax of a caller-supplied webhook URL: absolute `https:` URL with a host,
  * no `user:password@`, no `#fragment`, at most {@link MAX_WEBHOOK_URL_LENGTH} characters, no
- * whitespace or control characters (the URL parser would silently strip them). Any port is allowed.
- * Says nothing about where the host points: that is {@link resolveWebhookTarget}'s job.
+ * whitespace or control characters (the URL parser would silently strip them). Says nothing about where
+ * the host points nor which ports are allowed: that is {@link resolveWebhookTarget}'s job.
  *
  * @returns the parsed URL (WHATWG-normalised: IPv4 hosts in dotted-quad form, IPv6 hosts bracketed).
  * @throws AppError `BAD_REQUEST` with `details: { field: "webhook_url", reason }`, reason one of
@@ -279,6 +290,23 @@ function forbidden(reason: string, address: string | undefined, what: string): A
   });
 }
 
+/** The TCP port a delivery to `url` connects to (the URL parser leaves `port` empty for https's 443). */
+export function webhookPort(url: URL): number {
+  return url.port ? Number(url.port) : 443;
+}
+
+/** Whether `address` is a loopback address (127/8, ::1, ::ffff:127.x), i.e. allowed only by `allowLoopback`. */
+function isLoopback(address: string): boolean {
+  const reason = forbiddenAddressReason(address, false);
+  return reason === "loopback" || reason === "ipv4_mapped:loopback";
+}
+
+function portRefused(port: number, allowed: readonly number[]): AppError {
+  return new AppError("BAD_REQUEST", `webhook_url port ${port} is not allowed (allowed: ${allowed.join(", ")}; see WEBHOOK_ALLOWED_PORTS)`, {
+    details: { field: "webhook_url", reason: "port_not_allowed", port, allowed_ports: allowed },
+  });
+}
+
 /**
  * Decides which address a delivery to `url` connects to. An IP literal host (IPv6 bracketed or not)
  * is judged directly; a name is checked with {@link forbiddenHostnameReason}, then resolved, and
@@ -286,23 +314,32 @@ function forbidden(reason: string, address: string | undefined, what: string): A
  * since the client could pick it). The caller pins the connection to the returned address, so a DNS
  * answer that changes between this check and the connect (rebinding) cannot redirect it. Run it
  * again at every attempt: a name that was public when the webhook was registered may not be now.
+ * The URL's port must be one of `policy.allowedPorts` (default 443), except for a loopback target (every
+ * address loopback) under `allowLoopback`; without `allowLoopback` a name's port is checked before DNS.
  *
  * @returns the first address of the answer (all of them allowed), `family` 4 or 6.
  * @throws AppError `BAD_REQUEST`, `details: { field: "webhook_url", reason, address? }`: `reason`
- *   from {@link forbiddenAddressReason} / {@link forbiddenHostnameReason}, or `unresolvable` when
- *   the name has no address (NXDOMAIN, SERVFAIL, empty answer, timeout, resolver error);
+ *   from {@link forbiddenAddressReason} / {@link forbiddenHostnameReason}, `port_not_allowed` (with
+ *   `port` and `allowed_ports`), or `unresolvable` when the name has no address (NXDOMAIN, SERVFAIL,
+ *   empty answer, timeout, resolver error);
  *   AppError `UPSTREAM_UNAVAILABLE` (503, `retryAfterSec`) when too many lookups are in flight.
  */
 export async function resolveWebhookTarget(url: URL, policy: WebhookTargetPolicy): Promise<ResolvedAddress> {
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const port = webhookPort(url);
+  const allowedPorts = policy.allowedPorts ?? DEFAULT_WEBHOOK_PORTS;
+  const portAllowed = allowedPorts.includes(port);
   const literal = isIP(host);
   if (literal) {
     const reason = forbiddenAddressReason(host, policy.allowLoopback);
     if (reason) throw forbidden(reason, host, host);
+    if (!portAllowed && !isLoopback(host)) throw portRefused(port, allowedPorts);
     return { address: host, family: literal === 6 ? 6 : 4 };
   }
   const nameReason = forbiddenHostnameReason(host, policy.allowLoopback);
   if (nameReason) throw forbidden(nameReason, undefined, host);
+  // Only a loopback target may use another port, and only under allowLoopback: otherwise refuse before DNS.
+  if (!portAllowed && !policy.allowLoopback) throw portRefused(port, allowedPorts);
 
   let answers: ResolvedAddress[];
   try {
@@ -323,6 +360,7 @@ export async function resolveWebhookTarget(url: URL, policy: WebhookTargetPolicy
     const reason = forbiddenAddressReason(a.address, policy.allowLoopback);
     if (reason) throw forbidden(reason, a.address, `${host} → ${a.address}`);
   }
+  if (!portAllowed && !answers.every((a) => isLoopback(a.address))) throw portRefused(port, allowedPorts);
   // Family from the address itself rather than from the resolver's (injectable) claim.
   const first = answers[0]!;
   return { address: first.address, family: isIP(first.address) === 6 ? 6 : 4 };
