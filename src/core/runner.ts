@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import { ANONYMOUS, type AnyTool, type CallerInfo, type InterimAnswer } from "../registry/tool.js";
+import { ANONYMOUS, type AnyTool, type CallerInfo, type InterimAnswer, type PreflightCaller } from "../registry/tool.js";
 import { SingleFlight } from "../lib/single-flight.js";
 import type { RedisSingleFlight } from "../state/flight.js";
 import { hitAnswerOf, type HitAnswer } from "./hit-answer.js";
@@ -121,9 +121,9 @@ export class ToolRunner {
     if (tool.precheck) await this.scoped(input, () => tool.precheck!(input, this.ctx));
   }
 
-  /** Runs the tool's preflight, if any: an interim answer to send free instead of the paid one. */
-  preflight(tool: AnyTool, input: unknown): Promise<InterimAnswer<unknown> | undefined> {
-    return tool.preflight ? tool.preflight(input, this.ctx) : Promise.resolve(undefined);
+  /** Runs the tool's preflight, if any, for `caller`: an interim answer to send free instead of the paid one. */
+  preflight(tool: AnyTool, input: unknown, caller: PreflightCaller = {}): Promise<InterimAnswer<unknown> | undefined> {
+    return tool.preflight ? tool.preflight(input, this.ctx, caller) : Promise.resolve(undefined);
   }
 
   /**

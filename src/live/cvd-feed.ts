@@ -3,6 +3,7 @@ import { CVD_BUCKET_MS } from "../streams/store/cvd-math.js";
 import { CVD_RETENTION_MS, type CvdFlow, type CvdStore } from "../streams/store/cvd-store.js";
 import { STREAM_VENUES, type StreamVenue } from "../streams/types.js";
 import { Listeners } from "./listeners.js";
+import { boundReplay, DEFAULT_RESUME_LIMITS, type ResumeLimits } from "./resume.js";
 import type { LiveEvent, ManagedFeed } from "./types.js";
 
 /** A bucket is published this long after it ends, so trades that arrive a little late are in it, ms. */
@@ -16,7 +17,8 @@ const flowOut = (f: CvdFlow) => ({ cvd: clean(f.buyUsd - f.sellUsd), buy_volume:
  * CVD of one base from the CVD store (the local one, or a replica's replicated copy): a `cvd_bucket`
  * event per closed 5-minute bucket (id `cvd_<BASE>_<start ms>`, {@link CVD_CLOSE_GRACE_MS} after it
  * ends) and a `cvd_update` of the open bucket at most once a second when its sums changed (no id). One
- * timer per base, however many subscribers.
+ * timer per base, however many subscribers. A resume replays the closed buckets after the id that ended
+ * within `resume.windowMs`, at most `resume.maxEvents` ({@link boundReplay}).
  */
 export class CvdFeed implements ManagedFeed {
   private readonly out = new Listeners();
@@ -29,6 +31,7 @@ export class CvdFeed implements ManagedFeed {
     private readonly store: CvdStore,
     private readonly base: string,
     private readonly now: () => number,
+    private readonly resume: ResumeLimits = DEFAULT_RESUME_LIMITS,
   ) {
     this.lastClosed = this.newestClosed();
     this.timer = setInterval(() => this.tick(), CVD_UPDATE_MS);
@@ -87,10 +90,20 @@ export class CvdFeed implements ManagedFeed {
 
   backlog(lastEventId: string | undefined): LiveEvent[] {
     const m = lastEventId ? /^cvd_([A-Z0-9]{1,20})_(\d{1,15})$/.exec(lastEventId) : null;
-    if (!m || m[1] !== this.base) return [];
+    if (!lastEventId || !m || m[1] !== this.base) return [];
     const from = Number(m[2]) + CVD_BUCKET_MS;
-    const out = this.buckets(from, this.lastClosed);
-    if (from < this.now() - CVD_RETENTION_MS) out.unshift({ event: "gap", data: { reason: "your Last-Event-ID is older than the 7 days of buckets held; older buckets were not replayed" } });
+    const now = this.now();
+    // The first bucket that ended within the window: buckets before it are not replayed (nor even read).
+    const windowStart = now - this.resume.windowMs;
+    const firstInWindow = Math.ceil((windowStart - CVD_BUCKET_MS) / CVD_BUCKET_MS) * CVD_BUCKET_MS;
+    const trackedSince = this.store.cvd(this.base, now, now).trackedSince;
+    const firstHeld = trackedSince === null ? null : Math.floor(Math.max(from, trackedSince) / CVD_BUCKET_MS) * CVD_BUCKET_MS;
+    const beforeWindow = firstHeld !== null && firstHeld < firstInWindow && firstHeld <= this.lastClosed;
+    const out = boundReplay(
+      { lastEventId, events: this.buckets(Math.max(from, firstInWindow), this.lastClosed), beforeWindow, windowStart, rest: `GET /cvd/history/${this.base}?period=7d` },
+      this.resume,
+    );
+    if (!beforeWindow && from < now - CVD_RETENTION_MS) out.unshift({ event: "gap", data: { reason: "your Last-Event-ID is older than the 7 days of buckets held; older buckets were not replayed" } });
     return out;
   }
 

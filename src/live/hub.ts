@@ -4,14 +4,17 @@ import type { StreamService } from "../streams/service.js";
 import { CvdFeed } from "./cvd-feed.js";
 import { FundingFeed, type FundingSnapshot } from "./funding-feed.js";
 import { LiquidationFeed } from "./liquidation-feed.js";
+import { DEFAULT_RESUME_LIMITS, type ResumeLimits } from "./resume.js";
 import type { LiveEvent, LiveListener, ManagedFeed } from "./types.js";
 
-/** What the hub reads: the live stores (absent with `STREAMS=off`), the funding reader and the clock. */
+/** What the hub reads: the live stores (absent with `STREAMS=off`), the funding reader, the clock and the resume limits. */
 export interface LiveHubDeps {
   streams?: StreamService;
   readFunding: (symbol: string) => Promise<FundingSnapshot>;
   now: () => number;
   fundingPollMs: number;
+  /** How much a resume replays (default {@link DEFAULT_RESUME_LIMITS}); every transport resumes through the hub. */
+  resume?: ResumeLimits;
 }
 
 /** A subscriber's view of one topic key: its backlog, taken in the same tick as the live subscription. */
@@ -67,8 +70,17 @@ export class LiveHub {
     if (topic === "funding") return new FundingFeed(symbol!, this.deps.readFunding, this.deps.now, this.deps.fundingPollMs);
     const s = this.deps.streams;
     if (!s) throw new AppError("UPSTREAM_UNAVAILABLE", "live trade streams are disabled on this instance (STREAMS=off)");
-    if (topic === "liquidations") return new LiquidationFeed(s.liquidations, symbol);
-    return new CvdFeed(s.cvd, symbol!, this.deps.now);
+    const resume = this.deps.resume ?? DEFAULT_RESUME_LIMITS;
+    if (topic === "liquidations") return new LiquidationFeed(s.liquidations, symbol, this.deps.now, resume);
+    return new CvdFeed(s.cvd, symbol!, this.deps.now, resume);
+  }
+
+  /**
+   * A stream-minute of `topic` for `symbol` was paid: a CVD stream's on-demand symbol is then protected
+   * from eviction like one a paid `/cvd` call read (`StreamService.markPaid`). Never throws.
+   */
+  paidMinute(topic: StreamTopic, symbol: string | undefined): void {
+    if (topic === "cvd" && symbol) this.deps.streams?.markPaid?.(symbol);
   }
 
   /** Stops every feed (shutdown). */

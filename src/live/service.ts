@@ -3,6 +3,7 @@ import type { StreamService } from "../streams/service.js";
 import type { FundingSnapshot } from "./funding-feed.js";
 import { LiveHub } from "./hub.js";
 import { StreamLimits } from "./limits.js";
+import { RESUME_MAX_EVENTS } from "./resume.js";
 
 /** The live streams of one process: the topic hub, the stream limits and the settings the transports read. */
 export interface LiveStreams {
@@ -15,7 +16,13 @@ export interface LiveStreams {
 export function createLiveStreams(config: Config, deps: { streams?: StreamService; readFunding: (symbol: string) => Promise<FundingSnapshot>; now: () => number }): LiveStreams {
   const s = config.live;
   return {
-    hub: new LiveHub({ streams: deps.streams, readFunding: deps.readFunding, now: deps.now, fundingPollMs: s.fundingPollMs }),
+    hub: new LiveHub({
+      streams: deps.streams,
+      readFunding: deps.readFunding,
+      now: deps.now,
+      fundingPollMs: s.fundingPollMs,
+      resume: { windowMs: s.resumeWindowMs, maxEvents: RESUME_MAX_EVENTS },
+    }),
     limits: new StreamLimits(s.maxStreams, s.maxPerWallet),
     settings: s,
   };

@@ -11,7 +11,7 @@ import type { LiveEvent } from "./types.js";
 export interface StreamTransport {
   /**
    * Queues one event; false when the subscriber is over its unread-bytes budget (it is then dropped).
-   * `replay`: part of the backlog, sent whatever the budget (it is bounded by the stores' retention).
+   * `replay`: part of the backlog, sent whatever the budget (it is bounded by the resume limits, resume.ts).
    */
   send(e: LiveEvent, replay?: boolean): boolean;
   /** Sends `last` (when given) and closes the connection or the subscription. */
@@ -115,6 +115,7 @@ export class StreamSession {
       this.refusal = out.reason;
       return "refused";
     }
+    this.opts.hub.paidMinute(def.topic, this.opts.symbol);
     const session = this.opts.renewSession?.();
     const e: LiveEvent = {
       event: "debit",

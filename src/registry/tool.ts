@@ -54,7 +54,13 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
    * being established). When it returns a value, the mounts send it free of charge and uncached: HTTP with
    * `status` and `Retry-After`, MCP as a normal result with `_meta["marketgate/interim"]`.
    */
-  preflight?(input: z.output<I>, ctx: ToolContext): Promise<InterimAnswer<z.output<O>> | undefined>;
+  preflight?(input: z.output<I>, ctx: ToolContext, caller: PreflightCaller): Promise<InterimAnswer<z.output<O>> | undefined>;
+  /**
+   * HTTP status of a successful answer of a free tool (default 200): 202 for an answer that only accepts
+   * the request (a refund whose transfer is not confirmed yet). OpenAPI then documents a 202 with the same
+   * schema; MCP results carry the answer unchanged.
+   */
+  statusOf?(output: z.output<O>): 200 | 202;
   /**
    * The tool reads {@link CallerCredentials} (alert management): HTTP takes them from `Authorization:
    * Bearer`, `X-Wallet-Signature` and `X-Signed-At`; MCP from the arguments `manage_token`,
@@ -104,6 +110,15 @@ export const ANONYMOUS: CallerInfo = Object.freeze({ credentials: Object.freeze(
 
 /** MCP argument names of the {@link CallerCredentials} fields. */
 export const CREDENTIAL_ARGS = { manage_token: "bearerToken", wallet_signature: "walletSignature", signed_at: "signedAt" } as const;
+
+/** Who sends a request whose preflight runs (before any payment is known). */
+export interface PreflightCaller {
+  /**
+   * The client's address as the rate limiters key it (`req.ip`, also for MCP over HTTP): free work a
+   * preflight starts (a CVD warm-up) is budgeted per client. Undefined over MCP stdio (the operator's agent).
+   */
+  client?: string;
+}
 
 /** An answer sent instead of the paid one, free of charge (see {@link ToolDef.preflight}). */
 export interface InterimAnswer<T> {

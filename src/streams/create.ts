@@ -1,5 +1,7 @@
+import { ClientRateLimiter } from "../../http/rate-limit.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../core/metrics.js";
+import { logger } from "../lib/log.js";
 import type { RedisHandle } from "../state/redis.js";
 import type { PerpVenue, PerpVenueClient } from "../venues/perp/types.js";
 import type { TradeBackfill } from "./backfill/common.js";
@@ -14,7 +16,9 @@ import { HyperliquidFeed } from "./feeds/hyperliquid.js";
 import { FeedMetrics } from "./feeds/metrics.js";
 import { OkxFeed } from "./feeds/okx.js";
 import type { VenueFeed } from "./feeds/feed-base.js";
+import { GuardedStreams } from "./guarded-streams.js";
 import { StreamManager, type StreamManagerOptions } from "./manager.js";
+import { PaidUseRelay } from "./paid-relay.js";
 import { ReplicatedStreams } from "./replication/replicated-streams.js";
 import { StandbyFeeds } from "./replication/standby.js";
 import type { StreamService } from "./service.js";
@@ -95,25 +99,48 @@ export function createStreamManager(config: StreamsConfig, perps: Record<PerpVen
 }
 
 /**
- * The live streams as configured: with `REDIS_URL` (and its handle) a {@link ReplicatedStreams} (one replica
- * ingests, all serve; local stores as in embedded mode, a fresh manager with fresh feeds each time this
- * replica starts leading; followers keep standby feeds of the venues whose REST serves only their latest
- * trades, buffering 3 lease TTLs and at least a minute), else the embedded {@link StreamManager} of
+ * The per-client budget of new on-demand warm-ups (`STREAM_WARMUPS_PER_MIN`), keyed like the other rate
+ * limits (client address or IPv6 /64); counted in Redis across replicas when there is one
+ * (`<prefix>rl-warmup:<client>`). Its memory is bounded: a client's count expires a minute after it began.
+ */
+function warmupBudget(config: StreamsConfig, redis?: RedisHandle): ClientRateLimiter {
+  return new ClientRateLimiter({
+    perMin: config.streams.warmupsPerMin,
+    keyName: "rl-warmup",
+    what: "new stream warm-ups (first requests of symbols not streamed yet)",
+    policy: "warmups",
+    redis: config.redis ? redis : undefined,
+  });
+}
+
+/**
+ * The live streams as configured, as the tools get them ({@link GuardedStreams}: warm-ups budgeted per
+ * client, paid use recorded so it is never evicted by a warm-up): with `REDIS_URL` (and its handle) over a
+ * {@link ReplicatedStreams} (one replica ingests, all serve; local stores as in embedded mode, a fresh
+ * manager with fresh feeds each time this replica starts leading; followers keep standby feeds of the
+ * venues whose REST serves only their latest trades, buffering 3 lease TTLs and at least a minute; paid
+ * use relayed to the leader by {@link PaidUseRelay}), else over the embedded {@link StreamManager} of
  * {@link createStreamManager}.
  */
 export function createStreamService(config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics, redis?: RedisHandle): StreamService {
+  const budget = warmupBudget(config, redis);
   const r = config.redis;
-  if (!r || !redis) return createStreamManager(config, perps, metrics);
+  if (!r || !redis) {
+    const manager = createStreamManager(config, perps, metrics);
+    return new GuardedStreams(manager, { budget, markPaid: (base) => manager.markPaid(base) });
+  }
   const { cvd, liquidations } = createStores(config, REPLICATED_FLUSH_MS);
   const feedMetrics = new FeedMetrics(metrics.registry);
   const backfills = createBackfills(config, perps, metrics);
   const opts = managerOptions(config);
   const standbyVenues = STREAM_VENUES.filter((v) => backfills[v] instanceof LatestTradesBackfill);
-  return new ReplicatedStreams({
+  /** The manager this replica made when it last started leading (the one that ingests while it leads). */
+  let latest: StreamManager | null = null;
+  const replicated = new ReplicatedStreams({
     redis,
     cvd,
     liquidations,
-    createManager: () => new StreamManager(createFeeds(config, perps, feedMetrics), backfills, cvd, liquidations, opts),
+    createManager: () => (latest = new StreamManager(createFeeds(config, perps, feedMetrics), backfills, cvd, liquidations, opts)),
     createStandby: () =>
       new StandbyFeeds({
         feeds: Object.fromEntries(standbyVenues.map((v) => [v, createFeed(v, config, perps)])),
@@ -124,4 +151,12 @@ export function createStreamService(config: StreamsConfig, perps: Record<PerpVen
     warmupMs: opts.warmupMs,
     idleMs: opts.idleMs,
   });
+  const relay = new PaidUseRelay({
+    redis,
+    holdMs: config.streams.idleMs,
+    leading: () => replicated.isLeader,
+    apply: (base, at) => latest?.markPaid(base, at),
+    log: logger,
+  });
+  return new GuardedStreams(replicated, { budget, markPaid: (base) => relay.record(base), companion: relay });
 }

@@ -14,9 +14,16 @@ export const PRE_SUBSCRIBED = ["BTC", "ETH", "SOL", "XRP", "BNB", "DOGE", "LINK"
 export interface StreamManagerOptions {
   /** Symbols subscribed at start and never dropped (default {@link PRE_SUBSCRIBED}). */
   preSubscribed?: readonly string[];
-  /** Most symbols subscribed on demand at once; the least recently requested one makes room (default 20). */
+  /**
+   * Most symbols subscribed on demand at once (default 20). A new one makes room by evicting the least
+   * recently requested on-demand symbol that was not paid for within `idleMs`; when every one was, the new
+   * symbol is refused (see {@link StreamManager.ensure}).
+   */
   maxOnDemand?: number;
-  /** An on-demand symbol nobody requested for this long is unsubscribed and its data dropped (default 30 min). */
+  /**
+   * An on-demand symbol nobody requested for this long is unsubscribed and its data dropped; one paid for
+   * within this long is never evicted to make room for another (default 30 min).
+   */
   idleMs?: number;
   /** An on-demand symbol answers `warming_up` until it has been subscribed this long (default 10 s). */
   warmupMs?: number;
@@ -27,11 +34,20 @@ export interface StreamManagerOptions {
 
 export type { StreamReadiness } from "./service.js";
 
-/** An on-demand symbol: when it was subscribed and last requested, epoch ms. */
+/** An on-demand symbol: when it was subscribed, last requested and last paid for, epoch ms. */
 export interface OnDemandSymbol {
   base: string;
   subscribedAt: number;
   lastRequested: number;
+  /** Last paid use (a paid CVD answer, a debited stream-minute); null when never paid for. */
+  lastPaid: number | null;
+}
+
+/** What the manager keeps of an on-demand symbol (epoch ms; `lastPaid` null when never paid for). */
+interface OnDemandState {
+  subscribedAt: number;
+  lastRequested: number;
+  lastPaid: number | null;
 }
 
 /**
@@ -41,7 +57,7 @@ export interface OnDemandSymbol {
  */
 export class StreamManager implements StreamService {
   private readonly pre: Set<string>;
-  private readonly onDemand = new Map<string, { subscribedAt: number; lastRequested: number }>();
+  private readonly onDemand = new Map<string, OnDemandState>();
   private readonly maxOnDemand: number;
   private readonly idleMs: number;
   private readonly warmupMs: number;
@@ -112,9 +128,13 @@ export class StreamManager implements StreamService {
 
   /**
    * Makes sure `base` is streamed: pre-subscribed symbols are always ready; another symbol is subscribed on
-   * its first request (evicting the least recently requested on-demand symbol when at the bound) and
-   * answers `warming_up` until it has been subscribed for the warm-up time.
-   * @throws AppError UNKNOWN_SYMBOL when no venue's feed could subscribe it.
+   * its first request and answers `warming_up` until it has been subscribed for the warm-up time. At the
+   * bound, the least recently requested on-demand symbol without paid use within `idleMs` is evicted to make
+   * room: a symbol someone pays for is never pushed out by requests that pay nothing (every first request
+   * is a free warm-up).
+   * @throws AppError UNKNOWN_SYMBOL when no venue's feed could subscribe it; UPSTREAM_UNAVAILABLE (503, with
+   *   `retryAfterSec` until the first paid symbol can leave) when every on-demand symbol was paid for
+   *   within `idleMs`: nothing is subscribed or evicted.
    */
   async ensure(base: string): Promise<StreamReadiness> {
     const b = base.toUpperCase();
@@ -125,11 +145,20 @@ export class StreamManager implements StreamService {
       known.lastRequested = now;
       return now - known.subscribedAt >= this.warmupMs ? "ready" : "warming_up";
     }
-    if (this.onDemand.size >= this.maxOnDemand) {
-      const [lru] = [...this.onDemand.entries()].sort((a, b2) => a[1].lastRequested - b2[1].lastRequested);
-      if (lru) await this.drop(lru[0]);
+    if (this.maxOnDemand === 0) {
+      throw new AppError("UPSTREAM_UNAVAILABLE", `${b} is not streamed here: this instance streams only its always-on symbols (STREAM_MAX_ON_DEMAND=0)`, {
+        details: { reason: "on_demand_streams_off" },
+      });
     }
-    this.onDemand.set(b, { subscribedAt: now, lastRequested: now });
+    let dropping: Promise<void> | undefined;
+    if (this.onDemand.size >= this.maxOnDemand) {
+      const victim = this.evictable(now);
+      if (victim === undefined) throw this.full(b, now);
+      dropping = this.drop(victim);
+    }
+    // Taken before any await, so concurrent first requests neither exceed the bound nor evict twice.
+    this.onDemand.set(b, { subscribedAt: now, lastRequested: now, lastPaid: null });
+    await dropping;
     const venues = await this.subscribeEverywhere([b]);
     if (venues.length === 0) {
       this.onDemand.delete(b);
@@ -139,6 +168,47 @@ export class StreamManager implements StreamService {
     return "warming_up";
   }
 
+  /**
+   * Records a paid use of `base` at `at` (default now): a paid CVD answer or a debited stream-minute. The
+   * symbol then counts as requested at that time too (an open paid stream keeps it from idling out), and is
+   * not evicted for another symbol until `idleMs` after its last paid use. Pre-subscribed and unknown
+   * symbols are ignored. Never throws.
+   */
+  markPaid(base: string, at = this.now()): void {
+    const s = this.onDemand.get(base.toUpperCase());
+    if (!s) return;
+    s.lastPaid = Math.max(s.lastPaid ?? at, at);
+    s.lastRequested = Math.max(s.lastRequested, at);
+  }
+
+  /** Whether `s` was paid for within the idle time before `now`. */
+  private paidRecently(s: OnDemandState, now: number): boolean {
+    return s.lastPaid !== null && now - s.lastPaid < this.idleMs;
+  }
+
+  /** The least recently requested on-demand symbol not paid for recently, or undefined when all were. */
+  private evictable(now: number): string | undefined {
+    let victim: [string, OnDemandState] | undefined;
+    for (const entry of this.onDemand) {
+      if (this.paidRecently(entry[1], now)) continue;
+      if (!victim || entry[1].lastRequested < victim[1].lastRequested) victim = entry;
+    }
+    return victim?.[0];
+  }
+
+  /** The refusal of a new symbol when every on-demand slot is held by a symbol paid for recently. */
+  private full(base: string, now: number): AppError {
+    let firstFree = Infinity;
+    for (const s of this.onDemand.values()) firstFree = Math.min(firstFree, (s.lastPaid ?? now) + this.idleMs);
+    const retryAfterSec = Math.max(1, Math.ceil((firstFree - now) / 1000));
+    const max = this.maxOnDemand;
+    return new AppError("UPSTREAM_UNAVAILABLE", `${base} cannot be streamed now: all ${max} on-demand streams of this instance are in paid use; retry later (not charged)`, {
+      retryAfterSec,
+      details: { reason: "on_demand_streams_in_paid_use", max_on_demand: max, retry_after_sec: retryAfterSec },
+    });
+  }
+
+  /** Forgets `base` at once (synchronously), then unsubscribes it everywhere and drops its data. */
   private async drop(base: string): Promise<void> {
     this.onDemand.delete(base);
     await Promise.all(STREAM_VENUES.map((v) => this.feeds[v].unsubscribe([base])));
@@ -163,9 +233,9 @@ export class StreamManager implements StreamService {
     return this.onDemand.size;
   }
 
-  /** The on-demand symbols with their subscription and last request times. */
+  /** The on-demand symbols with their subscription, last request and last paid-use times. */
   onDemandSymbols(): OnDemandSymbol[] {
-    return [...this.onDemand].map(([base, s]) => ({ base, subscribedAt: s.subscribedAt, lastRequested: s.lastRequested }));
+    return [...this.onDemand].map(([base, s]) => ({ base, subscribedAt: s.subscribedAt, lastRequested: s.lastRequested, lastPaid: s.lastPaid }));
   }
 
   /** Canonical bases the feed of `venue` has subscribed. */

@@ -2,6 +2,12 @@ import type { CvdStore } from "./store/cvd-store.js";
 import type { LiquidationStore } from "./store/liquidation-store.js";
 import type { FeedState } from "./types.js";
 
+/** Who asks for a stream before paying anything (see {@link StreamService.ensure}). */
+export interface WarmupCaller {
+  /** The client's address as the rate limiters key it (`req.ip`); undefined: not budgeted (MCP over stdio). */
+  client?: string;
+}
+
 /** Whether a symbol's CVD can be answered now. */
 export type StreamReadiness = "ready" | "warming_up";
 
@@ -17,10 +23,21 @@ export interface StreamService {
   stop(): Promise<void>;
   /**
    * Makes sure `base` is streamed: pre-subscribed symbols are always ready; another symbol is subscribed on
-   * its first request and answers `warming_up` until it has been streamed for the warm-up time.
-   * @throws AppError UNKNOWN_SYMBOL when no venue's feed could subscribe it.
+   * its first request and answers `warming_up` until it has been streamed for the warm-up time. A request
+   * from a `caller` with a `client` that would subscribe a new symbol spends one of that client's warm-ups
+   * (`STREAM_WARMUPS_PER_MIN`; see `GuardedStreams`, which the tools get; the services underneath ignore
+   * `caller`).
+   * @throws AppError UNKNOWN_SYMBOL when no venue's feed could subscribe it; RATE_LIMITED (429) over the
+   *   client's warm-up budget; UPSTREAM_UNAVAILABLE (503) when every on-demand stream is in paid use.
    */
-  ensure(base: string): Promise<StreamReadiness>;
+  ensure(base: string, caller?: WarmupCaller): Promise<StreamReadiness>;
+  /**
+   * Records a paid use of `base` now (a paid CVD answer, a debited CVD stream-minute): an on-demand symbol
+   * paid for within `STREAM_IDLE_MIN` is never evicted for another. Present on the service the tools get
+   * (`createStreamService`); optional because the ways of running the streams underneath receive it from
+   * there. Never throws.
+   */
+  markPaid?(base: string): void;
   /** CVD buckets (read side). */
   readonly cvd: CvdStore;
   /** The recent-liquidations buffer (read side). */

@@ -4,6 +4,7 @@ import { FundingFeed, type FundingSnapshot } from "../../src/live/funding-feed.j
 import { LiveHub } from "../../src/live/hub.js";
 import { LiquidationFeed } from "../../src/live/liquidation-feed.js";
 import { LiquidationStore } from "../../src/streams/store/liquidation-store.js";
+import { RESUME_MAX_EVENTS } from "../../src/live/resume.js";
 import type { LiveEvent } from "../../src/live/types.js";
 import { CvdStore } from "../../src/streams/store/cvd-store.js";
 import { openStreamDb } from "../../src/streams/store/db.js";
@@ -115,5 +116,66 @@ describe("LiquidationFeed on a replica", () => {
     expect(feed.backlog(undefined)).toEqual([]);
     // A resume point older than the 24 h held says that it cannot be replayed in full.
     expect(feed.backlog("liq_1000_1")[0]).toMatchObject({ event: "gap" });
+  });
+});
+
+describe("resume limits: a resume replays a bounded window and says when it was cut (issue 20, finding 5)", () => {
+  const LIMITS = { windowMs: 10 * MIN, maxEvents: RESUME_MAX_EVENTS };
+
+  it("CvdFeed: an id older than the window gets replay_truncated and only the buckets that ended in it; a recent id gets exactly the buckets missed", () => {
+    // 30 s into the bucket starting at T0 + 120 min: the newest closed bucket starts at T0 + 115 min.
+    const c = manualClock(T0 + 120 * MIN + 30_000 + CVD_CLOSE_GRACE_MS);
+    const store = cvdStore(c.now);
+    for (let k = 0; k < 24; k++) store.add([trade({ time: T0 + k * 5 * MIN + 1000 })]);
+    const feed = new CvdFeed(store, "BTC", c.now, LIMITS);
+    cleanup.push(() => feed.stop());
+    const id = (min: number) => `cvd_BTC_${T0 + min * MIN}`;
+
+    // Two hours of buckets are held; the window (10 min) holds the two that ended in it.
+    const old = feed.backlog(id(-5));
+    expect(old[0]).toEqual({
+      event: "replay_truncated",
+      data: {
+        reason: expect.stringContaining("at most the last 600 s and 200 events"),
+        last_event_id: id(-5),
+        oldest_id_served: id(110),
+        window_start: new Date(c.t - 10 * MIN).toISOString(),
+        window_sec: 600,
+        max_events: RESUME_MAX_EVENTS,
+        rest: "GET /cvd/history/BTC?period=7d",
+      },
+    });
+    expect(old.slice(1).map((e) => e.id)).toEqual([id(110), id(115)]);
+    // Away for less than the window: exactly the buckets missed, no notice.
+    expect(feed.backlog(id(105)).map((e) => e.id)).toEqual([id(110), id(115)]);
+    expect(feed.backlog(id(110)).map((e) => e.id)).toEqual([id(115)]);
+    expect(feed.backlog(id(115))).toEqual([]);
+    // One bucket before the window: cut, and said so.
+    expect(feed.backlog(id(100)).map((e) => e.event)).toEqual(["replay_truncated", "cvd_bucket", "cvd_bucket"]);
+  });
+
+  it("LiquidationFeed: only the window's events and at most the newest 200; a recent id replays exactly what was missed", () => {
+    const db = openStreamDb(":memory:");
+    const store = new LiquidationStore(db, { flushMs: 60_000 });
+    cleanup.push(() => store.close());
+    cleanup.unshift(() => db.close());
+    const feed = new LiquidationFeed(store, "BTC", Date.now, LIMITS);
+    cleanup.push(() => feed.stop());
+    const nowS = Math.floor(Date.now() / 1000);
+    const rec = (sec: number, seq: number) => ({ id: `liq_${sec}_${seq}`, venue: "okx" as const, base: "BTC", venueSymbol: "BTC-USDT-SWAP", time: sec * 1000 + seq, side: "long" as const, price: 100, size: 1, valueUsd: 100 });
+    const hourAgo = Array.from({ length: 5 }, (_, k) => rec(nowS - 3600, k + 1));
+    const recent = Array.from({ length: 250 }, (_, k) => rec(nowS - 120 + Math.floor(k / 10), (k % 10) + 1));
+    store.applyReplicated([...hourAgo, ...recent]);
+
+    const old = feed.backlog(`liq_${nowS - 7200}_1`);
+    expect(old[0]).toMatchObject({
+      event: "replay_truncated",
+      data: { last_event_id: `liq_${nowS - 7200}_1`, oldest_id_served: recent[50]!.id, window_sec: 600, max_events: 200, rest: "GET /liquidation/recent?symbol=BTC&limit=1000" },
+    });
+    expect(old.slice(1).map((e) => e.id)).toEqual(recent.slice(50).map((r) => r.id));
+    // From just before the recent burst: within the window, but 250 events: the newest 200, cut and said so.
+    expect(feed.backlog(hourAgo[4]!.id).map((e) => e.id)).toEqual([undefined, ...recent.slice(50).map((r) => r.id)]);
+    // Missed 10 events a moment ago: exactly those.
+    expect(feed.backlog(recent[239]!.id).map((e) => e.id)).toEqual(recent.slice(240).map((r) => r.id));
   });
 });

@@ -21,5 +21,16 @@ export const CONTROL_EVENTS = {
   gap: z
     .object({ reason: z.string() })
     .describe("the Last-Event-ID is older than what the stores hold (liquidations: 24 h and the newest 1,000; CVD: 7 days): events between it and the replay were not kept"),
+  replay_truncated: z
+    .object({
+      reason: z.string(),
+      last_event_id: z.string().describe("the Last-Event-ID the stream was resumed from"),
+      oldest_id_served: z.string().nullable().describe("the first event the replay sends (null: none); the events between last_event_id and it were not replayed"),
+      window_start: z.string().describe("ISO time: only events of the window from here (liquidation time, CVD bucket end) are replayed"),
+      window_sec: z.number().int().describe("the resume window, LIVE_RESUME_WINDOW_SEC"),
+      max_events: z.number().int().describe("most events one resume replays (the newest)"),
+      rest: z.string().describe("the REST call that sells what was not replayed"),
+    })
+    .describe("sent first when a resume replays less than what was missed (a Last-Event-ID older than the resume window, or more events than a resume replays): buy the rest over REST"),
   dropped: z.object({ reason: z.string() }).describe("the server closes the stream (slow consumer, shutdown); reconnect with Last-Event-ID to resume"),
 } as const;

@@ -21,7 +21,8 @@ export const cvdStream = defineStream({
   summary: "Taker buy minus sell volume of a perpetual across Binance, Bybit, OKX and Hyperliquid, per 5-minute bucket and live",
   description:
     "cvd_bucket: a closed 5-minute bucket (sent 5 s after it ends, so late trades are in it), with the same fields as /cvd per venue. cvd_update: the open bucket's running sums, at most once a second and only when they changed (no id: it is not replayed). Symbols other than BTC ETH SOL XRP BNB DOGE LINK ARB are subscribed on first use and have data about 10 s later.",
-  resumable: "Last-Event-ID (cvd_<SYMBOL>_<bucket start ms>) replays the closed buckets after it (7 days of buckets are kept)",
+  resumable:
+    "Last-Event-ID (cvd_<SYMBOL>_<bucket start ms>) replays the closed buckets after it that ended in the last LIVE_RESUME_WINDOW_SEC (10 minutes); an older id gets replay_truncated first (older buckets: /cvd/history)",
   events: { cvd_bucket: Bucket, cvd_update: Bucket.extend({ as_of: z.string().describe("ISO time of the sums") }) },
   exampleSymbol: "BTC",
 });

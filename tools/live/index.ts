@@ -1,6 +1,7 @@
 import type { ToolContext } from "../../src/core/context.js";
 import { AppError } from "../../src/errors.js";
 import type { StreamDef } from "../../src/registry/stream.js";
+import type { PreflightCaller } from "../../src/registry/tool.js";
 import { validateStreams } from "../../src/registry/validate.js";
 import { PerpSymbol, requireListed } from "../perp/common.js";
 import { streams } from "../streams/common.js";
@@ -15,12 +16,14 @@ validateStreams(STREAMS);
 
 /**
  * Validates a stream's symbol before anything is paid: the base of `raw` (`BTCUSDT` → `BTC`), listed on
- * some venue; CVD also subscribes an on-demand symbol's trade streams (its data starts about 10 s later).
- * Undefined for an optional symbol left out (all liquidations).
+ * some venue; CVD also subscribes an on-demand symbol's trade streams (its data starts about 10 s later),
+ * which spends one of `caller`'s warm-ups when the symbol is new. Undefined for an optional symbol left out
+ * (all liquidations).
  * @throws AppError BAD_REQUEST for a malformed or missing symbol, UNKNOWN_SYMBOL when no venue lists it,
- *   UPSTREAM_UNAVAILABLE when the topic needs live stores this instance does not run.
+ *   UPSTREAM_UNAVAILABLE when the topic needs live stores this instance does not run or every on-demand
+ *   stream is in paid use, RATE_LIMITED over the client's warm-up budget.
  */
-export async function streamSymbol(def: StreamDef, raw: string | undefined, ctx: ToolContext): Promise<string | undefined> {
+export async function streamSymbol(def: StreamDef, raw: string | undefined, ctx: ToolContext, caller: PreflightCaller = {}): Promise<string | undefined> {
   if (raw === undefined || raw === "") {
     if (def.symbol === "optional") return undefined;
     throw new AppError("BAD_REQUEST", `${def.path} needs a symbol`);
@@ -30,6 +33,6 @@ export async function streamSymbol(def: StreamDef, raw: string | undefined, ctx:
   const base = parsed.data;
   if (def.topic !== "funding") streams(ctx);
   await requireListed(base, ctx);
-  if (def.topic === "cvd") await streams(ctx).ensure(base);
+  if (def.topic === "cvd") await streams(ctx).ensure(base, caller);
   return base;
 }

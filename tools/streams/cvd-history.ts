@@ -4,7 +4,7 @@ import { defineTool } from "../../src/registry/tool.js";
 import { bucketSizeFor, periodMs } from "../../src/streams/store/cvd-math.js";
 import { isoNow, Timestamp } from "../common.js";
 import { PerpSymbol, requireListed } from "../perp/common.js";
-import { CvdPeriod, streams, warmup, WarmupBody } from "./common.js";
+import { CvdPeriod, notePaidUse, streams, warmup, WarmupBody } from "./common.js";
 
 /** Spec 2.6 bucket sizes as words. */
 const BUCKET_WORDS: Record<string, string> = { "1h": "5 minutes", "4h": "15 minutes", "24h": "1 hour", "7d": "1 hour" };
@@ -43,8 +43,9 @@ export const cvdHistory = defineTool({
   input: z.object({ symbol: PerpSymbol, period: CvdPeriod.default("24h").describe("1h, 4h, 24h or 7d (default 24h)") }),
   output: z.union([HistoryBody, WarmupBody]),
   precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
-  preflight: ({ symbol }, ctx) => warmup(symbol, ctx),
-  async handler({ symbol, period }, ctx) {
+  preflight: ({ symbol }, ctx, caller) => warmup(symbol, ctx, caller),
+  async handler({ symbol, period }, ctx, caller) {
+    notePaidUse(symbol, ctx, caller);
     const now = ctx.now();
     const points = streams(ctx).cvd.history(symbol, now - periodMs(period), now + 1, bucketSizeFor(period));
     return {

@@ -5,7 +5,7 @@ import { cvdSignal, periodMs } from "../../src/streams/store/cvd-math.js";
 import { STREAM_VENUES } from "../../src/streams/types.js";
 import { isoNow, Timestamp } from "../common.js";
 import { PerpSymbol, requireListed } from "../perp/common.js";
-import { CvdPeriod, streams, warmup, WarmupBody } from "./common.js";
+import { CvdPeriod, notePaidUse, streams, warmup, WarmupBody } from "./common.js";
 
 const Flow = z.object({ cvd: z.number().describe("buy - sell taker volume in the period, USD"), buy_volume: z.number(), sell_volume: z.number() });
 
@@ -41,14 +41,15 @@ export const cvd = defineTool({
   tags: ["streams"],
   summary: "Taker buy minus sell volume of a perpetual across Binance, Bybit, OKX and Hyperliquid, live",
   description:
-    "From the venues' websocket trade streams (taker side as each venue flags it; OKX contracts x ctVal), in 5-minute buckets: the period (1h, 4h, 24h, 7d) sums whole buckets, from the one containing now - period through the current one, so 1h covers 60 to 65 minutes; window_start and window_end state the exact span summed (window_start is later when tracking started within the period). signal from period CVD / total volume: > 15% strong_bullish_pressure, 5-15% bullish_pressure, within ±5% neutral, -5 to -15% bearish_pressure, < -15% strong_bearish_pressure, no trades insufficient_data. BTC ETH SOL XRP BNB DOGE LINK ARB are always streamed; another symbol answers 202 with the warm-up body on its first request (free) and is ready about 10 s later.",
+    "From the venues' websocket trade streams (taker side as each venue flags it; OKX contracts x ctVal), in 5-minute buckets: the period (1h, 4h, 24h, 7d) sums whole buckets, from the one containing now - period through the current one, so 1h covers 60 to 65 minutes; window_start and window_end state the exact span summed (window_start is later when tracking started within the period). signal from period CVD / total volume: > 15% strong_bullish_pressure, 5-15% bullish_pressure, within ±5% neutral, -5 to -15% bearish_pressure, < -15% strong_bearish_pressure, no trades insufficient_data. BTC ETH SOL XRP BNB DOGE LINK ARB are always streamed; another symbol answers 202 with the warm-up body on its first request (free) and is ready about 10 s later. Warming up a symbol not streamed yet is budgeted per client (429 beyond STREAM_WARMUPS_PER_MIN) and refused with 503 and Retry-After while every on-demand stream is in paid use.",
   example: { symbol: "BTC", period: "1h" },
   input: z.object({ symbol: PerpSymbol, period: CvdPeriod.default("1h").describe("1h, 4h, 24h or 7d (default 1h)") }),
   output: z.union([CvdBody, WarmupBody]),
   precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
-  preflight: ({ symbol }, ctx) => warmup(symbol, ctx),
-  async handler({ symbol, period }, ctx) {
+  preflight: ({ symbol }, ctx, caller) => warmup(symbol, ctx, caller),
+  async handler({ symbol, period }, ctx, caller) {
     const m = streams(ctx);
+    notePaidUse(symbol, ctx, caller);
     const now = ctx.now();
     // Whole 5-min buckets from the one holding now − period through the current one: fromMs is where the sums start.
     const sum = m.cvd.cvd(symbol, now - periodMs(period), now + 1);
