@@ -1,7 +1,8 @@
 # syntax=docker/dockerfile:1
 # marketgate: the HTTP service (REST + MCP at /mcp), built from this checkout.
 #   docker build -t marketgate .
-#   docker run -p 4021:4021 -e PAY_TO=0x... -e FACILITATOR=https://... marketgate
+#   docker run -p 4021:4021 -e PAY_TO=0x... -e PUBLIC_URL=https://data.example.com -e FACILITATOR=https://... marketgate
+# (HOST is 0.0.0.0 here: with credits on, the default, the service refuses to start without PUBLIC_URL.)
 # Several replicas on one Redis: compose.yaml. Operations: docs/operations/deploy.md.
 
 # Node as package.json "engines" asks (>= 20.19).

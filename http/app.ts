@@ -12,16 +12,19 @@ import { buildOpenApi, type ServiceInfo } from "../src/docs/openapi.js";
 import { paymentOffers, type PriceBook } from "../src/docs/pricing.js";
 import { AppError } from "../src/errors.js";
 import { isFree, type AnyTool } from "../src/registry/tool.js";
+import type { PublicOrigins } from "../src/lib/public-origins.js";
 import type { McpCatalog } from "../mcp/catalog.js";
 import { McpCachedCalls } from "../mcp/cached-call.js";
 import { mcpHttpHandler } from "../mcp/http.js";
 import { liveMcpHandler } from "../mcp/live-server.js";
 import { CorsHeaderCache } from "./cache-hits.js";
 import { errorHandler, sendError } from "./errors.js";
+import { malformedHost } from "./host.js";
 import type { HttpPaymentGate } from "./payment-gate.js";
 import { limitByClient, type FreeRateLimiter, type MissRateLimiter } from "./rate-limit.js";
 import { quoteRoute } from "./quote.js";
-import { readyRoute, type Readiness } from "./ready.js";
+import type { Readiness } from "../src/doctor/readiness.js";
+import { readyRoute } from "./ready.js";
 import { toolRoutes } from "./tool-routes.js";
 import { streamRoutes, type StreamRouteDeps } from "./stream-routes.js";
 
@@ -39,9 +42,11 @@ export interface AppDeps {
   mcp: McpCatalog;
   /** Undefined when payments are off. */
   gate?: HttpPaymentGate;
+  /** The service's public origins (configuration only): SIWX binding over MCP, absolute URLs in documents. */
+  origins: PublicOrigins;
   /** Payment summary for `/` (undefined when off). */
   payment?: { network: string; payTo: string; asset?: string; facilitators: string[]; protocols: string[] };
-  /** Checks of `GET /ready` (http/ready.ts); without them `/ready` answers 200 with no components. */
+  /** Checks of `GET /ready` (src/doctor/readiness.ts); without them `/ready` answers 200 with no components. */
   readiness?: Readiness;
   /** The live streams (SSE routes `/stream/...`); the WebSocket is attached to the server by the service. */
   live?: Omit<StreamRouteDeps, "gate" | "limiter">;
@@ -91,8 +96,13 @@ export function createApp(deps: AppDeps): Express {
     json: express.json({ limit: "64kb" }),
   });
   // One router layer for both (they split by method: REST hits are GETs, MCP calls POSTs), since each layer
-  // costs every request a path match.
-  app.use((req, res, next) => (req.method === "POST" ? mcpHits.early(req, res, next) : toolMount.cacheHits(req, res, next)));
+  // costs every request a path match. Before anything, a malformed Host (or X-Forwarded-Host under trust
+  // proxy) is the caller's error: 400, never a 500 from a URL built with it, and nothing logged.
+  app.use((req, res, next) => {
+    const badHost = malformedHost(req);
+    if (badHost) return sendError(res, badHost);
+    return req.method === "POST" ? mcpHits.early(req, res, next) : toolMount.cacheHits(req, res, next);
+  });
   app.use(corsHandler);
   app.use((req, res, next) => {
     const started = performance.now();
@@ -119,16 +129,17 @@ export function createApp(deps: AppDeps): Express {
   const free = limitByClient(deps.freeLimiter);
   // MCP first: its calls are the busiest requests after the cache hits answered above. Cached calls the
   // early path could not take (another charset, a compressed body...) are still answered before the budget.
-  app.all("/mcp", mcpHits.beforeBudget, free, mcpHttpHandler(deps.mcp, { name: info.name, version: info.version }, config.publicUrl));
+  app.all("/mcp", mcpHits.beforeBudget, free, mcpHttpHandler(deps.mcp, { name: info.name, version: info.version }, deps.origins));
   if (deps.live) app.all("/mcp/live", free, liveMcpHandler({ ...deps.live, gate: deps.gate, info }));
 
   // What the documents offer beside x402 (MPP, credits) exists only when payments are on.
   const offers = deps.gate ? paymentOffers(config) : {};
   const streams = deps.live?.streams ?? [];
   const openapi = buildOpenApi(tools, deps.prices, info, offers, deps.live?.streams ?? []);
-  const baseUrl = (req: express.Request) => config.publicUrl ?? `${req.protocol}://${req.get("host")}`;
-  // The x402 documents list absolute URLs: under PUBLIC_URL, else under the origin they were asked from
-  // (a few origins kept; per-tool parts are computed once, so a rebuild is cheap).
+  const baseUrl = (req: express.Request) => deps.origins.baseUrl(req);
+  // The x402 documents list absolute URLs: under the configured origin the request names (PUBLIC_URL,
+  // PUBLIC_ORIGINS, the loopback bind), else, when none is configured (credits off), under the origin they
+  // were asked from (a few kept; per-tool parts are computed once, so a rebuild is cheap).
   const lastUpdated = new Date().toISOString();
   const x402Docs = new Map<string, { discovery: Record<string, unknown>; wellKnown: Record<string, unknown> }>();
   const x402DocsFor = (req: express.Request) => {
@@ -186,7 +197,7 @@ export function createApp(deps: AppDeps): Express {
     res.setHeader("Content-Type", metrics.registry.contentType);
     res.send(await metrics.registry.metrics());
   });
-  app.use(quoteRoute({ tools, runner: deps.runner, limiter: deps.freeLimiter, gate: deps.gate, publicUrl: config.publicUrl }));
+  app.use(quoteRoute({ tools, runner: deps.runner, limiter: deps.freeLimiter, gate: deps.gate }));
   if (deps.live) app.use(streamRoutes({ ...deps.live, gate: deps.gate, limiter: deps.freeLimiter }));
   app.use(toolMount.routes);
   app.use((req, res) => sendError(res, new AppError("NOT_FOUND", `no route ${req.method} ${req.path}; see GET / for the endpoint list`)));

@@ -13,6 +13,7 @@ import { SIGN_IN_WITH_X } from "@x402/extensions/sign-in-with-x";
 import { decodeBase64Json, readLegacyProof, toV1PaymentRequired } from "../src/payments/v1-compat.js";
 import { v1OutputSchema } from "../src/docs/bazaar.js";
 import type { AnyTool } from "../src/registry/tool.js";
+import type { PublicOrigins } from "../src/lib/public-origins.js";
 
 /** An HTTP answer decided by the gate: status, headers and JSON body. */
 export interface GateResponse {
@@ -89,14 +90,22 @@ const CREDITS_HINT = {
 export class HttpPaymentGate {
   constructor(
     readonly processor: PaymentProcessor,
-    private readonly publicUrl?: string,
+    private readonly origins: PublicOrigins,
     private readonly mpp?: MppGate,
     readonly credits?: CreditGate,
   ) {}
 
-  /** The origin SIWX proofs must be bound to: `PUBLIC_URL`, else the request's own origin. */
+  /**
+   * The origin SIWX proofs and session tokens of `req` must be bound to: a configured one (PUBLIC_URL,
+   * PUBLIC_ORIGINS, or the loopback bind), never the request's Host (see {@link PublicOrigins.origin}).
+   */
   origin(req: Request): string {
-    return new URL(this.publicUrl ?? `${req.protocol}://${req.get("host")}`).origin;
+    return this.origins.origin(req);
+  }
+
+  /** The base of absolute URLs in the answer to `req`: PUBLIC_URL where set (see {@link PublicOrigins.baseUrl}). */
+  baseUrl(req: Request): string {
+    return this.origins.baseUrl(req);
   }
 
   /**
@@ -126,10 +135,9 @@ export class HttpPaymentGate {
     return this.required(r, await this.processor.paymentRequired(r, reason), this.origin(req));
   }
 
-  /** The resource a request pays for (absolute URL under `PUBLIC_URL` when set). */
+  /** The resource a request pays for (absolute URL under the configured origin, see {@link baseUrl}). */
   resource(req: Request, tool: Pick<AnyTool, "summary">): ResourceInfo {
-    const base = this.publicUrl ?? `${req.protocol}://${req.get("host")}`;
-    return { url: `${base}${req.originalUrl}`, description: tool.summary, mimeType: "application/json" };
+    return { url: `${this.baseUrl(req)}${req.originalUrl}`, description: tool.summary, mimeType: "application/json" };
   }
 
   /**

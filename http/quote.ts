@@ -20,7 +20,7 @@ import { limitByClient, type ClientRateLimiter } from "./rate-limit.js";
  * runs the tool's precheck (venue listings, webhook host DNS) and builds payment requirements, and no
  * cache sits in front of it. Over the budget: 429 with `Retry-After`.
  */
-export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner; limiter: ClientRateLimiter; gate?: HttpPaymentGate; publicUrl?: string }): Router {
+export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner; limiter: ClientRateLimiter; gate?: HttpPaymentGate }): Router {
   const routes = deps.tools.map((tool) => ({ tool, match: match<Record<string, string>>(tool.path, { decode: decodeURIComponent }), read: inputReader(tool) }));
   const router = Router();
   router.get("/api/v1/quote", limitByClient(deps.limiter), async (req, res) => {
@@ -59,7 +59,7 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
       };
       if (isFree(tool) || !deps.gate) return res.json({ ...base, charged: false, reason: isFree(tool) ? "free_tool" : "payments_off" });
       if (inputChecked && (await deps.runner.has(tool, input))) return res.json({ ...base, charged: false, reason: "cache_hit" });
-      const resource = { url: `${deps.publicUrl ?? `${req.protocol}://${req.get("host")}`}${base.path}`, description: tool.summary, mimeType: "application/json" };
+      const resource = { url: `${deps.gate.baseUrl(req)}${base.path}`, description: tool.summary, mimeType: "application/json" };
       const pr = { tool, resource, fingerprint: "", priceUsd: base.price_usd };
       const required = await deps.gate.processor.paymentRequired(pr, "Payment required");
       const response = await deps.gate.required(pr, required);

@@ -17,8 +17,8 @@ function queryParam(req: Request, name: string): string | undefined {
 /**
  * Authenticates the opener of a stream: a `SIGN-IN-WITH-X` proof (header, or `?siwx=` base64) or a
  * credits session token (`X-Credits-Session`, or `?session=`). Without payments every stream is free and
- * anonymous. A missing or refused proof answers the sign-in 402 (SIWX challenge, top-up requirements and
- * how to top up) with the reason.
+ * anonymous. A missing or refused proof, or any HEAD, answers the sign-in 402 (SIWX challenge, top-up
+ * requirements and how to top up) with the reason.
  * @throws AppError NOT_FOUND when payments are on but credits are off (streams are paid only from credits).
  */
 export async function streamCaller(gate: HttpPaymentGate | undefined, req: Request, def: StreamDef): Promise<StreamCaller> {
@@ -29,7 +29,9 @@ export async function streamCaller(gate: HttpPaymentGate | undefined, req: Reque
   const session = req.header(SESSION_HEADER) ?? queryParam(req, "session");
   const siwx = req.header(SIGN_IN_WITH_X) ?? queryParam(req, "siwx");
   const about = { summary: `${def.summary} (${def.pricePerMinuteUsd} USD per minute from prepaid credits)` };
-  if (!session && !siwx) {
+  // HEAD opens no stream (stream-routes.ts): it gets the 402 of a request without a proof, so the proof's
+  // nonce is not spent and no session token is minted for it.
+  if (req.method === "HEAD" || (!session && !siwx)) {
     return { required: await gate.signInRequired(req, about, `sign_in_required: streams are paid from prepaid credits (${def.pricePerMinuteUsd} USD per minute); send a SIGN-IN-WITH-X proof`) };
   }
   const id = session && credits.sessions ? credits.sessions.verify(session, origin) : await credits.authenticate(siwx, origin);

@@ -5,6 +5,7 @@ import { StreamSession } from "../src/live/session.js";
 import { SseTransport } from "../src/live/sse.js";
 import { SESSION_HEADER } from "../src/payments/credits/session.js";
 import type { StreamDef } from "../src/registry/stream.js";
+import type { PreflightCaller } from "../src/registry/tool.js";
 import { sendError } from "./errors.js";
 import type { HttpPaymentGate } from "./payment-gate.js";
 import { limitByClient, type FreeRateLimiter } from "./rate-limit.js";
@@ -15,8 +16,8 @@ export interface StreamRouteDeps {
   streams: readonly StreamDef[];
   live: LiveStreams;
   ctx: ToolContext;
-  /** Validates a stream's symbol before payment (see tools/live/index.ts). */
-  symbolOf(def: StreamDef, raw: string | undefined, ctx: ToolContext): Promise<string | undefined>;
+  /** Validates a stream's symbol before payment; a new CVD symbol spends one of `caller`'s warm-ups (see tools/live/index.ts). */
+  symbolOf(def: StreamDef, raw: string | undefined, ctx: ToolContext, caller: PreflightCaller): Promise<string | undefined>;
   gate?: HttpPaymentGate;
   /** Opening a stream verifies a signature: budgeted per client like the other free routes that do work. */
   limiter: FreeRateLimiter;
@@ -31,7 +32,8 @@ export function lastEventId(req: Request): string | undefined {
 /**
  * The registry's streams as Server-Sent Events (`GET /stream/...`): the symbol is validated, the caller
  * signs in (SIWX or a session token) and the first minute is debited before the response starts; then
- * the session streams until the client leaves, the credits run out or it falls behind.
+ * the session streams until the client leaves, the credits run out or it falls behind. HEAD opens nothing:
+ * the unpaid 402 when payments are on (see `streamCaller`), else the stream's headers.
  */
 export function streamRoutes(deps: StreamRouteDeps): Router {
   const router = Router();
@@ -40,7 +42,7 @@ export function streamRoutes(deps: StreamRouteDeps): Router {
     router.get(def.path, limited, async (req, res) => {
       try {
         const raw = def.symbol === "required" ? (req.params as Record<string, string>).symbol : typeof req.query.symbol === "string" ? req.query.symbol : undefined;
-        const symbol = await deps.symbolOf(def, raw, deps.ctx);
+        const symbol = await deps.symbolOf(def, raw, deps.ctx, { client: req.ip ?? "unknown" });
         const caller = await streamCaller(deps.gate, req, def);
         if ("required" in caller) return res.status(402).set(caller.required.headers).json(caller.required.body);
         const { settings } = deps.live;
@@ -52,6 +54,8 @@ export function streamRoutes(deps: StreamRouteDeps): Router {
           end: (e?: Parameters<SseTransport["end"]>[0]) => (transport ??= open()).end(e),
         };
         const open = () => new SseTransport(res, settings.bufferMaxBytes, settings.heartbeatMs, caller.session ? { [SESSION_HEADER]: caller.session } : {});
+        // HEAD (express routes it here) gets the stream's headers only: no session is opened, nothing debited.
+        if (req.method === "HEAD") return open().end();
         const session = await StreamSession.open(
           { hub: deps.live.hub, limits: deps.live.limits, def, symbol, lastEventId: lastEventId(req), wallet: caller.wallet, gate: deps.gate?.credits, minuteMs: settings.minuteMs, renewSession: caller.renew },
           lazy,

@@ -1,4 +1,4 @@
-import type { IncomingMessage, Server } from "node:http";
+import { STATUS_CODES, type IncomingMessage, type Server } from "node:http";
 import type { Duplex } from "node:stream";
 import type { Express, Request } from "express";
 import { WebSocketServer, type WebSocket } from "ws";
@@ -9,6 +9,7 @@ import { StreamSession } from "../src/live/session.js";
 import { eventDataJson } from "../src/live/sse.js";
 import type { LiveEvent } from "../src/live/types.js";
 import type { StreamDef } from "../src/registry/stream.js";
+import { malformedHost } from "./host.js";
 import { streamCaller, streamRefused } from "./stream-auth.js";
 import type { StreamRouteDeps } from "./stream-routes.js";
 
@@ -32,10 +33,13 @@ export interface WsDeps extends StreamRouteDeps {
   app: Express;
 }
 
-/** Writes a plain HTTP answer on an upgrade socket that is refused, and closes it. */
-function refuseUpgrade(socket: Duplex, status: number, headers: Record<string, string | string[]>, body: unknown): void {
+/**
+ * Writes a plain HTTP answer with a JSON body on a socket express does not handle (a refused upgrade, a
+ * CONNECT request), and closes it.
+ */
+export function refuseUpgrade(socket: Duplex, status: number, headers: Record<string, string | string[]>, body: unknown): void {
   const text = JSON.stringify(body);
-  const lines = [`HTTP/1.1 ${status} ${status === 402 ? "Payment Required" : "Error"}`, "Content-Type: application/json", `Content-Length: ${Buffer.byteLength(text)}`, "Connection: close"];
+  const lines = [`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}`, "Content-Type: application/json", `Content-Length: ${Buffer.byteLength(text)}`, "Connection: close"];
   for (const [k, v] of Object.entries(headers)) for (const one of Array.isArray(v) ? v : [v]) lines.push(`${k}: ${one}`);
   socket.end(`${lines.join("\r\n")}\r\n\r\n${text}`);
 }
@@ -57,6 +61,9 @@ export function attachWebSocket(server: Server, deps: WsDeps): WebSocketServer {
     req.app = deps.app;
     req.originalUrl = raw.url ?? "/";
     if (req.path !== WS_PATH) return refuseUpgrade(socket, 404, {}, { error: { code: "NOT_FOUND", message: `no WebSocket endpoint at ${req.path}; use ${WS_PATH}` } });
+    // Upgrades skip the express app and its Host check: the same 400 here (the origin is configuration anyway).
+    const badHost = malformedHost(req);
+    if (badHost) return refuseUpgrade(socket, badHost.status, {}, badHost.toBody());
     void (async () => {
       try {
         await deps.limiter.consume(req.ip);
@@ -90,7 +97,7 @@ function serve(ws: WebSocket, req: Request, caller: { wallet?: string; session?:
   sendJson({ type: "welcome", session: caller.session ?? null, topics: deps.streams.map((d) => ({ topic: d.topic, symbol: d.symbol, price_per_minute_usd: d.pricePerMinuteUsd, events: Object.keys(d.events) })) });
 
   const subscribe = async (def: StreamDef, rawSymbol: string | undefined, lastEventId: string | undefined) => {
-    const symbol = await deps.symbolOf(def, rawSymbol, deps.ctx);
+    const symbol = await deps.symbolOf(def, rawSymbol, deps.ctx, { client: req.ip ?? "unknown" });
     const key = `${def.topic}:${symbol ?? "*"}`;
     if (subs.has(key)) throw new AppError("CONFLICT", `already subscribed to ${key}`);
     subs.set(key, "opening");

@@ -43,7 +43,10 @@ export interface CallContext {
   rateLimitKey?: string;
   /** Request `_meta` (carries the x402 payment or a SIWX proof). */
   meta?: Record<string, unknown>;
-  /** Origin SIWX proofs are bound to (the HTTP origin of `/mcp`); default {@link McpCatalogDeps.origin}. */
+  /**
+   * Origin SIWX proofs and session tokens are bound to: the configured origin of `/mcp` (src/lib/public-origins.ts),
+   * never a request's Host; default {@link McpCatalogDeps.origin}.
+   */
   origin?: string;
 }
 
@@ -58,7 +61,7 @@ export interface McpCatalogDeps {
   payments?: PaymentProcessor;
   /** Prepaid credits (SIWX), when payments are on. */
   credits?: CreditGate;
-  /** Origin of SIWX proofs when the transport has none (stdio): `PUBLIC_URL`. */
+  /** Origin of SIWX proofs when the transport has none (stdio): PUBLIC_URL's, else the configured loopback address. */
   origin: string;
 }
 
@@ -259,7 +262,7 @@ export class McpCatalog {
       if (hit) return this.ok(hit.value, HIT_META);
       if (cc.rateLimitKey !== undefined) await this.deps.limiter?.consume(cc.rateLimitKey);
       await runner.precheck(tool, input);
-      const interim = await runner.preflight(tool, input);
+      const interim = await runner.preflight(tool, input, { client: cc.rateLimitKey });
       if (interim) return this.ok(interim.body, { "marketgate/interim": { status: interim.status, retryAfterSec: interim.retryAfterSec ?? null } });
       if (isFree(tool) || !this.deps.payments) {
         let wallet: string | undefined;

@@ -3,6 +3,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { AppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
 import { sendError } from "../http/errors.js";
+import type { PublicOrigins } from "../src/lib/public-origins.js";
 import type { McpCatalog } from "./catalog.js";
 import { createMcpServer, type McpServerInfo } from "./server.js";
 
@@ -11,16 +12,17 @@ import { createMcpServer, type McpServerInfo } from "./server.js";
  * JSON responses, no sessions, so any replica can answer. GET and DELETE answer 405. A `tools/call` whose
  * answer this process holds in its response cache never gets here: http/app.ts mounts cached-call.ts
  * (`McpCachedCalls`) in front of this handler and of the free-route budget, and it answers such calls with
- * the same bytes.
+ * the same bytes. `origins` gives the origin SIWX proofs in `_meta` are bound to (configuration only).
  */
-export function mcpHttpHandler(catalog: McpCatalog, info: McpServerInfo, publicUrl?: string): RequestHandler {
+export function mcpHttpHandler(catalog: McpCatalog, info: McpServerInfo, origins: Pick<PublicOrigins, "origin">): RequestHandler {
   return async (req: Request, res: Response) => {
     if (req.method !== "POST") {
       res.setHeader("Allow", "POST");
       return sendError(res, new AppError("METHOD_NOT_ALLOWED", "this MCP endpoint is stateless: use POST"));
     }
-    // SIWX proofs over MCP are bound to the origin the client called (PUBLIC_URL when set).
-    const origin = new URL(publicUrl ?? `${req.protocol}://${req.get("host")}`).origin;
+    // SIWX proofs over MCP are bound to the service's configured origin (the one the request's Host names
+    // among PUBLIC_URL and PUBLIC_ORIGINS, else PUBLIC_URL's), never to whatever Host the request sends.
+    const origin = origins.origin(req);
     const server = createMcpServer(catalog, info, (meta) => ({ rateLimitKey: req.ip ?? "unknown", meta, origin }));
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on("close", () => {

@@ -19,6 +19,7 @@ import { logger } from "../src/lib/log.js";
 import type { LiveStreams } from "../src/live/service.js";
 import { StreamSession } from "../src/live/session.js";
 import type { StreamDef } from "../src/registry/stream.js";
+import type { PreflightCaller } from "../src/registry/tool.js";
 import type { HttpPaymentGate } from "../http/payment-gate.js";
 import { CREDITS_META, SESSION_META, SIWX_META } from "./catalog.js";
 import { LiveResource, liveUri, parseLiveUri, LIVE_RING_SIZE, type ResourceHost, type ResourceTopic } from "./live-resources.js";
@@ -47,8 +48,8 @@ export interface LiveMcpDeps {
   streams: readonly StreamDef[];
   live: LiveStreams;
   ctx: ToolContext;
-  /** Validates a stream's symbol before payment (tools/live/index.ts). */
-  symbolOf(def: StreamDef, raw: string | undefined, ctx: ToolContext): Promise<string | undefined>;
+  /** Validates a stream's symbol before payment; a new CVD symbol spends one of `caller`'s warm-ups (tools/live/index.ts). */
+  symbolOf(def: StreamDef, raw: string | undefined, ctx: ToolContext, caller: PreflightCaller): Promise<string | undefined>;
   /** Undefined when payments are off: subscriptions are then free and anonymous. */
   gate?: HttpPaymentGate;
   info: McpServerInfo;
@@ -214,8 +215,8 @@ class LiveMcpSession implements ResourceHost {
     const def = this.def(u.topic);
     const current = this.resources.get(u.uri);
     if (current?.live) return this.joined(current, uri);
-    await this.deps.symbolOf(def, u.raw, this.deps.ctx);
     const req = this.endpoint.currentRequest();
+    await this.deps.symbolOf(def, u.raw, this.deps.ctx, { client: req?.ip ?? "unknown" });
     const caller = await this.caller(meta, req, def);
     if (this.closed) throw new AppError("NOT_FOUND", "the session closed");
     let r = this.resources.get(u.uri);

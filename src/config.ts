@@ -5,6 +5,18 @@ import { hostname } from "node:os";
 import ipaddr from "ipaddr.js";
 import { validate as validateCron } from "node-cron";
 import { z } from "zod";
+import {
+  BINANCE_ENDPOINTS as BINANCE,
+  BYBIT_ENDPOINTS as BYBIT,
+  COINGECKO_ENDPOINTS,
+  DEXSCREENER_ENDPOINTS as DEXSCREENER,
+  GECKOTERMINAL_ENDPOINTS as GECKOTERMINAL,
+  HYPERLIQUID_ENDPOINTS as HYPERLIQUID,
+  LIVE_VENUE_HOSTS,
+  OKX_ENDPOINTS as OKX,
+  REST_URL_SETTINGS,
+  WS_URL_SETTINGS,
+} from "./venues/endpoints.js";
 
 /** CAIP-2 network id, e.g. `eip155:8453` (Base mainnet). */
 const Caip2 = z.string().regex(/^[a-z0-9-]+:[A-Za-z0-9-]+$/, "expected a CAIP-2 network id such as eip155:8453");
@@ -13,6 +25,12 @@ const PrivateKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefix
 /** A USD amount: a decimal string with at most 6 decimals (USDC's precision). */
 const UsdAmount = z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "expected a USD amount such as 0.10 (at most 6 decimals)");
 const Bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+/** Comma-separated TCP ports, e.g. `443,8443` (duplicates dropped). */
+const PortList = z
+  .string()
+  .regex(/^\s*\d{1,5}(\s*,\s*\d{1,5})*\s*$/, "expected comma-separated TCP ports such as 443,8443")
+  .transform((v) => [...new Set(v.split(",").map((p) => Number(p.trim())))])
+  .refine((ports) => ports.every((p) => p >= 1 && p <= 65535), "ports must be between 1 and 65535");
 
 /**
  * Environment variables read by the service. Every variable is optional except `PAY_TO` for `npm start`.
@@ -22,6 +40,7 @@ const EnvSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(4021),
   HOST: z.string().default("0.0.0.0"),
   PUBLIC_URL: z.url().optional(),
+  PUBLIC_ORIGINS: z.string().optional(),
   DATA_MODE: z.enum(["live", "sim"]).default("live"),
   SIM_REPLAY: z.enum(["on", "off"]).default("off"),
   PAY_TO: EvmAddress.optional(),
@@ -44,15 +63,16 @@ const EnvSchema = z.object({
   CIRCUIT_FAILURES: z.coerce.number().int().min(1).default(5),
   CIRCUIT_HALF_OPEN_MS: z.coerce.number().int().min(10).default(30_000),
   COINGECKO_BASE_URL: z.url().optional(),
-  BINANCE_FAPI_BASE_URL: z.url().default("https://fapi.binance.com"),
-  BINANCE_SPOT_BASE_URL: z.url().default("https://api.binance.com"),
-  BYBIT_BASE_URL: z.url().default("https://api.bybit.com"),
-  OKX_BASE_URL: z.url().default("https://www.okx.com"),
-  HYPERLIQUID_BASE_URL: z.url().default("https://api.hyperliquid.xyz"),
-  DEXSCREENER_BASE_URL: z.url().default("https://api.dexscreener.com"),
-  GECKOTERMINAL_BASE_URL: z.url().default("https://api.geckoterminal.com/api/v2"),
-  GECKOTERMINAL_CALLS_PER_MIN: z.coerce.number().int().min(1).default(20),
-  DEXSCREENER_CALLS_PER_MIN: z.coerce.number().int().min(1).default(250),
+  // Venue defaults are stated once, in src/venues/<venue>/endpoints.ts.
+  BINANCE_FAPI_BASE_URL: z.url().default(BINANCE.rest.fapi.url),
+  BINANCE_SPOT_BASE_URL: z.url().default(BINANCE.rest.spot.url),
+  BYBIT_BASE_URL: z.url().default(BYBIT.rest.api.url),
+  OKX_BASE_URL: z.url().default(OKX.rest.api.url),
+  HYPERLIQUID_BASE_URL: z.url().default(HYPERLIQUID.rest.api.url),
+  DEXSCREENER_BASE_URL: z.url().default(DEXSCREENER.rest.api.url),
+  GECKOTERMINAL_BASE_URL: z.url().default(GECKOTERMINAL.rest.api.url),
+  GECKOTERMINAL_CALLS_PER_MIN: z.coerce.number().int().min(1).default(GECKOTERMINAL.rest.api.callsPerMin),
+  DEXSCREENER_CALLS_PER_MIN: z.coerce.number().int().min(1).default(DEXSCREENER.rest.api.callsPerMin),
   COINGECKO_API_KEY: z.string().optional(),
   COINGECKO_PLAN: z.enum(["public", "demo", "pro"]).optional(),
   COINGECKO_CALLS_PER_MIN: z.coerce.number().int().min(1).optional(),
@@ -62,10 +82,11 @@ const EnvSchema = z.object({
   STREAM_MAX_ON_DEMAND: z.coerce.number().int().min(0).max(500).default(20),
   STREAM_IDLE_MIN: z.coerce.number().min(1).default(30),
   STREAM_WARMUP_SEC: z.coerce.number().min(0).default(10),
-  BINANCE_WS_URL: z.string().default("wss://fstream.binance.com"),
-  BYBIT_WS_URL: z.string().default("wss://stream.bybit.com"),
-  OKX_WS_URL: z.string().default("wss://ws.okx.com:8443"),
-  HYPERLIQUID_WS_URL: z.string().default("wss://api.hyperliquid.xyz"),
+  STREAM_WARMUPS_PER_MIN: z.coerce.number().int().min(1).max(10_000).default(10),
+  BINANCE_WS_URL: z.string().default(BINANCE.ws.url),
+  BYBIT_WS_URL: z.string().default(BYBIT.ws.url),
+  OKX_WS_URL: z.string().default(OKX.ws.url),
+  HYPERLIQUID_WS_URL: z.string().default(HYPERLIQUID.ws.url),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, "expected redis://host:port or rediss://…").optional(),
   REDIS_PREFIX: z.string().min(1).max(40).default("mg:"),
   REPLICA_ID: z.string().min(1).max(100).optional(),
@@ -78,6 +99,7 @@ const EnvSchema = z.object({
   CREDITS_CAP_PER_HOUR_USD: UsdAmount.optional(),
   CREDITS_CAP_PER_DAY_USD: UsdAmount.optional(),
   CREDITS_REFUND: z.enum(["on", "off"]).default("off"),
+  CREDITS_REFUND_CONFIRM_MS: z.coerce.number().int().min(0).max(300_000).default(30_000),
   CREDITS_SESSION_SECRET: z.string().min(32, "CREDITS_SESSION_SECRET must be at least 32 characters").optional(),
   CREDITS_SESSION_TTL_SEC: z.coerce.number().int().min(0).max(3600).default(300),
   LIVE_STREAMS_MAX: z.coerce.number().int().min(1).max(100_000).default(1000),
@@ -86,6 +108,7 @@ const EnvSchema = z.object({
   LIVE_STREAM_MINUTE_MS: z.coerce.number().int().min(500).max(60_000).default(60_000),
   LIVE_HEARTBEAT_SEC: z.coerce.number().int().min(1).max(300).default(15),
   LIVE_FUNDING_POLL_SEC: z.coerce.number().int().min(1).max(600).default(15),
+  LIVE_RESUME_WINDOW_SEC: z.coerce.number().int().min(0).max(86_400).default(600),
   ALERT_EVAL_CRON: z.string().default("*/30 * * * * *").refine((v) => validateCron(v), "expected a node-cron expression such as */30 * * * * *"),
   ALERT_COOLDOWN_MIN: z.coerce.number().min(0).default(15),
   ALERT_MAX_ACTIVE: z.coerce.number().int().min(1).default(50_000),
@@ -94,6 +117,7 @@ const EnvSchema = z.object({
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(6),
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(10).default(10_000),
   WEBHOOK_ALLOW_LOOPBACK: Bool.default(false),
+  WEBHOOK_ALLOWED_PORTS: PortList.default([443]),
   WEBHOOK_EXTRA_CA_FILE: z.string().optional(),
   MPP: z.enum(["on", "off"]).default("on"),
   MPP_SECRET_KEY: z.string().min(32, "MPP_SECRET_KEY must be at least 32 characters").optional(),
@@ -103,6 +127,48 @@ const EnvSchema = z.object({
   MPP_TEMPO_RECIPIENT: EvmAddress.optional(),
   MPP_TEMPO_CHAIN_ID: z.coerce.number().int().positive().default(4217),
 });
+
+/**
+ * How a secret setting's value is kept out of logs (src/lib/redact.ts): `value` is replaced wherever it
+ * appears; `url` may hold credentials in its user info, path or query (logged as `scheme://host/…`); `urls`
+ * is a comma-separated list of such URLs (other entries, like `self`, are not secrets); `header` is
+ * `Name: value`, whose value is replaced on its own too.
+ */
+export type SecretKind = "value" | "url" | "urls" | "header";
+
+/**
+ * Every setting whose value is, or may contain, a credential. The single list the log scrubber registers
+ * at start-up (`registerConfigSecrets`) and test/lib/secret-logs.test.ts checks against every log line of a
+ * running service: a new secret setting is added here and nowhere else.
+ */
+export const SECRET_SETTINGS = {
+  FACILITATOR: "urls",
+  FACILITATOR_AUTH_HEADER: "header",
+  RELAYER_PRIVATE_KEY: "value",
+  RPC_URL: "url",
+  COINGECKO_BASE_URL: "url",
+  BINANCE_FAPI_BASE_URL: "url",
+  BINANCE_SPOT_BASE_URL: "url",
+  BYBIT_BASE_URL: "url",
+  OKX_BASE_URL: "url",
+  HYPERLIQUID_BASE_URL: "url",
+  DEXSCREENER_BASE_URL: "url",
+  GECKOTERMINAL_BASE_URL: "url",
+  COINGECKO_API_KEY: "value",
+  BINANCE_WS_URL: "url",
+  BYBIT_WS_URL: "url",
+  OKX_WS_URL: "url",
+  HYPERLIQUID_WS_URL: "url",
+  REDIS_URL: "url",
+  CREDITS_SESSION_SECRET: "value",
+  MPP_SECRET_KEY: "value",
+} as const satisfies Partial<Record<keyof typeof EnvSchema.shape, SecretKind>>;
+
+/** The name of a secret setting. */
+export type SecretSetting = keyof typeof SECRET_SETTINGS;
+
+/** Every setting the service reads (the environment schema's keys), e.g. for checks that each is documented or classified. */
+export const SETTING_NAMES = Object.keys(EnvSchema.shape) as ReadonlyArray<keyof typeof EnvSchema.shape>;
 
 /** Which upstreams the service talks to: the real venues, or the local venue simulator. */
 export type DataMode = "live" | "sim";
@@ -123,10 +189,17 @@ export interface CoinGeckoConfig {
 
 /** The resolved service configuration. */
 export interface Config {
+  /** The values of the {@link SECRET_SETTINGS} that are set (defaults included), each with its kind: what the log scrubber registers. */
+  secrets: ReadonlyArray<{ setting: SecretSetting; kind: SecretKind; value: string }>;
   port: number;
   host: string;
-  /** Public base URL used in x402 `resource.url` and discovery documents (no trailing slash). */
+  /**
+   * Public base URL used in x402 `resource.url` and discovery documents (no trailing slash); its origin is
+   * the one SIWX proofs and credits sessions are bound to (src/lib/public-origins.ts).
+   */
   publicUrl?: string;
+  /** `PUBLIC_ORIGINS`: further origins (`scheme://host[:port]`) of the same service, selected by a request's Host. */
+  publicOrigins?: string[];
   dataMode: DataMode;
   /**
    * `SIM_REPLAY=on` (sim mode only; the sandbox sets it with `--replay`): the simulator replays real recordings on
@@ -192,6 +265,8 @@ export interface Config {
     maxOnDemand: number;
     idleMs: number;
     warmupMs: number;
+    /** New on-demand symbols one client may warm up per minute (`STREAM_WARMUPS_PER_MIN`). */
+    warmupsPerMin: number;
     /** Websocket bases; the feeds append the venues' real paths. */
     wsUrls: { binance: string; bybit: string; okx: string; hyperliquid: string };
   };
@@ -203,7 +278,7 @@ export interface Config {
     prefix: string;
     /** This replica's identity in leases (default `<hostname>-<pid>-<random>`). */
     replicaId: string;
-    /** Leadership lease lifetime: a dead leader is replaced within this time. */
+    /** Leadership lease lifetime T: a killed leader is replaced within T + 50 ms (`leaseTimings` in src/state/lease.ts). */
     leaseTtlMs: number;
   };
   /**
@@ -219,6 +294,8 @@ export interface Config {
     capPerDayUsd?: string;
     /** `CREDITS_REFUND=on`: unspent balances are paid back on a signed request. */
     refund: boolean;
+    /** How long a refund request waits for its transfer's receipt before answering 202 `pending`, ms. */
+    refundConfirmMs: number;
     /** HMAC key of credits session tokens (shared by every replica); undefined = a per-process key. */
     sessionSecret?: string;
     /** Lifetime of a session token; 0 turns sessions off (every call signs). */
@@ -240,6 +317,8 @@ export interface Config {
     heartbeatMs: number;
     /** How often a funding stream polls its symbol's venues, ms. */
     fundingPollMs: number;
+    /** A resume (`Last-Event-ID`) replays only events of this last span, ms (`LIVE_RESUME_WINDOW_SEC`). */
+    resumeWindowMs: number;
   };
   /** Liquidation and price alerts; undefined when `ALERTS=off`. */
   alerts?: {
@@ -253,6 +332,8 @@ export interface Config {
       timeoutMs: number;
       /** Loopback webhook targets allowed: tests and the offline sandbox only. */
       allowLoopback: boolean;
+      /** Ports webhook URLs may name (`WEBHOOK_ALLOWED_PORTS`, default 443); loopback targets under `allowLoopback` may use any. */
+      allowedPorts: number[];
       /** Extra CA certificate (PEM) trusted for webhook TLS, beside the system roots: tests and the sandbox only. */
       extraCa?: string;
     };
@@ -260,12 +341,8 @@ export interface Config {
   };
 }
 
-/** Published CoinGecko limits (calls/min); we budget a little under them. */
-const COINGECKO_PLANS = {
-  public: { baseUrl: "https://api.coingecko.com/api/v3", callsPerMin: 5 },
-  demo: { baseUrl: "https://api.coingecko.com/api/v3", callsPerMin: 25 },
-  pro: { baseUrl: "https://pro-api.coingecko.com/api/v3", callsPerMin: 400 },
-} as const;
+/** CoinGecko's base URL and our budget per plan (src/venues/coingecko/endpoints.ts). */
+const COINGECKO_PLANS = COINGECKO_ENDPOINTS.rest;
 
 const trimSlash = (u: string) => u.replace(/\/+$/, "");
 
@@ -351,6 +428,43 @@ function parseMpp(e: z.infer<typeof EnvSchema>): NonNullable<Config["mpp"]> {
   };
 }
 
+/**
+ * `PUBLIC_URL` without a trailing slash: an http(s) URL without credentials, query or fragment (its origin
+ * binds SIWX proofs, its path prefixes every absolute URL). @throws ConfigError otherwise.
+ */
+function parsePublicUrl(raw: string): string {
+  const u = new URL(raw);
+  if ((u.protocol !== "https:" && u.protocol !== "http:") || u.username || u.password || u.search || u.hash) {
+    throw new ConfigError([`PUBLIC_URL must be the http(s) URL clients use, without credentials, query or fragment (e.g. https://data.example.com), got ${raw}`]);
+  }
+  return raw.replace(/\/+$/, "");
+}
+
+/**
+ * `PUBLIC_ORIGINS`: a comma-separated list of further `scheme://host[:port]` origins (no path), each with
+ * its own host. They need `PUBLIC_URL` (the primary origin). @throws ConfigError otherwise.
+ */
+function parsePublicOrigins(raw: string | undefined, publicUrl: string | undefined): string[] {
+  const entries = (raw ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  if (!entries.length) return [];
+  if (!publicUrl) throw new ConfigError(["PUBLIC_ORIGINS needs PUBLIC_URL (the primary origin; PUBLIC_ORIGINS lists further ones)"]);
+  const hosts = new Set([new URL(publicUrl).host]);
+  return entries.map((entry) => {
+    let u: URL | undefined;
+    try {
+      u = new URL(entry);
+    } catch {
+      u = undefined;
+    }
+    if (!u || (u.protocol !== "https:" && u.protocol !== "http:") || u.username || u.password || u.search || u.hash || u.pathname !== "/") {
+      throw new ConfigError([`PUBLIC_ORIGINS entries must be origins such as https://data.example.com (scheme, host and port only), got ${entry}`]);
+    }
+    if (hosts.has(u.host)) throw new ConfigError([`PUBLIC_ORIGINS: ${u.host} is listed twice (with PUBLIC_URL): each origin needs a host of its own`]);
+    hosts.add(u.host);
+    return u.origin;
+  });
+}
+
 /** Thrown when the environment is invalid; `problems` lists every bad variable at once. */
 function readCa(path: string): string {
   try {
@@ -360,24 +474,12 @@ function readCa(path: string): string {
   }
 }
 
-/** Venue REST base URLs, and the stream websocket bases (needed while `STREAMS=on`): explicit in sim mode. */
-const SIM_REST_URLS = ["COINGECKO_BASE_URL", "BINANCE_FAPI_BASE_URL", "BINANCE_SPOT_BASE_URL", "BYBIT_BASE_URL", "OKX_BASE_URL", "HYPERLIQUID_BASE_URL", "DEXSCREENER_BASE_URL", "GECKOTERMINAL_BASE_URL"];
-const SIM_WS_URLS = ["BINANCE_WS_URL", "BYBIT_WS_URL", "OKX_WS_URL", "HYPERLIQUID_WS_URL"];
-/** Hosts of the real venues' defaults: a sim-mode URL naming one would label live data as simulated. */
-const LIVE_VENUE_HOSTS = new Set([
-  "api.coingecko.com",
-  "pro-api.coingecko.com",
-  "fapi.binance.com",
-  "api.binance.com",
-  "fstream.binance.com",
-  "api.bybit.com",
-  "stream.bybit.com",
-  "www.okx.com",
-  "ws.okx.com",
-  "api.hyperliquid.xyz",
-  "api.dexscreener.com",
-  "api.geckoterminal.com",
-]);
+/**
+ * Venue REST base URLs, and the stream websocket bases (needed while `STREAMS=on`): explicit in sim mode.
+ * Listed by the venues (src/venues/endpoints.ts); typed as settings this schema reads, so a venue cannot name one it lacks.
+ */
+const SIM_REST_URLS: ReadonlyArray<keyof typeof EnvSchema.shape> = REST_URL_SETTINGS;
+const SIM_WS_URLS: ReadonlyArray<keyof typeof EnvSchema.shape> = WS_URL_SETTINGS;
 
 /**
  * `DATA_MODE=sim` labels every answer simulated, so every venue base URL (REST, and the websockets while
@@ -428,9 +530,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.DATA_MODE === "sim") checkSimUrls(env, e.STREAMS === "on");
   const plan = e.COINGECKO_PLAN ?? (e.COINGECKO_API_KEY ? "demo" : "public");
   return {
+    secrets: (Object.entries(SECRET_SETTINGS) as Array<[SecretSetting, SecretKind]>).flatMap(([setting, kind]) => (e[setting] ? [{ setting, kind, value: e[setting] }] : [])),
     port: e.PORT,
     host: e.HOST,
-    publicUrl: e.PUBLIC_URL?.replace(/\/+$/, ""),
+    publicUrl: e.PUBLIC_URL ? parsePublicUrl(e.PUBLIC_URL) : undefined,
+    publicOrigins: parsePublicOrigins(e.PUBLIC_ORIGINS, e.PUBLIC_URL),
     dataMode: e.DATA_MODE,
     simReplay: e.SIM_REPLAY === "on",
     dataDir: e.DATA_DIR,
@@ -452,7 +556,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     requestDeadlineMs: e.REQUEST_DEADLINE_MS,
     circuit: { failures: e.CIRCUIT_FAILURES, halfOpenAfterMs: e.CIRCUIT_HALF_OPEN_MS },
     coingecko: {
-      baseUrl: (e.COINGECKO_BASE_URL ?? COINGECKO_PLANS[plan].baseUrl).replace(/\/+$/, ""),
+      baseUrl: (e.COINGECKO_BASE_URL ?? COINGECKO_PLANS[plan].url).replace(/\/+$/, ""),
       apiKey: e.COINGECKO_API_KEY,
       plan,
       callsPerMin: e.COINGECKO_CALLS_PER_MIN ?? COINGECKO_PLANS[plan].callsPerMin,
@@ -484,6 +588,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             capPerHourUsd: e.CREDITS_CAP_PER_HOUR_USD,
             capPerDayUsd: e.CREDITS_CAP_PER_DAY_USD,
             refund: e.CREDITS_REFUND === "on",
+            refundConfirmMs: e.CREDITS_REFUND_CONFIRM_MS,
             sessionSecret: e.CREDITS_SESSION_SECRET ?? (e.MPP_SECRET_KEY ? `credits-session:${e.MPP_SECRET_KEY}` : undefined),
             sessionTtlSec: e.CREDITS_SESSION_TTL_SEC,
           },
@@ -494,6 +599,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       minuteMs: e.LIVE_STREAM_MINUTE_MS,
       heartbeatMs: e.LIVE_HEARTBEAT_SEC * 1000,
       fundingPollMs: e.LIVE_FUNDING_POLL_SEC * 1000,
+      resumeWindowMs: e.LIVE_RESUME_WINDOW_SEC * 1000,
     },
     alerts:
       e.ALERTS === "off"
@@ -507,6 +613,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             webhook: {
               timeoutMs: e.WEBHOOK_TIMEOUT_MS,
               allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK,
+              allowedPorts: e.WEBHOOK_ALLOWED_PORTS,
               extraCa: e.WEBHOOK_EXTRA_CA_FILE ? readCa(e.WEBHOOK_EXTRA_CA_FILE) : undefined,
             },
             retry: { maxAttempts: e.WEBHOOK_MAX_ATTEMPTS, baseDelayMs: e.WEBHOOK_RETRY_BASE_MS, factor: 3 },
@@ -519,6 +626,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             maxOnDemand: e.STREAM_MAX_ON_DEMAND,
             idleMs: e.STREAM_IDLE_MIN * 60_000,
             warmupMs: e.STREAM_WARMUP_SEC * 1000,
+            warmupsPerMin: e.STREAM_WARMUPS_PER_MIN,
             wsUrls: { binance: trimSlash(e.BINANCE_WS_URL), bybit: trimSlash(e.BYBIT_WS_URL), okx: trimSlash(e.OKX_WS_URL), hyperliquid: trimSlash(e.HYPERLIQUID_WS_URL) },
           },
   };

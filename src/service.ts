@@ -1,16 +1,17 @@
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
+import { isIP, type AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Express } from "express";
 import type { FacilitatorClient } from "@x402/core/server";
 import { STREAMS, streamSymbol, TOOLS } from "../tools/index.js";
 import { readFundingState } from "../tools/live/funding.js";
-import { attachWebSocket } from "../http/ws.js";
+import { attachWebSocket, refuseUpgrade } from "../http/ws.js";
 import { createLiveStreams, type LiveStreams } from "./live/service.js";
 import { alertSignals } from "../tools/alerts/signals.js";
 import { createAlertScheduler } from "./alerts/create.js";
 import type { AlertScheduler } from "./alerts/scheduler.js";
 import { createApp } from "../http/app.js";
-import { Readiness } from "../http/ready.js";
+import { Readiness } from "./doctor/readiness.js";
 import { HttpPaymentGate } from "../http/payment-gate.js";
 import { ClientRateLimiter, FreeRateLimiter, MissRateLimiter } from "../http/rate-limit.js";
 import { McpCatalog } from "../mcp/catalog.js";
@@ -23,6 +24,7 @@ import { RedisSingleFlight } from "./state/flight.js";
 import type { ServiceInfo } from "./docs/openapi.js";
 import { priceBook, type PriceBook } from "./docs/pricing.js";
 import { logger } from "./lib/log.js";
+import { PublicOrigins } from "./lib/public-origins.js";
 import { redactUrl, registerConfigSecrets } from "./lib/redact.js";
 import { AuthorizationReader } from "./payments/chain.js";
 import { MemoryPaymentLedger, RedisPaymentLedger, type PaymentLedger } from "./payments/ledger.js";
@@ -156,6 +158,8 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   ctx.credits = credits;
   const prices = await priceBook(tools, { network: config.payments.network, payTo: payments?.catalog.settings.payTo, timeoutSec: config.payments.timeoutSec });
   const info = serviceInfo(config);
+  // The origin SIWX proofs and credits sessions are bound to is configuration, never a request's Host.
+  const origins = new PublicOrigins(config);
   const mcp = new McpCatalog({
     tools,
     runner,
@@ -165,9 +169,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     limiter,
     payments,
     credits: credits?.gate,
-    origin: new URL(config.publicUrl ?? `http://localhost:${config.port}`).origin,
+    // stdio has no request: the configured origin (PUBLIC_URL's, else the loopback bind's or localhost:PORT).
+    origin: origins.origin(),
   });
-  const gate = payments ? new HttpPaymentGate(payments, config.publicUrl, mppGate(config, payments), credits?.gate) : undefined;
+  const gate = payments ? new HttpPaymentGate(payments, origins, mppGate(config, payments), credits?.gate) : undefined;
   const firstPrice = prices.values().next().value;
   const alerts =
     config.alerts && ctx.alerts
@@ -178,7 +183,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
           lease: redis && config.redis ? { redis, holderId: config.redis.replicaId, ttlMs: config.redis.leaseTtlMs } : undefined,
         })
       : undefined;
-  // `GET /ready`: Redis, chain RPC, facilitator and one venue per family (http/ready.ts).
+  // `GET /ready`: Redis, chain RPC, facilitator and one venue per family (src/doctor/readiness.ts).
   const readiness = new Readiness({ health: ctx.health, venues: ctx.venues, redis, rpcUrl: config.payments.rpcUrl, network: config.payments.network, facilitator: paid?.facilitator });
   const live = createLiveStreams(config, { streams: ctx.streams, readFunding: (symbol) => readFundingState(ctx, symbol), now: ctx.now });
   const app = createApp({
@@ -194,6 +199,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     prices,
     mcp,
     gate,
+    origins,
     payment: payments
       ? {
           network: payments.catalog.settings.network,
@@ -230,6 +236,11 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     stopStreams: () => ctx.streams?.stop() ?? Promise.resolve(),
     close,
     listen: async (port = config.port, host = config.host) => {
+      // Refused before anything starts: with credits on, a public bind needs PUBLIC_URL (ConfigError).
+      origins.listening(host, port, { siwx: credits !== undefined });
+      if (credits && !config.publicUrl && config.trustProxy !== false) {
+        logger.warn({ origins: origins.list() }, "PUBLIC_URL is not set: Sign-In-With-X proofs must be signed for the loopback address; behind a proxy, set PUBLIC_URL to the URL clients use");
+      }
       // A replica that takes traffic before its first Redis connection would refuse paid and alert
       // requests with 503; wait a bounded time for it, then serve anyway (Redis may be down for long).
       await redis?.waitReady(REDIS_STARTUP_WAIT_MS).catch(() => logger.warn("redis not connected yet; serving anyway (paid and alert requests answer 503 until it is)"));
@@ -239,10 +250,17 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
         const server = app.listen(port, host, (err?: Error) => {
           if (err) return reject(err);
           const wss = attachWebSocket(server, { app, streams: STREAMS, live, ctx, symbolOf: streamSymbol, gate, limiter: freeLimiter });
+          // Node hands CONNECT to this event, not to express; without a listener it drops the connection.
+          server.on("connect", (_req, socket: Duplex) => {
+            socket.on("error", () => socket.destroy());
+            refuseUpgrade(socket, 405, { Allow: "GET, HEAD, POST, DELETE, OPTIONS" }, { error: { code: "METHOD_NOT_ALLOWED", message: "CONNECT is not supported: this is not a proxy" } });
+          });
           const addr = server.address() as AddressInfo;
+          // PORT=0: the loopback origins take the port actually bound.
+          origins.listening(host, addr.port, { siwx: credits !== undefined });
           const shownHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host;
           resolve({
-            url: `http://${shownHost}:${addr.port}`,
+            url: `http://${isIP(shownHost) === 6 ? `[${shownHost}]` : shownHost}:${addr.port}`,
             server,
             close: async () => {
               // Open streams and WebSockets would hold server.close() open: end them first.

@@ -49,7 +49,7 @@ describe("compose.yaml", () => {
       expect(r.depends_on).toEqual({ redis: { condition: "service_healthy" } });
       const env = r.environment!;
       expect(env.REDIS_URL).toBe("redis://redis:6379");
-      for (const name of ["PAY_TO", "MPP_SECRET_KEY", "CREDITS_SESSION_SECRET"]) expect(env[name], name).toMatch(new RegExp(`^\\$\\{${name}:\\?`));
+      for (const name of ["PAY_TO", "PUBLIC_URL", "MPP_SECRET_KEY", "CREDITS_SESSION_SECRET"]) expect(env[name], name).toMatch(new RegExp(`^\\$\\{${name}:\\?`));
       expect(env.TRUST_PROXY).toMatch(/^\$\{TRUST_PROXY:-false\}$/);
       expect(r.ports).toHaveLength(1);
       expect(r.ports![0]).toMatch(/^"?\d+:4021"?$/);
@@ -65,12 +65,15 @@ describe("compose.yaml", () => {
     expect(services.redis!.healthcheck!.test).toContain("ping");
 
     // What a replica receives is a valid configuration.
-    const given = { PAY_TO: "0x000000000000000000000000000000000000dEaD", MPP_SECRET_KEY: "m".repeat(32), CREDITS_SESSION_SECRET: "c".repeat(32) };
+    const given = { PAY_TO: "0x000000000000000000000000000000000000dEaD", PUBLIC_URL: "https://data.example.com", MPP_SECRET_KEY: "m".repeat(32), CREDITS_SESSION_SECRET: "c".repeat(32) };
     const env = Object.fromEntries(Object.entries(a!).map(([k, v]) => [k, interpolate(String(v), given)]));
     const config = loadConfig(env);
     expect(config.redis).toMatchObject({ url: "redis://redis:6379", replicaId: "marketgate-a" });
     expect(config.trustProxy).toBe(false);
     expect(config.credits?.sessionSecret).toBe(given.CREDITS_SESSION_SECRET);
+    // Credits are on and the replicas bind 0.0.0.0: the SIWX origin comes from PUBLIC_URL.
+    expect(config.credits).toBeDefined();
+    expect(config.publicUrl).toBe(given.PUBLIC_URL);
   });
 
   it("explains TRUST_PROXY", () => {

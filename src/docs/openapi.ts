@@ -153,6 +153,7 @@ function operation(tool: AnyTool, prices: PriceBook, offers: PaymentOffers): Rec
       content: json(jsonSchema(tool.output, "output"), outputExample(tool)),
     },
   };
+  if (tool.statusOf) responses["202"] = { description: "Accepted, not complete yet: the body says where it stands (see the description)", content: json(jsonSchema(tool.output, "output")) };
   if (paid) responses["402"] = paymentRequiredResponse(offers, false);
   else if (tool.auth === "siwx") responses["402"] = paymentRequiredResponse(offers, true);
   for (const [code, description] of Object.entries(TOOL_ERRORS)) {

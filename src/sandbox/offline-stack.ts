@@ -57,7 +57,10 @@ export async function startOfflineStack(opts: OfflineStackOptions = {}): Promise
     anvil = await startAnvil({ port: opts.chainPort ?? 0, chainId: 8453 });
     const chain = await provisionLocalChain({ rpcUrl: anvil.rpcUrl });
     const operator = chain.relayer;
-    const config = loadConfig({ ...offlineServiceEnv(sim, chain, anvil.rpcUrl), PORT: String(opts.port ?? 0), ...opts.env });
+    // A fixed port (the sandbox's 4021) is served under a PUBLIC_URL, as in production; with PORT=0 the
+    // service binds SIWX proofs to its loopback address and the port it gets (src/lib/public-origins.ts).
+    const publicEnv = opts.port ? { PUBLIC_URL: `http://127.0.0.1:${opts.port}`, PUBLIC_ORIGINS: `http://localhost:${opts.port}` } : {};
+    const config = loadConfig({ ...offlineServiceEnv(sim, chain, anvil.rpcUrl), PORT: String(opts.port ?? 0), ...publicEnv, ...opts.env });
     const base = createFacilitators(config.payments)!;
     const service = await createService({ config, tools: opts.tools, now: opts.now, facilitator: opts.wrapFacilitator ? opts.wrapFacilitator(base) : base });
     const listening = await service.listen();

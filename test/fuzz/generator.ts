@@ -64,6 +64,37 @@ const HOSTILE_STRINGS = [
   "7d",
 ];
 
+/**
+ * Host and X-Forwarded-Host values: malformed (`[::1`, `a b`, `%zz`, `@@`, bad ports), foreign names (a
+ * SIWX proof's other origin), oversized, and the service's own names.
+ */
+const HOSTILE_HOSTS = [
+  "[::1",
+  "a b",
+  "%zz",
+  "@@",
+  "",
+  " ",
+  "u@127.0.0.1",
+  "127.0.0.1:99999",
+  "127.0.0.1:-1",
+  "[::1]:4021",
+  "[zz]",
+  "a/b",
+  "a?b#c",
+  "a,b",
+  "other-x402-service.example",
+  "evil.example:443",
+  "localhost",
+  "127.0.0.1",
+  "xn--80ak6aa92e.com",
+  "h".repeat(300),
+  "\u0000",
+  "host\r\nx-injected: 1",
+];
+/** Request methods beyond the routed ones: WebDAV and other registered methods, CONNECT, lower case, unknown tokens, non-tokens. */
+const HOSTILE_METHODS = ["TRACE", "PROPFIND", "MKCOL", "M-SEARCH", "PURGE", "LINK", "QUERY", "CONNECT", "get", "post", "FOO", "BREW", "A B", "GET\r\n", ""];
+
 /** JSON values of every type, including nesting that stresses recursive validators. */
 function hostileJson(r: () => number, depth = 0): unknown {
   const k = Math.floor(r() * 12);
@@ -241,17 +272,33 @@ function randomRequest(r: () => number): FuzzRequest {
 }
 
 /**
+ * Sometimes gives a request a hostile `Host`, `X-Forwarded-Host` / `X-Forwarded-Proto` (read by the
+ * service under trust proxy) or method, on top of whatever else it carries.
+ */
+function withHostileEnvelope(r: () => number, req: FuzzRequest): FuzzRequest {
+  const headers = { ...req.headers };
+  if (r() < 0.15) headers.host = pick(r, HOSTILE_HOSTS);
+  if (r() < 0.1) headers["x-forwarded-host"] = pick(r, HOSTILE_HOSTS);
+  if (r() < 0.05) headers["x-forwarded-proto"] = pick(r, ["https", "http", "javascript", "a b", "https, http", ""]);
+  const method = r() < 0.05 ? pick(r, HOSTILE_METHODS) : req.method;
+  return { ...req, method, headers };
+}
+
+/**
  * Generates `count` hostile requests over every route of the registry (path, query, body and payment
- * headers), `POST /mcp` and unrouted paths, reproducibly from `seed`. `valid` is a real signed payment
- * payload to mutate (structure-aware fuzzing of the payment path).
+ * headers), `POST /mcp` and unrouted paths, with hostile Host, X-Forwarded-Host and methods mixed in,
+ * reproducibly from `seed`. `valid` is a real signed payment payload to mutate (structure-aware fuzzing
+ * of the payment path).
  */
 export function* generateRequests(seed: number, count: number, tools: readonly AnyTool[], valid?: PaymentPayload): Generator<FuzzRequest> {
   const r = prng(seed);
   for (let i = 0; i < count; i++) {
     const k = r();
-    if (k < 0.7) yield toolRequest(r, pick(r, tools), valid);
-    else if (k < 0.85) yield mcpRequest(r, tools, valid);
-    else if (k < 0.9) yield streamRequest(r);
-    else yield randomRequest(r);
+    let req: FuzzRequest;
+    if (k < 0.7) req = toolRequest(r, pick(r, tools), valid);
+    else if (k < 0.85) req = mcpRequest(r, tools, valid);
+    else if (k < 0.9) req = streamRequest(r);
+    else req = randomRequest(r);
+    yield withHostileEnvelope(r, req);
   }
 }

@@ -50,6 +50,11 @@ function send(base: URL, req: FuzzRequest): Promise<{ status: number; body: stri
     } catch {
       return resolve("unsendable");
     }
+    // Node's client hands the answer to a CONNECT to this event, not to the response callback.
+    r.on("connect", (res, socket) => {
+      resolve({ status: res.statusCode ?? 0, body: "" });
+      socket.destroy();
+    });
     r.on("timeout", () => r.destroy(new Error("timeout")));
     r.on("error", (err) => resolve({ noAnswer: `${(err as NodeJS.ErrnoException).code ?? ""} ${err.message}` }));
     if (req.body !== undefined) r.write(req.body);

@@ -11,12 +11,14 @@ const ENV = { RATE_LIMIT_PER_MIN: "1000000", FREE_RATE_LIMIT_PER_MIN: "1000000" 
 
 /**
  * Fuzzes the production service twice, seeded: on the offline stack with payments on (anvil, the
- * in-process facilitator; payment headers include mutations of a real signed payload), and with payments
- * off so that hostile-but-valid inputs reach every handler and the simulated venues.
+ * in-process facilitator, behind a trusted loopback proxy; payment headers include mutations of a real
+ * signed payload), and with payments off (no proxy trusted) so that hostile-but-valid inputs reach every
+ * handler and the simulated venues. Both get hostile Host, X-Forwarded-Host and method values.
  * @returns one report per stack.
  */
 export async function fuzzBothStacks(seed: number, paidCount: number, freeCount: number): Promise<{ paid: FuzzReport; free: FuzzReport }> {
-  const paidStack = await startOfflineStack({ env: ENV });
+  // Behind a trusted proxy (loopback): hostile X-Forwarded-Host / -Proto / -For values are read, not ignored.
+  const paidStack = await startOfflineStack({ env: { ...ENV, TRUST_PROXY: "loopback" } });
   let paid: FuzzReport;
   try {
     const tool = TOOLS.find((t) => t.name === "prices") ?? TOOLS[0]!;

@@ -63,7 +63,8 @@ export class SiwxVerifier {
   }
 
   /**
-   * Verifies a proof for `origin` (the service's public origin, `https://host[:port]`).
+   * Verifies a proof for `origin`: the service's public origin (`https://host[:port]`), which callers take
+   * from configuration (`PublicOrigins.origin`), never from a request's Host.
    * @param proof the `SIGN-IN-WITH-X` header value (base64 JSON), or the decoded payload object (MCP).
    * @returns the identity, or the refusal reason. Never throws for bad input; rejects only when the nonce
    *   store is unreachable (`AppError UPSTREAM_UNAVAILABLE`).
@@ -104,8 +105,9 @@ export class SiwxVerifier {
       invalidMessage: (err as Error).message,
     }));
     if (!verified.isValid) return refuse("signature", (("invalidMessage" in verified ? verified.invalidMessage : undefined) ?? "signature does not match the address").slice(0, 200));
-    // Spent only by a valid proof, and atomically: of concurrent replays exactly one passes.
-    if (!(await this.nonces.claimNonce(`${o.host}:${p.nonce}`, this.maxAgeMs + 2 * this.skewMs, nowMs))) return refuse("nonce", "nonce already used; sign a new proof");
+    // Spent only by a valid proof, and atomically: of concurrent replays exactly one passes. Keyed by the
+    // nonce alone: whatever origin or Host a request names, a nonce is spent once for the whole service.
+    if (!(await this.nonces.claimNonce(p.nonce, this.maxAgeMs + 2 * this.skewMs, nowMs))) return refuse("nonce", "nonce already used; sign a new proof");
     return { wallet: verified.payer.toLowerCase(), ...(p.requestId ? { requestId: p.requestId } : {}) };
   }
 }
