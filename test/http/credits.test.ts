@@ -149,10 +149,16 @@ describe("prepaid credits: one x402 top-up, then SIWX-signed calls debited witho
     const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, url) }, body: "{}" });
     expect(res.status).toBe(200);
     const body = await json(res);
-    expect(body).toMatchObject({ refunded_usd: "0.38" });
-    expect(body.transaction).toMatch(/^0x[0-9a-f]{64}$/);
+    expect(body).toMatchObject({ status: "confirmed", amount_usd: "0.38" });
+    expect(body.tx_hash).toMatch(/^0x[0-9a-f]{64}$/);
     expect(await stack.balanceOf(payer(i).address)).toBe(before + 380_000n);
-    expect(await json(await withCredits(i, `${stack.url}/api/v1/credits`))).toMatchObject({ balance_usd: "0", spent_usd: "0.02" });
+    expect(await json(await withCredits(i, `${stack.url}/api/v1/credits`))).toMatchObject({
+      balance_usd: "0",
+      held_usd: "0",
+      refund_pending_usd: "0",
+      spent_usd: "0.02",
+      refund: { status: "confirmed", amount_usd: "0.38", tx_hash: body.tx_hash },
+    });
   });
 
   it("a verified proof mints a session token that pays later calls without a signature, on this origin only, until it expires", async () => {

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { usdToMicro } from "../../src/payments/credits/ledger.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { accountOut, AccountOut, creditsOf, UsdString, walletOf } from "./common.js";
+import { AccountOut, creditsOf, readAccount, UsdString, walletOf, withRefund } from "./common.js";
 
-/** `GET /api/v1/credits` (free, SIWX): the signed-in wallet's balance, spending and caps. */
+/** `GET /api/v1/credits` (free, SIWX): the signed-in wallet's balance, holds, refund, spending and caps. */
 export const creditsGet = defineTool({
   name: "credits_get",
   title: "Credit balance",
@@ -12,17 +12,16 @@ export const creditsGet = defineTool({
   priceUsd: "free",
   cacheTtlSec: 0,
   tags: ["credits"],
-  summary: "The signed-in wallet's credit balance, spending and caps (SIWX)",
+  summary: "The signed-in wallet's credit balance, credits held by calls in flight, refund, spending and caps (SIWX)",
   description:
-    "Free. Needs a SIGN-IN-WITH-X proof (header, or MCP _meta['x402/sign-in-with-x']); without one the answer is a 402 carrying the SIWX challenge, which the official wrapFetchWithSIWx client answers by itself.",
+    "Free. Needs a SIGN-IN-WITH-X proof (header, or MCP _meta['x402/sign-in-with-x']); without one the answer is a 402 carrying the SIWX challenge, which the official wrapFetchWithSIWx client answers by itself. A pending refund is checked on chain first: refund_pending_usd and refund show where it stands.",
   example: {},
   auth: "siwx",
   stateful: true,
   input: z.object({}),
   output: AccountOut,
   handler: async (_input, ctx, caller) => {
-    const svc = creditsOf(ctx);
-    return accountOut(await svc.gate.ledger.account(walletOf(caller)), svc);
+    return readAccount(creditsOf(ctx), walletOf(caller));
   },
 });
 
@@ -54,6 +53,6 @@ export const creditsSetCaps = defineTool({
       perHourMaxMicro: micro(input.per_hour_max_usd),
       perDayMaxMicro: micro(input.per_day_max_usd),
     });
-    return accountOut(account, svc);
+    return withRefund(svc, account);
   },
 });

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { AppError } from "../../src/errors.js";
 import { microToUsd, usdToMicro } from "../../src/payments/credits/ledger.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { accountOut, AccountOut, creditsOf, UsdString } from "./common.js";
+import { AccountOut, creditsOf, UsdString, withRefund } from "./common.js";
 
 /**
  * `POST /api/v1/credits` `{amount_usd}`: buys prepaid credits with one x402 (or MPP) payment of exactly
@@ -44,6 +44,6 @@ export const creditsTopUp = defineTool({
     const amount = usdToMicro(amount_usd);
     const { credited, account } = await svc.gate.ledger.credit(caller.payer.toLowerCase(), amount, caller.paymentReference);
     if (credited) svc.onCredited(amount);
-    return { ...accountOut(account, svc), credited_now_usd: credited ? microToUsd(amount) : "0", payment_reference: caller.paymentReference };
+    return { ...(await withRefund(svc, account)), credited_now_usd: credited ? microToUsd(amount) : "0", payment_reference: caller.paymentReference };
   },
 });

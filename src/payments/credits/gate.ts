@@ -98,9 +98,18 @@ export class CreditGate {
     const priceMicro = usdToMicro(priceUsd);
     const hold = await this.ledger.reserve(wallet, priceMicro, { globalCaps: this.settings.globalCaps });
     if (!hold.ok) return { ok: false, reason: refusalReason(hold, priceUsd, "top up with POST /api/v1/credits") };
-    await this.ledger.commit(hold.holdId, { tool: label });
-    this.metrics?.creditsSpentUsd.inc({ tool: label }, priceMicro / 1e6);
+    if (await this.commit(hold.holdId, wallet, label)) this.metrics?.creditsSpentUsd.inc({ tool: label }, priceMicro / 1e6);
     return { ok: true, remainingMicro: hold.balanceMicro };
+  }
+
+  /**
+   * Commits a hold; false (logged) when it had expired and gone back to the balance before the call was
+   * answered: the call is then not charged (a hold outlives the request deadline by a minute, see service.ts).
+   */
+  private async commit(holdId: string, wallet: string, tool: string): Promise<boolean> {
+    const committed = await this.ledger.commit(holdId, { tool });
+    if (!committed) logger.warn({ wallet, tool }, "credit hold expired before its call was answered; the call is not charged");
+    return committed;
   }
 
   /**
@@ -147,8 +156,7 @@ export class CreditGate {
       payment: {
         payer: wallet,
         settle: async (value) => {
-          await this.ledger.commit(hold.holdId, { tool: r.tool.name });
-          this.metrics?.creditsSpentUsd.inc({ tool: r.tool.name }, priceMicro / 1e6);
+          if (await this.commit(hold.holdId, wallet, r.tool.name)) this.metrics?.creditsSpentUsd.inc({ tool: r.tool.name }, priceMicro / 1e6);
           if (idKey) await this.idempotency.setIdempotent(idKey, { fingerprint: r.fingerprint, result: { value, receipt } }).catch(() => undefined);
           return { kind: "settled", receipt };
         },

@@ -1,6 +1,6 @@
 import { join } from "node:path";
 import type { RedisHandle } from "../../state/redis.js";
-import type { CreditLedger } from "./ledger.js";
+import type { CreditLedger, CreditLedgerOptions } from "./ledger.js";
 import { RedisCreditLedger } from "./redis-ledger.js";
 import { SqliteCreditLedger } from "./sqlite-ledger.js";
 
@@ -20,8 +20,10 @@ export function creditDbPath(dataDir: string): string {
  * The prepaid-credits ledger of this deployment: {@link RedisCreditLedger} on `redis` when one is given
  * (multi-replica mode, `REDIS_URL`; the handle stays the caller's), else {@link SqliteCreditLedger} at
  * `<dataDir>/credits.sqlite` (created with its directory when absent; its holds left open by a previous
- * process are released). @throws Error when the SQLite file cannot be opened or migrated (see openSqlite).
+ * process are released). Holds expire `holdTtlMs` after they were taken (see {@link CreditLedgerOptions}).
+ * @throws Error when the SQLite file cannot be opened or migrated (see openSqlite); RangeError for a bad `holdTtlMs`.
  */
-export function createCreditLedger(opts: { dataDir: string; redis?: RedisHandle }): CreditLedger {
-  return opts.redis ? new RedisCreditLedger(opts.redis) : new SqliteCreditLedger(creditDbPath(opts.dataDir));
+export function createCreditLedger(opts: { dataDir: string; redis?: RedisHandle } & CreditLedgerOptions): CreditLedger {
+  const o = { holdTtlMs: opts.holdTtlMs };
+  return opts.redis ? new RedisCreditLedger(opts.redis, o) : new SqliteCreditLedger(creditDbPath(opts.dataDir), o);
 }

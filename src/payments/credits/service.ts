@@ -1,5 +1,3 @@
-import { createWalletClient, erc20Abi, getAddress, http, publicActions, type Address } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
 import type { Config } from "../../config.js";
 import type { Metrics } from "../../core/metrics.js";
 import { logger } from "../../lib/log.js";
@@ -10,29 +8,41 @@ import type { PaymentCatalog } from "../x402.js";
 import { CreditGate } from "./gate.js";
 import { createCreditLedger } from "./index.js";
 import { usdToMicro } from "./ledger.js";
+import { CreditRefunds } from "./refunds.js";
+import { RelayerRefundChain } from "./relayer.js";
 import { CreditSessions } from "./session.js";
 import { SiwxVerifier } from "./siwx.js";
 
-/** Prepaid credits as the tools see them: the gate (ledger, settings) and, when refunds are possible, the transfer. */
+/** Prepaid credits as the tools see them: the gate (ledger, settings) and, with a `self` facilitator, refunds. */
 export interface CreditService {
   gate: CreditGate;
-  /** Transfers `amountMicro` USDC to `wallet` from the operator's relayer; resolves the transaction hash. */
-  refund?: (wallet: string, amountMicro: number) => Promise<string>;
+  /**
+   * Refunds paid by the `self` facilitator's relayer. Present whenever that facilitator is configured, so
+   * that refunds left pending are reconciled even after `CREDITS_REFUND` was turned off; new refunds are
+   * accepted only when `gate.settings.refund` is on.
+   */
+  refunds?: CreditRefunds;
   /** Counts a top-up in `/metrics` (`marketgate_credits_credited_usd_total`). */
   onCredited(amountMicro: number): void;
   /** Stops the hold sweeper and closes the ledger. */
   close(): Promise<void>;
 }
 
-/** How often open holds of dead requests are returned, and how old they must be (longer than any request). */
+/** How often expired holds (of requests that died) are returned and open refunds reconciled, ms. */
 const SWEEP_EVERY_MS = 60_000;
-const HOLD_MAX_AGE_MS = 10 * 60_000;
+
+/**
+ * What a hold outlives the request deadline by, ms: a call's hold spans its handler (venue calls bounded by
+ * `REQUEST_DEADLINE_MS`; a replica may first wait up to 15 s for another's identical run) and its commit.
+ */
+export const HOLD_MARGIN_MS = 60_000;
 
 /**
  * Wires prepaid credits from the configuration: the ledger (SQLite `<DATA_DIR>/credits.sqlite`, or Redis
- * with replicas), the SIWX verifier (payment networks; smart wallets over `RPC_URL`), the gate, a sweeper
- * that returns holds older than 10 minutes (their request died), and refunds by ERC-20 transfer from the
- * `self` facilitator's relayer key when `CREDITS_REFUND=on`.
+ * with replicas) whose holds expire `REQUEST_DEADLINE_MS` + {@link HOLD_MARGIN_MS} after they were taken,
+ * the SIWX verifier (payment networks; smart wallets over `RPC_URL`), the gate, refunds by ERC-20 transfer
+ * from the `self` facilitator's relayer key ({@link CreditRefunds}; open ones are reconciled at once), and
+ * a sweeper that every minute returns expired holds and reconciles open refunds.
  */
 export function createCreditService(
   config: Config,
@@ -48,7 +58,7 @@ export function createCreditService(
 ): CreditService | undefined {
   const c = config.credits;
   if (!c) return undefined;
-  const ledger = createCreditLedger({ dataDir: c.dataDir, redis: deps.redis });
+  const ledger = createCreditLedger({ dataDir: c.dataDir, redis: deps.redis, holdTtlMs: config.requestDeadlineMs + HOLD_MARGIN_MS });
   const micro = (v?: string) => (v === undefined ? undefined : usdToMicro(v));
   const siwx = new SiwxVerifier(ledger, { networks: [config.payments.network], rpcUrl: config.payments.rpcUrl });
   const gate = new CreditGate(
@@ -67,31 +77,37 @@ export function createCreditService(
     c.sessionTtlSec > 0 ? new CreditSessions(c.sessionSecret, c.sessionTtlSec) : undefined,
   );
   deps.metrics.observeCredits(() => ledger.totals());
+  const self = config.payments.facilitators.find((f) => f.kind === "self");
+  const refunds =
+    self?.kind === "self"
+      ? new CreditRefunds(
+          ledger,
+          new RelayerRefundChain({
+            rpcUrl: self.rpcUrl,
+            privateKey: self.relayerPrivateKey,
+            network: config.payments.network,
+            asset: async () => (await deps.catalog.requirements(deps.topUpTool))[0]!.asset,
+          }),
+          { confirmMs: c.refundConfirmMs },
+        )
+      : undefined;
+  // Refunds left open by a previous process (a restart mid-refund) are settled from the chain at once,
+  // then every minute (one pass at a time).
+  let reconciling: Promise<unknown> | undefined;
+  const reconcile = () => {
+    reconciling ??= (refunds?.reconcileAll() ?? Promise.resolve())
+      .catch((err: unknown) => logger.warn({ err }, "credit refund reconciliation failed"))
+      .finally(() => (reconciling = undefined));
+  };
+  reconcile();
   const sweeper = setInterval(() => {
-    ledger.sweep(HOLD_MAX_AGE_MS).catch((err: unknown) => logger.warn({ err }, "credit hold sweep failed"));
+    ledger.sweep().catch((err: unknown) => logger.warn({ err }, "credit hold sweep failed"));
+    reconcile();
   }, SWEEP_EVERY_MS);
   sweeper.unref();
-  const self = config.payments.facilitators.find((f) => f.kind === "self");
-  const refund =
-    c.refund && self?.kind === "self"
-      ? async (wallet: string, amountMicro: number): Promise<string> => {
-          const [req] = await deps.catalog.requirements(deps.topUpTool);
-          const client = createWalletClient({ account: privateKeyToAccount(self.relayerPrivateKey), transport: http(self.rpcUrl) }).extend(publicActions);
-          const hash = await client.writeContract({
-            address: req!.asset as Address,
-            abi: erc20Abi,
-            functionName: "transfer",
-            args: [getAddress(wallet), BigInt(amountMicro)],
-            chain: null,
-          });
-          const receipt = await client.waitForTransactionReceipt({ hash, timeout: 60_000 });
-          if (receipt.status !== "success") throw new Error(`refund transfer ${hash} reverted`);
-          return hash;
-        }
-      : undefined;
   return {
     gate,
-    refund,
+    refunds,
     onCredited: (amountMicro) => deps.metrics.creditsCreditedUsd.inc(amountMicro / 1e6),
     close: async () => {
       clearInterval(sweeper);

@@ -2,7 +2,7 @@
  * Validation and arithmetic shared by the two `CreditLedger` implementations (SQLite and Redis), so
  * that both accept exactly the same inputs and refuse reservations for the same reasons.
  */
-import type { CreditAccount, ReserveOutcome, SpendCaps } from "./ledger.js";
+import { DEFAULT_HOLD_TTL_MS, type CreditAccount, type CreditLedgerOptions, type RefundEnd, type RefundReason, type RefundTx, type ReserveOutcome, type SpendCaps } from "./ledger.js";
 
 /** Length of the per-hour cap window, ms. */
 export const HOUR_MS = 3_600_000;
@@ -74,7 +74,32 @@ export function capsFromJson(json: string | null | undefined): SpendCaps {
 
 /** The account of a wallet never seen: all zero, no caps. */
 export function emptyAccount(wallet: string): CreditAccount {
-  return { wallet, balanceMicro: 0, creditedMicro: 0, spentMicro: 0, caps: {} };
+  return { wallet, balanceMicro: 0, heldMicro: 0, refundPendingMicro: 0, creditedMicro: 0, spentMicro: 0, caps: {} };
+}
+
+/** The hold lifetime of {@link CreditLedgerOptions} (checked: a safe integer ≥ 1 ms). @throws RangeError. */
+export function holdTtlOf(opts: CreditLedgerOptions | undefined): number {
+  return checkInt(opts?.holdTtlMs ?? DEFAULT_HOLD_TTL_MS, "holdTtlMs", 1);
+}
+
+/** How long an ended refund's record is kept (the account answer shows the latest one), ms. */
+export const REFUND_RECORD_TTL_MS = 30 * DAY_MS;
+
+const HASH = /^0x[0-9a-f]{64}$/;
+const RAW_TX = /^0x[0-9a-f]{2,100000}$/;
+
+/** Checks a refund transfer before it is stored (nonce a safe integer ≥ 0, lower-case 0x hashes). @throws RangeError. */
+export function checkRefundTx(tx: RefundTx): RefundTx {
+  checkInt(tx.nonce, "nonce");
+  if (typeof tx.txHash !== "string" || !HASH.test(tx.txHash)) throw new RangeError("txHash must be a lower-case 0x transaction hash");
+  if (typeof tx.rawTx !== "string" || !RAW_TX.test(tx.rawTx)) throw new RangeError("rawTx must be a lower-case 0x signed transaction");
+  return tx;
+}
+
+/** Checks how a refund ends: `restored` needs a reason, `confirmed` has none. @throws RangeError. */
+export function checkRefundEnd(outcome: RefundEnd, reason: RefundReason | null): void {
+  const ok = outcome === "confirmed" ? reason === null : outcome === "restored" && ["not_sent", "rejected", "dropped", "reverted"].includes(reason ?? "");
+  if (!ok) throw new RangeError(`a refund ends confirmed (no reason) or restored with a reason, got ${String(outcome)} / ${String(reason)}`);
 }
 
 /**
