@@ -134,15 +134,21 @@ export class CreditGate {
     await this.walletLimiter?.consume(`wallet:${wallet}`);
     const idKey = id.requestId ? `credits:${wallet}:${id.requestId}` : undefined;
     if (idKey) {
-      const rec = await this.idempotency.idempotent(idKey);
+      // Claimed atomically: of concurrent calls with one requestId, exactly one reserves and runs.
+      const rec = await this.idempotency.claimIdempotent(idKey, { fingerprint: r.fingerprint });
       if (rec && rec.fingerprint !== r.fingerprint) throw new AppError("CONFLICT", "this SIWX requestId was already used for a different request");
       if (rec?.result) return { kind: "replay", wallet, value: rec.result.value, remainingMicro: (await this.ledger.account(wallet)).balanceMicro, session };
       if (rec) throw new AppError("CONFLICT", "a request with this SIWX requestId is still in progress; retry shortly", { retryAfterSec: 2 });
     }
     const priceMicro = usdToMicro(r.priceUsd);
-    const hold = await this.ledger.reserve(wallet, priceMicro, { globalCaps: this.settings.globalCaps });
-    if (!hold.ok) return { kind: "refused", reason: refusalReason(hold, r.priceUsd, "top up with POST /api/v1/credits or pay this call with x402") };
-    if (idKey) await this.idempotency.setIdempotent(idKey, { fingerprint: r.fingerprint });
+    const hold = await this.ledger.reserve(wallet, priceMicro, { globalCaps: this.settings.globalCaps }).catch(async (err: unknown) => {
+      if (idKey) await this.idempotency.releaseIdempotent(idKey).catch(() => undefined);
+      throw err;
+    });
+    if (!hold.ok) {
+      if (idKey) await this.idempotency.releaseIdempotent(idKey).catch(() => undefined);
+      return { kind: "refused", reason: refusalReason(hold, r.priceUsd, "top up with POST /api/v1/credits or pay this call with x402") };
+    }
     const receipt = { success: true, transaction: "", network: "credits" as `${string}:${string}`, payer: wallet, amount: String(priceMicro) };
     const release = () => {
       void this.ledger.release(hold.holdId).catch((err: unknown) => logger.error({ err }, "credit hold release failed; the sweep returns it"));
