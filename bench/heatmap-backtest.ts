@@ -2,7 +2,8 @@
  * `npm run backtest:heatmap`: scores the liquidation-heatmap estimate on recordings
  * (docs/methods/liquidation-heatmap.md, "Backtest"). Replays, candle by candle:
  *
- * - the real recordings in the shared data folder (`--data DIR`, else $MARKETGATE_REAL_DATA_DIR, else /work/shared/data/real):
+ * - the real recordings of the real-data folder (`--data DIR`, else $MARKETGATE_REAL_DATA_DIR, else the default below;
+ *   docs/methods/liquidation-heatmap.md, "Backtest"):
  *   Binance XRPUSDT perp 5-minute candles of 2021-11-15 → 21 (aggregated to hours), 1-hour candles of
  *   2021-11-17 → 21 and 8-hour candles of 2021-11-18 → 12-18 with the 8-hourly funding history. They carry no
  *   liquidations and no open-interest history, so they are scored against the later price path;

@@ -19,15 +19,15 @@ import { simEnv } from "../src/sandbox/sim-env.js";
 import { createService } from "../src/service.js";
 import { startSimulator } from "../src/sim/server.js";
 import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../src/streams/feeds/normalise.js";
-import { parseBinanceMessage, scanBinanceAggTrade } from "../src/streams/feeds/parse-binance.js";
-import { parseBybitMessage, scanBybitPublicTrade } from "../src/streams/feeds/parse-bybit.js";
+import { parseBinanceMessage, scanBinanceAggTrade } from "../src/venues/binance/feed-parse.js";
+import { parseBybitMessage, scanBybitPublicTrade } from "../src/venues/bybit/feed-parse.js";
 import { CvdStore } from "../src/streams/store/cvd-store.js";
 import { openStreamDb } from "../src/streams/store/db.js";
 import { STREAM_VENUES, type Trade } from "../src/streams/types.js";
 import { percentile, writeResults, writeSection } from "./report.js";
 
 process.env.LOG_LEVEL ??= "silent";
-/** Recorded venue payloads: `../shared/data/real/` beside the checkout, or MARKETGATE_REAL_DATA. */
+/** Recorded venue payloads: MARKETGATE_REAL_DATA, else the real-data folder beside the checkout. */
 const REAL = process.env.MARKETGATE_REAL_DATA ?? `${resolve(process.cwd(), "../shared/data/real")}/`;
 /** Measured CPU seconds per ingestion scenario (after a warm-up). */
 const SECONDS = Number(process.env.BENCH_INGEST_SEC ?? 6);
@@ -259,8 +259,8 @@ interface ProfileNode {
 /**
  * A CPU profile (V8 sampling, 100 µs) of the ingest loop alone, frames built outside it, summarised by
  * where each sample's time went: JSON.parse (self time of `decode`, which calls it: the frames the layout
- * scanners leave to it), the venue parsers (the rest of src/streams/feeds, their scanners' regular
- * expressions included), the CVD store (src/streams/store: validation, de-duplication, buckets), its
+ * scanners leave to it), the venue parsers (src/venues/<venue>/feed-parse.ts and the rest of
+ * src/streams/feeds, their scanners' regular expressions included), the CVD store (src/streams/store: validation, de-duplication, buckets), its
  * SQLite write-through (anything under the flush), the garbage collector (every collection sampled in the
  * window: V8 gives them no caller), and the rest of the loop (the loop itself, the instrument lookup).
  * Code without a source (builtins, compiled regular expressions) counts for the function that called it.
@@ -314,7 +314,7 @@ async function profileIngest(tape: Tape, seconds: number): Promise<ProfileSummar
             ? "sqlite_write_through"
             : code.functionName === "decode" && url.includes("/streams/feeds/")
               ? "json_parse"
-              : url.includes("/streams/feeds/")
+              : url.includes("/streams/feeds/") || /\/venues\/[^/]+\/feed-parse\./.test(url)
                 ? "venue_parser"
                 : url.includes("/streams/store/")
                   ? "cvd_store"
@@ -443,7 +443,7 @@ async function main(): Promise<void> {
     ),
     ingestRow("both, as recorded", ing.all, "the mix of the issue 5 row"),
     "",
-    `**Where the time goes**: CPU profile of the ingest loop alone (V8 sampling every 100 µs, ${PROFILE_SECONDS} s per row), by part: JSON.parse (the parsers' \`decode\`: frames the scanners leave to it), the venue parsers (the rest of src/streams/feeds: the layout scanners, their regular expressions included, and the trades they build), the CVD store (src/streams/store: validation, sequence ledger, id sets, buckets), its SQLite write-through, the garbage collector, other (the loop, the instrument lookup). Builtins count for the function that called them. V8 attributes collections to no caller: the GC column is every collection sampled while the loop was profiled, which includes collecting the frames each round builds before it is timed. The profile samples the main thread; the rates above count every thread of the process, V8's concurrent marking included, which the id sets of the Bybit rows keep busy.`,
+    `**Where the time goes**: CPU profile of the ingest loop alone (V8 sampling every 100 µs, ${PROFILE_SECONDS} s per row), by part: JSON.parse (the parsers' \`decode\`: frames the scanners leave to it), the venue parsers (src/venues/<venue>/feed-parse.ts and the rest of src/streams/feeds: the layout scanners, their regular expressions included, and the trades they build), the CVD store (src/streams/store: validation, sequence ledger, id sets, buckets), its SQLite write-through, the garbage collector, other (the loop, the instrument lookup). Builtins count for the function that called them. V8 attributes collections to no caller: the GC column is every collection sampled while the loop was profiled, which includes collecting the frames each round builds before it is timed. The profile samples the main thread; the rates above count every thread of the process, V8's concurrent marking included, which the id sets of the Bybit rows keep busy.`,
     "",
     "| frames | JSON.parse | venue parser | CVD store | SQLite write-through | GC | other |",
     "|---|---|---|---|---|---|---|",

@@ -52,7 +52,7 @@ export interface AppDeps {
   live?: Omit<StreamRouteDeps, "gate" | "limiter">;
 }
 
-/** Headers browsers must be allowed to send and read for x402 and MCP (x402.md §7.6). */
+/** Headers browsers must be allowed to send and read for x402 (https://github.com/coinbase/x402/blob/main/specs/transports-v2/http.md) and MCP. */
 const ALLOWED_HEADERS = ["Content-Type", "Authorization", "PAYMENT-SIGNATURE", "X-PAYMENT", "X-PAYMENT-PROOF", "SIGN-IN-WITH-X", "X-Credits-Session", "Access-Control-Expose-Headers", "Mcp-Session-Id", "Mcp-Protocol-Version"];
 const EXPOSED_HEADERS = [
   "PAYMENT-REQUIRED",

@@ -56,7 +56,7 @@ describe("registry", () => {
       price_alerts_list: ["/price-alerts", "free", 0],
       price_alert_extend: ["/price-alert/:id/extend", "0.02", 0],
       service_status: ["/api/v1/status", "free", 0],
-      // Prepaid credits (issue 17, not in the spec): a top-up costs what it credits (0.10 is the minimum).
+      // Prepaid credits (issue 17; docs/credits.md): a top-up costs what it credits (0.10 is the minimum).
       credits_top_up: ["/api/v1/credits", "0.10", 0],
       credits_get: ["/api/v1/credits", "free", 0],
       credits_set_caps: ["/api/v1/credits/caps", "free", 0],

@@ -40,7 +40,7 @@ export interface RoundStats {
   durationMs: number;
 }
 
-/** The condition of a liquidation alert (spec 6): OI at risk ≥ threshold_pct and ≥ min_value_usd. */
+/** The condition of a liquidation alert (docs/alerts.md, "Evaluation"): OI at risk ≥ threshold_pct and ≥ min_value_usd. */
 export function liquidationConditionMet(p: LiquidationParams, r: LiquidationRisk): boolean {
   return r.oiAtRiskPct >= p.threshold_pct && r.oiAtRiskUsd >= p.min_value_usd;
 }
@@ -53,7 +53,7 @@ export function priceConditionMet(p: PriceParams, price: number): boolean {
 /** What a webhook payload names of its alert. */
 type PayloadAlert = Pick<AlertRecord, "id" | "symbol" | "params">;
 
-/** Spec 6 payload of a liquidation alert webhook. `severity` is the cascade risk level. */
+/** Payload of a liquidation alert webhook (docs/alerts.md, "Webhooks and delivery"). `severity` is the cascade risk level. */
 export function liquidationPayload(a: PayloadAlert, r: LiquidationRisk, now: number): Record<string, unknown> {
   const p = a.params as LiquidationParams;
   return {

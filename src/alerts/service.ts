@@ -7,10 +7,10 @@ import type { AlertKind, AlertRecord, LiquidationParams, PriceParams } from "./t
 import { parseWebhookUrl, resolveWebhookTarget, type WebhookTargetPolicy } from "./webhook/target.js";
 import { newWebhookSecret } from "./webhook/sign.js";
 
-/** Longest remaining lifetime of an alert, hours (spec 8: 1 to 168). */
+/** Longest remaining lifetime of an alert, hours (1 to 168; docs/alerts.md). */
 export const MAX_LIFETIME_HOURS = 168;
 
-/** Id prefix per kind: `alert_liq_<symbol>` (spec 2.1) and `alert_price_<symbol>`. */
+/** Id prefix per kind: `alert_liq_<symbol>` and `alert_price_<symbol>` (docs/alerts.md). */
 const ID_PREFIX: Record<AlertKind, string> = { liquidation: "alert_liq", price: "alert_price" };
 
 /** Options of {@link AlertService}. */

@@ -2,10 +2,10 @@
  * Alert records shared by the store, the service, the engine and the tools. Times are epoch ms.
  */
 
-/** Kinds of alert: liquidation cascade risk (spec 2.1) and price crossing (spec 4.7). */
+/** Kinds of alert: liquidation cascade risk and price crossing (docs/alerts.md). */
 export type AlertKind = "liquidation" | "price";
 
-/** Lifecycle (spec 3): `active` → `cancelled` (DELETE) or `expired` (expires_at reached). */
+/** Lifecycle (docs/alerts.md): `active` → `cancelled` (DELETE) or `expired` (expires_at reached). */
 export type AlertStatus = "active" | "cancelled" | "expired";
 
 /** Condition parameters of a liquidation alert. */

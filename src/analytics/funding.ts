@@ -1,5 +1,5 @@
 /**
- * Funding arithmetic (anchors.md §3.1-3.2). Rates are fractions per funding interval; every
+ * Funding arithmetic (docs/methods/funding-basis-volatility.md). Rates are fractions per funding interval; every
  * annualisation uses the symbol's OWN interval (8h: ×1,095; 4h: ×2,190; 1h: ×8,760). A history whose
  * interval changed (Hyperliquid went from 8h to 1h in June 2023) is annualised row by row and averaged by
  * time ({@link settlementIntervals}, {@link timeWeightedFundingSummary}); docs/methods/funding-basis-volatility.md.

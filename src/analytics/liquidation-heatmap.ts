@@ -40,7 +40,7 @@ import { median } from "simple-statistics";
  */
 
 /**
- * Leverage tiers of the heatmap: the spec's 5x, 10x, 25x, 50x and 100x (spec 2.5), plus 2x for the low-leverage
+ * Leverage tiers of the heatmap: 5x, 10x, 25x, 50x and 100x (docs/methods/liquidation-heatmap.md), plus 2x for the low-leverage
  * open interest (≤ 3x: hedges, basis trades, well-collateralised accounts), so that the tiers hold all of it.
  */
 export const LEVERAGE_TIERS = [2, 5, 10, 25, 50, 100] as const;
@@ -103,7 +103,7 @@ export const FALLBACK_DAILY_VOL = 0.03;
 export const NEAR_BAND_BOUNDS: readonly [number, number] = [0.005, 0.075];
 export const WIDE_BAND_BOUNDS: readonly [number, number] = [0.01, 0.15];
 
-/** Fixed bands reported for reference (spec 2.5 table), fractions of the price. */
+/** Fixed bands reported for reference (docs/methods/liquidation-heatmap.md), fractions of the price. */
 export const FIXED_NEAR_BAND = 0.05;
 export const FIXED_WIDE_BAND = 0.1;
 
@@ -121,7 +121,7 @@ export const FEEDBACK_BOUNDS: readonly [number, number] = [0.5, 2];
 
 const HOUR_MS = 3_600_000;
 
-/** Cascade risk level (spec 2.5). */
+/** Cascade risk level (docs/methods/liquidation-heatmap.md, "Method"). */
 export type CascadeRisk = "high" | "medium" | "low";
 /** Position side. */
 export type Side = "long" | "short";
@@ -201,7 +201,7 @@ export interface SideAtRisk {
   within_10_pct: number;
 }
 
-/** Risk summary (spec 2.5) plus the per-side numbers it was decided from. */
+/** Risk summary (docs/methods/liquidation-heatmap.md) plus the per-side numbers it was decided from. */
 export interface RiskSummary {
   /** OI of the dominant side with liquidation levels within one day's 1σ move of the price, USD. */
   total_oi_at_risk_usd: number;
@@ -262,7 +262,7 @@ export interface Heatmap {
   inputs: HeatmapInputsUsed;
 }
 
-/** Liquidation price of an isolated linear position (fees ignored; anchors §3.3 exact linear form). */
+/** Liquidation price of an isolated linear position (fees ignored; the exact linear form of docs/methods/liquidation-heatmap.md, "Method"). */
 export function liquidationPrice(entry: number, leverage: number, mmr: number, side: Side): number {
   return side === "long" ? (entry * (1 - 1 / leverage)) / (1 - mmr) : (entry * (1 + 1 / leverage)) / (1 + mmr);
 }

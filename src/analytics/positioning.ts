@@ -3,7 +3,7 @@
  */
 
 /**
- * Sentiment of a long/short ratio (spec 2.4 table; exact strings ours):
+ * Sentiment of a long/short ratio (docs/methods/perpetuals.md, `/futures/long-short`):
  * > 2.0 `extremely_bullish`; [1.5, 2.0] `bullish`; (1.05, 1.5) `slightly_bullish`; [0.95, 1.05] `neutral`;
  * [0.67, 0.95) `slightly_bearish`; [0.5, 0.67) `bearish`; < 0.5 `extremely_bearish`.
  */

@@ -15,7 +15,7 @@ export interface SentimentInputs {
   cvdRatios?: readonly number[];
 }
 
-/** Sentiment block of the volatility index (spec 2.2). */
+/** Sentiment block of the volatility index (docs/methods/volatility.md). */
 export interface Sentiment {
   score: number;
   label: "bullish" | "neutral" | "bearish";

@@ -142,7 +142,7 @@ export function distributionMoments(returns: readonly number[]): { mean: number;
 }
 
 /**
- * Risk level from the 1-day volatility in pct (spec 2.2 thresholds are daily moves):
+ * Risk level from the 1-day volatility in pct (docs/methods/volatility.md: the thresholds are daily moves):
  * below 3 `low`, 3–8 `medium`, 8–15 `high`, above 15 `extreme`.
  */
 export function riskLevel(dailyVolPct: number): "low" | "medium" | "high" | "extreme" {

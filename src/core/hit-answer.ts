@@ -1,6 +1,6 @@
 import type { AnyTool } from "../registry/tool.js";
 
-/** Sets the `cached` flag of an answer (top-level `cached` or `meta.cached`, the spec's two places). */
+/** Sets the `cached` flag of an answer (top-level `cached` or `meta.cached`; docs/decisions.md, "Cached answers"). */
 function markCached(value: unknown): unknown {
   if (!value || typeof value !== "object") return value;
   const o = value as Record<string, unknown>;

@@ -7,13 +7,14 @@ import type { Config } from "../config.js";
 import { createToolContext, type Venues } from "../core/context.js";
 import type { Metrics } from "../core/metrics.js";
 import type { Logger } from "../lib/log.js";
-import { BinanceTradeBackfill } from "../streams/backfill/binance.js";
-import { BybitTradeBackfill } from "../streams/backfill/bybit.js";
+import { BinanceTradeBackfill } from "../venues/binance/backfill.js";
+import { BybitTradeBackfill } from "../venues/bybit/backfill.js";
 import type { TradeBackfill } from "../streams/backfill/common.js";
-import { HyperliquidTradeBackfill } from "../streams/backfill/hyperliquid.js";
-import { OkxTradeBackfill } from "../streams/backfill/okx.js";
+import { HyperliquidTradeBackfill } from "../venues/hyperliquid/backfill.js";
+import { OkxTradeBackfill } from "../venues/okx/backfill.js";
 import type { StreamVenue } from "../streams/types.js";
 import type { VenueHealth } from "../core/venue-health.js";
+import { binanceSpotPrice, coingeckoSimplePrice, dexscreenerTokens, geckoterminalOhlcv, geckoterminalTokenPools, perpFunding, PROBE_PERP as PERP, PROBE_WETH as WETH } from "./probes.js";
 
 /** What the checks call: the service's venue clients and trade backfills, built from the configuration. */
 export interface DoctorClients {
@@ -39,11 +40,6 @@ export interface DoctorCheck {
   run(c: DoctorClients): Promise<unknown>;
 }
 
-/** The perpetual every perp check asks about. */
-const PERP = "BTC";
-/** The token the DEX checks ask about: WETH on Ethereum. */
-const WETH = "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2";
-
 const all = (...calls: Array<Promise<unknown>>) => Promise.all(calls);
 
 /** Every check, in run order (checks of one venue run one after the other; venues run side by side). */
@@ -54,7 +50,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
     venue: "binance",
     endpoint: "GET /fapi/v1/premiumIndex",
     needs: "binance.instruments",
-    run: (c) => all(c.venues.perps.binance.fundingAll(), c.venues.perps.binance.funding(PERP)),
+    run: (c) => all(c.venues.perps.binance.fundingAll(), perpFunding("binance")(c.venues)),
   },
   { id: "binance.fundingRate", venue: "binance", endpoint: "GET /fapi/v1/fundingRate", needs: "binance.instruments", run: (c) => c.venues.perps.binance.fundingHistory(PERP, 3) },
   { id: "binance.openInterest", venue: "binance", endpoint: "GET /fapi/v1/openInterest", needs: "binance.instruments", run: (c) => c.venues.perps.binance.openInterest(PERP) },
@@ -66,7 +62,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
     run: (c) => c.venues.perps.binance.longShort(PERP),
   },
   { id: "binance.klines", venue: "binance", endpoint: "GET /fapi/v1/klines", needs: "binance.instruments", run: (c) => c.venues.perps.binance.hourlyCandles!(PERP, 3) },
-  { id: "binance.spotPrice", venue: "binance", endpoint: "GET /api/v3/ticker/price (spot)", run: (c) => c.venues.spot.spotPrice(PERP) },
+  { id: "binance.spotPrice", venue: "binance", endpoint: "GET /api/v3/ticker/price (spot)", run: (c) => binanceSpotPrice(c.venues) },
   {
     id: "binance.aggTrades",
     venue: "binance",
@@ -82,7 +78,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
     venue: "bybit",
     endpoint: "GET /v5/market/tickers",
     needs: "bybit.instruments",
-    run: (c) => all(c.venues.perps.bybit.fundingAll(), c.venues.perps.bybit.funding(PERP), c.venues.perps.bybit.openInterest(PERP)),
+    run: (c) => all(c.venues.perps.bybit.fundingAll(), perpFunding("bybit")(c.venues), c.venues.perps.bybit.openInterest(PERP)),
   },
   { id: "bybit.fundingHistory", venue: "bybit", endpoint: "GET /v5/market/funding/history", needs: "bybit.instruments", run: (c) => c.venues.perps.bybit.fundingHistory(PERP, 3) },
   { id: "bybit.accountRatio", venue: "bybit", endpoint: "GET /v5/market/account-ratio", needs: "bybit.instruments", run: (c) => c.venues.perps.bybit.longShort(PERP) },
@@ -102,7 +98,7 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
     venue: "okx",
     endpoint: "GET /api/v5/public/funding-rate, /public/mark-price, /market/index-tickers",
     needs: "okx.instruments",
-    run: (c) => all(c.venues.perps.okx.fundingAll(), c.venues.perps.okx.funding(PERP)),
+    run: (c) => all(c.venues.perps.okx.fundingAll(), perpFunding("okx")(c.venues)),
   },
   { id: "okx.fundingHistory", venue: "okx", endpoint: "GET /api/v5/public/funding-rate-history", needs: "okx.instruments", run: (c) => c.venues.perps.okx.fundingHistory(PERP, 3) },
   { id: "okx.openInterest", venue: "okx", endpoint: "GET /api/v5/public/open-interest", needs: "okx.instruments", run: (c) => c.venues.perps.okx.openInterest(PERP) },
@@ -152,24 +148,21 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
     run: (c) => c.backfill.hyperliquid.fetchTrades(PERP, c.now - 60_000, c.now),
   },
 
-  { id: "coingecko.simplePrice", venue: "coingecko", endpoint: "GET /simple/price", run: (c) => c.venues.coingecko.simplePrice(["bitcoin"]) },
+  { id: "coingecko.simplePrice", venue: "coingecko", endpoint: "GET /simple/price", run: (c) => coingeckoSimplePrice(c.venues) },
   { id: "coingecko.coin", venue: "coingecko", endpoint: "GET /coins/{id}", run: (c) => c.venues.coingecko.coin("bitcoin") },
   { id: "coingecko.marketChart", venue: "coingecko", endpoint: "GET /coins/{id}/market_chart", run: (c) => c.venues.coingecko.marketChart("bitcoin", 1) },
 
   { id: "dexscreener.tokenPairs", venue: "dexscreener", endpoint: "GET /token-pairs/v1/{chain}/{token}", run: (c) => c.venues.dexscreener.tokenPairs("ethereum", WETH) },
-  { id: "dexscreener.tokens", venue: "dexscreener", endpoint: "GET /tokens/v1/{chain}/{tokens}", run: (c) => c.venues.dexscreener.tokens("ethereum", [WETH]) },
+  { id: "dexscreener.tokens", venue: "dexscreener", endpoint: "GET /tokens/v1/{chain}/{tokens}", run: (c) => dexscreenerTokens(c.venues) },
   { id: "dexscreener.search", venue: "dexscreener", endpoint: "GET /latest/dex/search", run: (c) => c.venues.dexscreener.search("WETH/USDC") },
 
-  { id: "geckoterminal.tokenPools", venue: "geckoterminal", endpoint: "GET /networks/{network}/tokens/{token}/pools", run: (c) => c.venues.geckoterminal.tokenPools("ethereum", WETH) },
+  { id: "geckoterminal.tokenPools", venue: "geckoterminal", endpoint: "GET /networks/{network}/tokens/{token}/pools", run: (c) => geckoterminalTokenPools(c.venues) },
   {
     id: "geckoterminal.ohlcv",
     venue: "geckoterminal",
     endpoint: "GET /networks/{network}/pools/{pool}/ohlcv/{timeframe}",
     needs: "geckoterminal.tokenPools",
-    run: async (c) => {
-      const [pool] = await c.venues.geckoterminal.tokenPools("ethereum", WETH); // kept by the client: no second call
-      return c.venues.geckoterminal.ohlcv("ethereum", pool!.pairAddress, { timeframe: "hour", aggregate: 1 }, { limit: 3 });
-    },
+    run: (c) => geckoterminalOhlcv(3)(c.venues),
   },
 ];
 

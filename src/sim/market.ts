@@ -73,7 +73,7 @@ const p = (
 
 /**
  * Real 2026 prices (USD per coin) the simulated price levels are calibrated to. Files under the real-data directory
- * (`/work/shared/data/real`, see its README):
+ * (`MARKETGATE_REAL_DATA_DIR`; docs/methods/simulator.md, "Targets and the real files they come from"):
  * - `coinbase/nautilus_advanced_trade_http_ticker.json`: BTC-USD 68,923.67 (2026-04-07);
  * - `hyperliquid/nautilus_ws_allDexsAssetCtxs.json`: main-dex `markPx` (≈ 2026-05-30; BTC 77,562). The file has no
  *   coin names; index i is `meta.universe[i]`, and Hyperliquid's universe is append-only, so indices 0-27 are named by

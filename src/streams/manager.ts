@@ -7,7 +7,7 @@ import type { LiquidationStore } from "./store/liquidation-store.js";
 import type { StreamReadiness, StreamService } from "./service.js";
 import { STREAM_VENUES, type FeedState, type StreamGap, type StreamVenue, type Trade } from "./types.js";
 
-/** Symbols subscribed at start-up and always ready (spec 4.5). */
+/** Symbols subscribed at start-up and always ready (docs/methods/streams.md, "Symbols"). */
 export const PRE_SUBSCRIBED = ["BTC", "ETH", "SOL", "XRP", "BNB", "DOGE", "LINK", "ARB"] as const;
 
 /** Options of {@link StreamManager}. */

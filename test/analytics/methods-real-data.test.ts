@@ -3,7 +3,6 @@
  * Bybit risk-limit margin units, log-normal VaR, time-windowed volatility with coverage, funding annualised row by
  * row and time-weighted, one basis annualisation for every venue, and the CVD window stated in the answer.
  */
-import { readFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { annualizedPct, clean, fundingSummary, settlementIntervals, timeWeightedFundingSummary } from "../../src/analytics/funding.js";
 import { annualizedVolatilityPct, dailyVolatility, logReturns, valueAtRiskPct, windowReturns, type TimedClose } from "../../src/analytics/volatility.js";
@@ -11,7 +10,7 @@ import type { ToolContext } from "../../src/core/context.js";
 import type { CallerInfo } from "../../src/registry/tool.js";
 import { fixedClock } from "../../src/sim/clock.js";
 import { startSimulator } from "../../src/sim/server.js";
-import { parseBinanceMessage } from "../../src/streams/feeds/parse-binance.js";
+import { parseBinanceMessage } from "../../src/venues/binance/feed-parse.js";
 import { CvdStore } from "../../src/streams/store/cvd-store.js";
 import { openStreamDb } from "../../src/streams/store/db.js";
 import { parseFundingRateHistory } from "../../src/venues/binance/parse.js";
@@ -24,7 +23,7 @@ import { basis } from "../../tools/perp/basis.js";
 import { fundingHistory } from "../../tools/perp/funding-history.js";
 import { cvd } from "../../tools/streams/cvd.js";
 import { expectAppError } from "../helpers/errors.js";
-import { fixture } from "../helpers/fixtures.js";
+import { fixture, fixtureText } from "../helpers/fixtures.js";
 
 const HOUR = 3_600_000;
 const caller = {} as CallerInfo;
@@ -284,7 +283,7 @@ describe("7. CVD states the exact bucket-aligned window it summed", () => {
       db.close();
     });
     const map = new Map([["SANDUSDT", { venueSymbol: "SANDUSDT", base: "SAND", multiplier: 1, contractSize: 1 }]]);
-    const text = readFileSync(new URL("../fixtures/streams/binance_usdm_ws_aggTrade_2021-04-05_excerpt.ndjson", import.meta.url), "utf8");
+    const text = fixtureText("binance/binance_usdm_ws_aggTrade_2021-04-05_excerpt.ndjson");
     const trades = text
       .split("\n")
       .filter((l) => l.trim())

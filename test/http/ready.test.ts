@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { FacilitatorClient } from "@x402/core/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Readiness } from "../../http/ready.js";
+import { Readiness } from "../../src/doctor/readiness.js";
 import { logger } from "../../src/lib/log.js";
 import { RedisHandle } from "../../src/state/redis.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";

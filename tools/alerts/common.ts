@@ -37,7 +37,7 @@ export const WebhookUrl = z
   .refine((u) => u.startsWith("https://"), "webhook_url must be an https:// URL")
   .describe("HTTPS URL receiving signed POSTs; must resolve to public addresses only, on port 443 unless the operator allows more");
 
-/** `expires_in_hours` (spec 2.1: 1 to 168, default 24). */
+/** `expires_in_hours` (1 to 168, default 24; docs/alerts.md). */
 export const ExpiresInHours = z.number().int().min(1).max(MAX_LIFETIME_HOURS).default(24).describe("alert lifetime in hours, 1 to 168");
 
 /** Body of an extend request. */

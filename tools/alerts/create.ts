@@ -5,7 +5,7 @@ import type { CallerInfo } from "../../src/registry/tool.js";
 import { requireListed } from "../perp/common.js";
 import { alertService, beforePayment } from "./common.js";
 
-/** Response fields every create answer has (spec 2.1 plus the two secrets). */
+/** Response fields every create answer has (docs/alerts.md, plus the two secrets). */
 export const CreatedShape = {
   alert_id: z.string(),
   symbol: z.string(),

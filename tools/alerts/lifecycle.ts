@@ -6,7 +6,7 @@ import { AlertId, alertService, alertView, AlertViewBase, beforePayment, ExtendI
 const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte wallet address");
 
 /**
- * The four lifecycle endpoints of one alert kind (spec 4.1 / 4.7): read one (free; private fields only
+ * The four lifecycle endpoints of one alert kind (docs/alerts.md): read one (free; private fields only
  * with the manage token or an owner signature), cancel (free, manage token or owner signature), list
  * active (free; public fields, or with `wallet` and that wallet's signature its alerts in full), extend
  * (paid, settled before the extension is written; public fields). Creation is the kind's own tool.

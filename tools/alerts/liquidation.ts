@@ -12,7 +12,7 @@ const Condition = {
   min_value_usd: z.number(),
 };
 
-/** `POST /liquidation/alert` (spec 2.1, 4.1): a paid webhook alert on the heatmap's OI at risk. */
+/** `POST /liquidation/alert` (docs/alerts.md): a paid webhook alert on the heatmap's OI at risk. */
 export const liquidationAlertCreate = defineTool({
   name: "liquidation_alert_create",
   title: "Create a liquidation alert",
@@ -58,5 +58,5 @@ export const LIQUIDATION_ALERTS: AlertKindSpec = {
   exampleId: "alert_liq_btc_1763700000_1",
 };
 
-/** Create, get, cancel, list and extend for liquidation alerts (spec 4.1). */
+/** Create, get, cancel, list and extend for liquidation alerts (docs/alerts.md). */
 export const liquidationAlertTools = [liquidationAlertCreate, ...lifecycleTools(LIQUIDATION_ALERTS)];

@@ -9,7 +9,7 @@ import { lifecycleTools } from "./lifecycle.js";
 const Side = z.enum(["above", "below"]);
 
 /**
- * Condition fields of price-alert answers: the spec's `direction` and `target_price`, plus `condition` (the
+ * Condition fields of price-alert answers: `direction` and `target_price` (docs/alerts.md), plus `condition` (the
  * same value as `direction`), the field name liquidation alerts use for their condition.
  */
 const Condition = {
@@ -18,7 +18,7 @@ const Condition = {
   target_price: z.number(),
 };
 
-/** `POST /price-alert` (spec 4.7): a paid webhook alert when the price crosses a target. */
+/** `POST /price-alert` (docs/alerts.md): a paid webhook alert when the price crosses a target. */
 export const priceAlertCreate = defineTool({
   name: "price_alert_create",
   title: "Create a price alert",
@@ -74,5 +74,5 @@ export const PRICE_ALERTS: AlertKindSpec = {
   exampleId: "alert_price_eth_1763700000_1",
 };
 
-/** Create, get, cancel, list and extend for price alerts (spec 4.7). */
+/** Create, get, cancel, list and extend for price alerts (docs/alerts.md). */
 export const priceAlertTools = [priceAlertCreate, ...lifecycleTools(PRICE_ALERTS)];

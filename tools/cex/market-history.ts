@@ -3,7 +3,7 @@ import { defineTool } from "../../src/registry/tool.js";
 import { COINGECKO } from "../../src/venues/coingecko/client.js";
 import { AssetIdParam, ChartPoint, isoNow, sourceLabel, Timestamp } from "../common.js";
 
-/** Allowed look-back windows in days (spec 4.6). */
+/** Allowed look-back windows in days (`/api/v1/market/:id/history`, docs/endpoints.md). */
 export const HISTORY_DAYS = [1, 7, 14, 30, 90, 365] as const;
 
 const Output = z.object({
@@ -19,7 +19,7 @@ const Output = z.object({
   meta: z.object({ cached: z.boolean(), timestamp: Timestamp, source: z.string(), granularity: z.string() }),
 });
 
-/** CoinGecko's automatic granularity for a `days` window (sources.md §8). */
+/** CoinGecko's automatic granularity for a `days` window (https://docs.coingecko.com/reference/coins-id-market-chart). */
 function granularity(days: number): string {
   if (days <= 1) return "5m";
   if (days <= 90) return "1h";

@@ -27,7 +27,7 @@ const Output = z.object({
   }),
 });
 
-/** `GET /api/v1/market/:id`: market details of one asset from CoinGecko `/coins/{id}` (spec 2.7, 4.6). */
+/** `GET /api/v1/market/:id`: market details of one asset from CoinGecko `/coins/{id}` (https://docs.coingecko.com/reference/coins-id). */
 export const cexMarket = defineTool({
   name: "cex_market",
   title: "Market details",

@@ -5,7 +5,7 @@ import { COINGECKO } from "../../src/venues/coingecko/client.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, sourceLabel, Timestamp, UNKNOWN_SYMBOL_ISSUE } from "../common.js";
 
-/** Most symbols one batch request may name (spec 8). */
+/** Most symbols one batch request may name (`/api/v1/prices`, docs/endpoints.md). */
 export const MAX_SYMBOLS = 20;
 
 const SUPPORTED = listAssets().map((a) => a.symbol.toLowerCase());
@@ -54,7 +54,7 @@ const Output = z.object({
   }),
 });
 
-/** `GET /api/v1/prices`: batch USD prices from CoinGecko `/simple/price` (spec 2.7, 4.6). */
+/** `GET /api/v1/prices`: batch USD prices from CoinGecko `/simple/price` (https://docs.coingecko.com/reference/simple-price). */
 export const cexPrices = defineTool({
   name: "cex_prices",
   title: "Batch CEX prices",

@@ -7,7 +7,7 @@ import type { OhlcvTimeframe } from "../../src/venues/dex/types.js";
 import { RequireField } from "../common.js";
 import { acceptedPools, DexSymbol, MissingSources } from "./common.js";
 
-/** Candle intervals with their GeckoTerminal timeframe and the spec's per-interval maximum (4.2). */
+/** Candle intervals with their GeckoTerminal timeframe and their maximum `limit` (docs/methods/dex.md). */
 export const INTERVALS: Record<string, { tf: OhlcvTimeframe; max: number; ms: number }> = {
   "1m": { tf: { timeframe: "minute", aggregate: 1 }, max: 1440, ms: 60_000 },
   "5m": { tf: { timeframe: "minute", aggregate: 5 }, max: 288, ms: 300_000 },
@@ -22,7 +22,7 @@ const TOP_POOLS = 3;
 /** GeckoTerminal returns at most 1000 candles per request. */
 const MAX_PER_CALL = 1000;
 
-/** `GET /price/history/:symbol`: OHLCV candles aggregated across the most liquid canonical pools (spec 2.2, 4.2). */
+/** `GET /price/history/:symbol`: OHLCV candles aggregated across the most liquid canonical pools (docs/methods/dex.md). */
 export const dexPriceHistory = defineTool({
   name: "dex_price_history",
   title: "DEX price history",

@@ -14,7 +14,7 @@ const Source = z.object({
   volume_24h: z.number().nullable().describe("USD"),
 });
 
-/** `GET /price/:symbol`: volume-weighted DEX price across the symbol's canonical pools (spec 2.2). */
+/** `GET /price/:symbol`: volume-weighted DEX price across the symbol's canonical pools (docs/methods/dex.md). */
 export const dexPrice = defineTool({
   name: "dex_price",
   title: "DEX price",

@@ -51,7 +51,7 @@ async function statedFees(pools: readonly AcceptedPool[], ctx: ToolContext): Pro
   return fees;
 }
 
-/** Spread interpretation bands of spec 2.2 (pct). */
+/** Spread interpretation bands (pct; docs/methods/dex.md). */
 function interpret(spreadPct: number): string {
   if (spreadPct < 0) return "crossed (one DEX bids above another's ask: an arbitrage)";
   if (spreadPct < 0.05) return "very tight";
@@ -60,7 +60,7 @@ function interpret(spreadPct: number): string {
   return "very wide";
 }
 
-/** `GET /spread/:pair`: best bid and ask across DEX pools of a pair, with per-pool AMM depth (spec 2.2). */
+/** `GET /spread/:pair`: best bid and ask across DEX pools of a pair, with per-pool AMM depth (docs/methods/dex.md). */
 export const dexSpread = defineTool({
   name: "dex_spread",
   title: "DEX bid/ask spread",

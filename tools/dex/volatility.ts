@@ -102,7 +102,7 @@ async function positioning(symbol: string, ctx: ToolContext): Promise<{ funding8
   };
 }
 
-/** `GET /volatility-index/:symbol`: volatility, VaR, Sharpe, drawdown, beta/correlation vs BTC, moments, risk level and positioning sentiment (spec 2.2). */
+/** `GET /volatility-index/:symbol`: volatility, VaR, Sharpe, drawdown, beta/correlation vs BTC, moments, risk level and positioning sentiment (docs/methods/volatility.md). */
 export const volatilityIndex = defineTool({
   name: "volatility_index",
   title: "Volatility and risk index",

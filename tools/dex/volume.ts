@@ -8,7 +8,7 @@ import { acceptedPools, DexSymbol, MissingSources } from "./common.js";
 /** Pools whose hourly candles measure the day-over-day change (the largest by 24h volume). */
 const CHANGE_POOLS = 3;
 
-/** `GET /volume/:symbol`: 24h DEX volume, its change against the previous 24h, and the split by DEX (spec 2.2). */
+/** `GET /volume/:symbol`: 24h DEX volume, its change against the previous 24h, and the split by DEX (docs/methods/dex.md). */
 export const dexVolume = defineTool({
   name: "dex_volume",
   title: "DEX volume",

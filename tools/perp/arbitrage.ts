@@ -30,7 +30,7 @@ const Opportunity = z.object({
 const MAX_SYMBOLS = 50;
 
 /**
- * `GET /arbitrage-opportunity` (spec 4.7, shape ours): cross-venue funding spreads and spot/perp carry over
+ * `GET /arbitrage-opportunity` (docs/methods/perpetuals.md): cross-venue funding spreads and spot/perp carry over
  * the liquid universe, ranked by expected annualised yield, with the legs and the data behind each.
  */
 export const arbitrageOpportunity = defineTool({

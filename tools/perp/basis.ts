@@ -8,7 +8,8 @@ import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.
 /**
  * Hours per premium period of the basis annualisation convention: a perpetual's basis is not a term premium (it
  * never converges on a date), so it is annualised once, as the funding-rate equivalent of the premium, whatever
- * the venue's own funding interval: basis per 8 h × 3 × 365 (anchors.md, "perp premium as basis").
+ * the venue's own funding interval: basis per 8 h × 3 × 365 (docs/methods/funding-basis-volatility.md, "Basis
+ * annualisation").
  */
 export const BASIS_PREMIUM_PERIOD_HOURS = 8;
 
@@ -24,7 +25,7 @@ const VenueBasis = z.object({
   funding_annualized_pct: z.number(),
 });
 
-/** `GET /futures/basis/:symbol`: spot/perp basis per venue and the best carry trade (spec 2.4). */
+/** `GET /futures/basis/:symbol`: spot/perp basis per venue and the best carry trade (docs/methods/perpetuals.md). */
 export const basis = defineTool({
   name: "basis",
   title: "Spot/perp basis",

@@ -12,7 +12,7 @@ const VenueFunding = z.object({
   mark_price: z.number().nullable(),
 });
 
-/** `GET /futures/funding-compare/:symbol`: current funding on every venue and the best funding arbitrage (spec 2.3). */
+/** `GET /futures/funding-compare/:symbol`: current funding on every venue and the best funding arbitrage (docs/methods/perpetuals.md). */
 export const fundingCompare = defineTool({
   name: "funding_compare",
   title: "Funding comparison",

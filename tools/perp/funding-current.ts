@@ -17,7 +17,7 @@ const VenueRate = z.object({
 });
 
 /**
- * `GET /funding-rate/:symbol` (spec 4.7, shape ours): the current rate on every venue and the
+ * `GET /funding-rate/:symbol` (docs/methods/perpetuals.md): the current rate on every venue and the
  * open-interest-weighted average (on an 8h basis, then annualised).
  */
 export const fundingRate = defineTool({

@@ -6,7 +6,7 @@ import type { FundingSnapshot, PerpVenue } from "../../src/venues/perp/types.js"
 import { isoNow, RequireField } from "../common.js";
 import { iso, MissingExchanges, perps } from "./common.js";
 
-/** Venues scanned for extremes (spec: all USDT perpetuals of Binance, Bybit and OKX). */
+/** Venues scanned for extremes: all USDT perpetuals of Binance, Bybit and OKX (docs/methods/perpetuals.md). */
 const SCANNED: readonly PerpVenue[] = ["binance", "bybit", "okx"];
 
 const Result = z.object({
@@ -23,7 +23,7 @@ const Result = z.object({
   next_funding_time: z.string().nullable(),
 });
 
-/** `GET /funding-rate/extreme`: every USDT perpetual of Binance, Bybit and OKX whose funding is at or beyond the threshold (spec 2.3). */
+/** `GET /funding-rate/extreme`: every USDT perpetual of Binance, Bybit and OKX whose funding is at or beyond the threshold (docs/methods/perpetuals.md). */
 export const fundingExtreme = defineTool({
   name: "funding_extreme",
   title: "Extreme funding scan",

@@ -4,7 +4,7 @@ import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { iso, Exchange, perps, PerpSymbol, requireListed } from "./common.js";
 
-/** `GET /funding-rate/history/:symbol`: settled funding of one perpetual on one venue, with a summary (spec 2.3). */
+/** `GET /funding-rate/history/:symbol`: settled funding of one perpetual on one venue, with a summary (docs/methods/perpetuals.md). */
 export const fundingHistory = defineTool({
   name: "funding_history",
   title: "Funding history",

@@ -237,7 +237,7 @@ const AtRisk = z.object({
   within_10_pct: z.number().describe("estimated OI within 10% of the price, USD"),
 });
 
-/** `GET /liquidation/heatmap/:symbol`: estimated liquidation levels per leverage tier and cascade risk (spec 2.5). */
+/** `GET /liquidation/heatmap/:symbol`: estimated liquidation levels per leverage tier and cascade risk (docs/methods/liquidation-heatmap.md). */
 export const liquidationHeatmapTool = defineTool({
   name: "liquidation_heatmap",
   title: "Liquidation heatmap (estimate)",

@@ -4,7 +4,7 @@ import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, RequireField, Timestamp } from "../common.js";
 import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
 
-/** `GET /futures/long-short/:symbol`: long/short ratios per venue with their population, and the aggregate sentiment (spec 2.4). */
+/** `GET /futures/long-short/:symbol`: long/short ratios per venue with their population, and the aggregate sentiment (docs/methods/perpetuals.md). */
 export const longShort = defineTool({
   name: "long_short",
   title: "Long/short ratio",

@@ -5,7 +5,7 @@ import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, RequireField, Timestamp } from "../common.js";
 import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
 
-/** `GET /futures/open-interest/:symbol`: open interest per venue in coins and USD, shares and total (spec 2.4). */
+/** `GET /futures/open-interest/:symbol`: open interest per venue in coins and USD, shares and total (docs/methods/perpetuals.md). */
 export const openInterest = defineTool({
   name: "open_interest",
   title: "Open interest",

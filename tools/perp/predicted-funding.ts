@@ -13,7 +13,7 @@ const Prediction = z.object({
 });
 
 /**
- * `GET /futures/predicted-funding/:symbol` (spec 2.3): the rate accruing for the next Binance settlement
+ * `GET /futures/predicted-funding/:symbol` (docs/methods/perpetuals.md): the rate accruing for the next Binance settlement
  * (premium index `lastFundingRate`), the last settled rate, mark/index/premium, time to funding, and
  * Hyperliquid's `predictedFundings` for Binance, Bybit and Hyperliquid where it lists the coin.
  */

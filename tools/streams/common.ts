@@ -10,7 +10,7 @@ export function streams(ctx: ToolContext): StreamService {
   return ctx.streams;
 }
 
-/** The spec's warm-up body (2.6). */
+/** The warm-up body (docs/methods/streams.md, "Symbols"). */
 export const WarmupBody = z.object({
   symbol: z.string(),
   status: z.literal("warming_up"),
@@ -41,10 +41,10 @@ export function notePaidUse(symbol: string, ctx: ToolContext, caller: CallerInfo
   if (caller.payer) streams(ctx).markPaid?.(symbol);
 }
 
-/** CVD periods and their lengths (spec 2.6). */
+/** CVD periods and their lengths (docs/methods/streams.md, "CVD"). */
 export const CvdPeriod = z.enum(["1h", "4h", "24h", "7d"]);
 
-/** One liquidation as `/liquidation/recent` and the liquidation stream publish it (spec 2.5). */
+/** One liquidation as `/liquidation/recent` and the liquidation stream publish it (docs/methods/streams.md). */
 export const LiquidationEvent = z.object({
   id: z.string().describe("liq_<unix_seconds>_<sequence>"),
   symbol: z.string(),

@@ -6,7 +6,7 @@ import { isoNow, Timestamp } from "../common.js";
 import { PerpSymbol, requireListed } from "../perp/common.js";
 import { CvdPeriod, notePaidUse, streams, warmup, WarmupBody } from "./common.js";
 
-/** Spec 2.6 bucket sizes as words. */
+/** History bucket sizes as words (docs/methods/streams.md, "CVD"). */
 const BUCKET_WORDS: Record<string, string> = { "1h": "5 minutes", "4h": "15 minutes", "24h": "1 hour", "7d": "1 hour" };
 
 const HistoryBody = z.object({
@@ -27,7 +27,7 @@ const HistoryBody = z.object({
   cached: z.boolean(),
 });
 
-/** `GET /cvd/history/:symbol`: bucketed CVD history from the stream store (spec 2.6), or the warm-up body. */
+/** `GET /cvd/history/:symbol`: bucketed CVD history from the stream store (docs/methods/streams.md), or the warm-up body. */
 export const cvdHistory = defineTool({
   name: "cvd_history",
   title: "CVD history",

@@ -30,7 +30,7 @@ const CvdBody = z.object({
   cached: z.boolean(),
 });
 
-/** `GET /cvd/:symbol`: Cumulative Volume Delta from the venues' trade streams (spec 2.6), or the warm-up body. */
+/** `GET /cvd/:symbol`: Cumulative Volume Delta from the venues' trade streams (docs/methods/streams.md), or the warm-up body. */
 export const cvd = defineTool({
   name: "cvd",
   title: "Cumulative volume delta",

@@ -4,7 +4,7 @@ import { formatLiquidation } from "../../src/streams/store/liquidation-store.js"
 import { isoNow, Timestamp } from "../common.js";
 import { LiquidationEvent, streams } from "./common.js";
 
-/** How complete each venue's public liquidation feed is (sources.md §0, §12). */
+/** How complete each venue's public liquidation feed is (docs/methods/streams.md, "Recent liquidations"). */
 const COVERAGE = {
   binance: "!forceOrder@arr: a snapshot of at most one liquidation per symbol per second, so bursts are undercounted",
   bybit: "allLiquidation.{symbol}: every liquidation, in 500 ms batches, for the streamed symbols only",
@@ -12,7 +12,7 @@ const COVERAGE = {
   hyperliquid: "no public liquidation feed",
 } as const;
 
-/** `GET /liquidation/recent`: liquidations from the venues' public feeds, newest first, with 1h/24h stats (spec 2.5). */
+/** `GET /liquidation/recent`: liquidations from the venues' public feeds, newest first, with 1h/24h stats (docs/methods/streams.md). */
 export const liquidationRecent = defineTool({
   name: "liquidation_recent",
   title: "Recent liquidations",

@@ -6,7 +6,7 @@
  *   "<webhook-id>.<webhook-timestamp>.<raw body>")>`, where `key` is the base64-decoded part of the secret
  *   after `whsec_` (the spec's rule). Any Standard Webhooks library verifies it, e.g. the `standardwebhooks`
  *   npm package: `new Webhook(webhook_secret).verify(rawBody, headers)`.
- * - **marketgate's own header** (spec): `X-Marketgate-Timestamp` (Unix seconds) and
+ * - **marketgate's own header** (docs/alerts.md, "Webhooks and delivery"): `X-Marketgate-Timestamp` (Unix seconds) and
  *   `X-Marketgate-Signature: sha256=<hex HMAC-SHA256(secret, "<timestamp>.<raw body>")>`, where the key is the
  *   whole secret string as UTF-8 bytes, `whsec_` prefix included (as before Standard Webhooks were added, so
  *   existing receivers keep verifying unchanged); {@link verifyWebhookSignature} checks it.

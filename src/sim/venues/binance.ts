@@ -1,6 +1,7 @@
 /**
  * Simulated Binance USDⓈ-M futures (`fapi.binance.com`, mounted at `/binance`) and Binance spot
- * (`api.binance.com`, mounted at `/binance-spot`), wire shapes of sources.md §1–2.
+ * (`api.binance.com`, mounted at `/binance-spot`), wire shapes of the Binance docs (https://developers.binance.com/docs/derivatives/usds-margined-futures/market-data/rest-api,
+ * https://developers.binance.com/docs/binance-spot-api-docs/rest-api/market-data-endpoints).
  *
  * fapi: `GET /fapi/v1/exchangeInfo`, `/fapi/v1/fundingInfo`, `/fapi/v1/premiumIndex`, `/fapi/v1/fundingRate`,
  * `/fapi/v1/openInterest`, `/futures/data/openInterestHist`, `/futures/data/topLongShortPositionRatio`, `/fapi/v1/aggTrades` (the websocket's

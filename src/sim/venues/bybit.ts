@@ -1,5 +1,6 @@
 /**
- * Simulated Bybit v5 public market API (`api.bybit.com`, mounted at `/bybit`), wire shapes of sources.md §3.
+ * Simulated Bybit v5 public market API (`api.bybit.com`, mounted at `/bybit`), wire shapes of the Bybit v5 docs
+ * (https://bybit-exchange.github.io/docs/v5/intro).
  *
  * `GET /v5/market/time`, `/v5/market/instruments-info`, `/v5/market/tickers`, `/v5/market/funding/history`,
  * `/v5/market/account-ratio`, `/v5/market/recent-trade` (the websocket's `publicTrade` tape, newest first, the most

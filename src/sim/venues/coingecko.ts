@@ -1,5 +1,6 @@
 /**
- * Simulated CoinGecko v3 public API (wire shapes of sources.md §8), mounted at `/coingecko/api/v3`.
+ * Simulated CoinGecko v3 public API (wire shapes of https://docs.coingecko.com/reference), mounted at
+ * `/coingecko/api/v3`.
  *
  * Endpoints: `GET /ping`, `GET /simple/price`, `GET /coins/:id`, `GET /coins/:id/market_chart`.
  * Coin ids are the catalogue's `coingeckoId`s (exact, lowercase); only `usd` is priced.

@@ -1,6 +1,6 @@
 /**
- * Number spellings of the DEX venues, as seen in real payloads (sources.md §7, shared/data/real/{dexscreener,
- * geckoterminal}). DexScreener: `priceUsd`/`priceNative` strings with 4 significant digits below 1; other values
+ * Number spellings of the DEX venues, as seen in real payloads (src/sim/recordings/{dexscreener,
+ * geckoterminal}; https://docs.dexscreener.com/api/reference, https://apiguide.geckoterminal.com). DexScreener: `priceUsd`/`priceNative` strings with 4 significant digits below 1; other values
  * JSON numbers (exponent spelling for huge ones is JSON's own). GeckoTerminal: almost everything a decimal string,
  * never in exponent notation (`"0.00000000329081451040819"`), `"1.0"` for exactly one, `"0.0"` for zero volume.
  */

@@ -1,6 +1,6 @@
 /**
  * Simulated DexScreener public API (`https://api.dexscreener.com`, mounted at `/dexscreener`), wire shapes of
- * sources.md §7.1 and the recorded pairs under shared/data/real/dexscreener.
+ * the DexScreener docs (https://docs.dexscreener.com/api/reference) and the recorded pairs in src/sim/recordings/dexscreener.
  *
  * Endpoints:
  * - `GET /token-pairs/v1/{chainId}/{tokenAddress}` → `[Pair]`: every pool where the token is base OR quote;

@@ -1,6 +1,6 @@
 /**
  * Simulated GeckoTerminal public API v2 (`https://api.geckoterminal.com/api/v2`, mounted at `/geckoterminal/api/v2`),
- * wire shapes of sources.md §7.2 and the recorded bodies under shared/data/real/geckoterminal (JSON:API).
+ * wire shapes of https://apiguide.geckoterminal.com and the recorded bodies in src/sim/recordings/geckoterminal (JSON:API).
  *
  * Endpoints (network ids: eth, base, arbitrum, optimism, polygon_pos, bsc, avax, solana):
  * - `GET /networks/{network}/tokens/{token}/pools?page=&include=base_token,quote_token,dex&sort=` — pools where the

@@ -1,5 +1,6 @@
 /**
- * Simulated Hyperliquid info API (`api.hyperliquid.xyz`, mounted at `/hyperliquid`), wire shapes of sources.md §5.
+ * Simulated Hyperliquid info API (`api.hyperliquid.xyz`, mounted at `/hyperliquid`), wire shapes of the
+ * Hyperliquid docs (https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint/perpetuals).
  *
  * `POST /info` with a JSON body selected by `type`: `meta`, `metaAndAssetCtxs`, `allMids`, `fundingHistory`
  * (`coin`, `startTime`, optional `endTime`; ≤ 500 rows, oldest first), `predictedFundings` (Binance, Hyperliquid and

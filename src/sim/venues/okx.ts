@@ -1,5 +1,6 @@
 /**
- * Simulated OKX v5 public API (`www.okx.com`, mounted at `/okx`), wire shapes of sources.md §4.
+ * Simulated OKX v5 public API (`www.okx.com`, mounted at `/okx`), wire shapes of the OKX API v5 docs
+ * (https://www.okx.com/docs-v5/en/#public-data-rest-api).
  *
  * `GET /api/v5/public/time`, `/api/v5/public/instruments`, `/api/v5/public/funding-rate` (`instId=…|ANY`),
  * `/api/v5/public/funding-rate-history`, `/api/v5/public/open-interest`, `/api/v5/public/mark-price`,

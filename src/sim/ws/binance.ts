@@ -1,5 +1,6 @@
 /**
- * Simulated Binance USDⓈ-M futures websocket (`wss://fstream.binance.com`, base `wsUrls.binance`), sources.md §0 #1, §1.8.
+ * Simulated Binance USDⓈ-M futures websocket (`wss://fstream.binance.com`, base `wsUrls.binance`);
+ * Binance docs: https://developers.binance.com/docs/derivatives/usds-margined-futures/websocket-market-streams.
  *
  * Paths (after the base):
  * - `/market/stream?streams=a/b` — combined: every payload wrapped as `{"stream":"<name>","data":{…}}`;

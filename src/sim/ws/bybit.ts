@@ -1,5 +1,6 @@
 /**
- * Simulated Bybit v5 public websocket (`wss://stream.bybit.com`, base `wsUrls.bybit`), sources.md §0 #2, §3.5.
+ * Simulated Bybit v5 public websocket (`wss://stream.bybit.com`, base `wsUrls.bybit`);
+ * Bybit docs: https://bybit-exchange.github.io/docs/v5/websocket/public/trade.
  *
  * Paths: `/v5/public/linear` (simulated instruments), `/v5/public/spot|inverse|option` (handshake only: no simulated
  * symbols there, except replayed spot frames).

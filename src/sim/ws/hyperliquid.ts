@@ -1,5 +1,6 @@
 /**
- * Simulated Hyperliquid websocket (`wss://api.hyperliquid.xyz`, base `wsUrls.hyperliquid`, path `/ws`), sources.md §5.
+ * Simulated Hyperliquid websocket (`wss://api.hyperliquid.xyz`, base `wsUrls.hyperliquid`, path `/ws`);
+ * Hyperliquid docs: https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/websocket/subscriptions.
  *
  * - `{"method":"subscribe","subscription":{"type":"trades","coin":"BTC"}}` →
  *   `{"channel":"subscriptionResponse","data":{"method":"subscribe","subscription":{"type":"trades","coin":"BTC"}}}`;

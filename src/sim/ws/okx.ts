@@ -1,5 +1,5 @@
 /**
- * Simulated OKX v5 public websocket (`wss://ws.okx.com:8443`, base `wsUrls.okx`), sources.md §0 #5, §4.1.
+ * Simulated OKX v5 public websocket (`wss://ws.okx.com:8443`, base `wsUrls.okx`); OKX docs: https://www.okx.com/docs-v5/en/#websocket-api.
  *
  * Paths: `/ws/v5/public` (trades, liquidation-orders), `/ws/v5/business` and `/ws/v5/private` (handshake; every
  * subscription there fails with 60018, candles and private data are not simulated).

@@ -1,5 +1,5 @@
 /*
- * Pure CVD helpers: the pressure signal of spec 2.6, period → window and bucket sizes, and UTC bucket
+ * Pure CVD helpers: the pressure signal (docs/methods/streams.md, "CVD"), period → window and bucket sizes, and UTC bucket
  * alignment. No I/O, no clock.
  */
 import { HOUR_MS as HOUR, MINUTE_MS } from "../../lib/time.js";
@@ -12,7 +12,7 @@ export const CVD_PERIODS = ["1h", "4h", "24h", "7d"] as const;
 /** A CVD period. */
 export type CvdPeriod = (typeof CVD_PERIODS)[number];
 
-/** Signal strings of spec 2.6. */
+/** Signal strings of `/cvd` (docs/methods/streams.md, "CVD"). */
 export type CvdSignal =
   | "strong_bullish_pressure"
   | "bullish_pressure"
@@ -34,7 +34,7 @@ export function periodMs(period: CvdPeriod): number {
   return PERIOD_MS[period];
 }
 
-/** History bucket size of a period, ms (spec 2.6): 1h → 5 min, 4h → 15 min, 24h and 7d → 1 h. */
+/** History bucket size of a period, ms (docs/methods/streams.md): 1h → 5 min, 4h → 15 min, 24h and 7d → 1 h. */
 export function bucketSizeFor(period: CvdPeriod): number {
   return BUCKET_MS[period];
 }
@@ -74,13 +74,13 @@ export function cvdPressurePct(periodCvdUsd: number, totalVolumeUsd: number): nu
 }
 
 /**
- * Signal of spec 2.6 from the period's CVD and total (buy + sell) volume, both USD.
+ * Signal of `/cvd` (docs/methods/streams.md, "CVD") from the period's CVD and total (buy + sell) volume, both USD.
  *
  * With `p` = {@link cvdPressurePct}:
- * - `insufficient_data`: `trades` ≤ 0 or no volume (spec: no trades in the period);
- * - `strong_bullish_pressure`: p > 15 (spec: "above 15 %"; exactly 15 is not above);
- * - `bullish_pressure`: 5 ≤ p ≤ 15 (spec: "5 to 15 %", both ends closed);
- * - `neutral`: −5 < p < 5 (spec: "within ±5 %"; the ends belong to the 5–15 bands, which name them);
+ * - `insufficient_data`: `trades` ≤ 0 or no volume (the table's "no trades");
+ * - `strong_bullish_pressure`: p > 15 (the table's "> 15%"; exactly 15 is not above);
+ * - `bullish_pressure`: 5 ≤ p ≤ 15 (the table's "5 to 15%", both ends closed);
+ * - `neutral`: −5 < p < 5 (the table's "within ±5%"; the ends belong to the 5–15 bands, which name them);
  * - `bearish_pressure`: −15 ≤ p ≤ −5;
  * - `strong_bearish_pressure`: p < −15.
  */

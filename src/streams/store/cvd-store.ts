@@ -1,14 +1,3 @@
-import type { Statement } from "better-sqlite3";
-import { logger } from "../../lib/log.js";
-import { STREAM_VENUES, type StreamGap, type StreamVenue, type Trade } from "../types.js";
-import { CVD_BUCKET_MS, alignBucket, cvdSlot } from "./cvd-math.js";
-import type { Database } from "./db.js";
-import { Flusher } from "./flusher.js";
-import { addInterval, clipIntervals, type Interval, parseIntervals, subtractInterval } from "./intervals.js";
-import { SequenceLedger, type SequenceLedgerState, type TradeSource, sequenceOf } from "./trade-ledger.js";
-
-export type { TradeSource } from "./trade-ledger.js";
-
 /*
  * Cumulative volume delta per (venue, base) in 5-minute buckets. Reads are served from memory (a Map per
  * symbol and venue, keyed by bucket start); every change is written through to SQLite in batches so a
@@ -19,143 +8,55 @@ export type { TradeSource } from "./trade-ledger.js";
  * holes per (venue, base) (trade-ledger.ts), the others by the ids of each bucket; both are written in the
  * same transaction as the buckets. A bucket is complete only when every gap marked in it was filled: it
  * keeps the unfilled parts as time intervals.
+ *
+ * This file holds the in-memory state and its rules; beside it: the shapes (cvd-types.ts), what is admitted
+ * (cvd-admission.ts), flow arithmetic (cvd-flow.ts), the reads (cvd-read.ts), the SQLite tables
+ * (cvd-persistence.ts) and the observers of its writes (cvd-change-feed.ts).
  */
+import { logger } from "../../lib/log.js";
+import { STREAM_VENUES, type StreamGap, type StreamVenue, type Trade } from "../types.js";
+import { groupByTrack, oneGroup, sortBySeq, validRow } from "./cvd-admission.js";
+import { bucketRowOf, CvdChangeFeed, ledgerRowOf, type CvdObserver } from "./cvd-change-feed.js";
+import { countInto } from "./cvd-flow.js";
+import { CVD_BUCKET_MS, alignBucket, cvdSlot } from "./cvd-math.js";
+import { CvdPersistence, type CvdBucketValues } from "./cvd-persistence.js";
+import { cvdSummary, historyPoints } from "./cvd-read.js";
+import {
+  CVD_SLOTS,
+  MAX_BUCKETS_PER_SYMBOL,
+  type CvdBucketRow,
+  type CvdChanges,
+  type CvdHistoryPoint,
+  type CvdLedgerRow,
+  type CvdStoreOptions,
+  type CvdStoreStats,
+  type CvdSummary,
+} from "./cvd-types.js";
+import type { Database } from "./db.js";
+import { Flusher } from "./flusher.js";
+import { addInterval, clipIntervals, intervalsOrNone, NO_INTERVALS, parseIntervals, subtractInterval } from "./intervals.js";
+import { SequenceLedger, type TradeSource, sequenceOf } from "./trade-ledger.js";
 
-/** Retention of CVD history (spec 8): 7 days, ms. */
-export const CVD_RETENTION_MS = 7 * 24 * 3_600_000;
-/** 5-minute slots kept per (venue, base): 7 × 288 = 2016. */
-export const CVD_SLOTS = CVD_RETENTION_MS / CVD_BUCKET_MS;
-/** Upper bound of buckets held per symbol: {@link CVD_SLOTS} × 4 venues = 8064. */
-export const MAX_BUCKETS_PER_SYMBOL = CVD_SLOTS * STREAM_VENUES.length;
+export { CVD_RETENTION_MS, CVD_SLOTS, MAX_BUCKETS_PER_SYMBOL } from "./cvd-types.js";
+export type {
+  CvdBucket,
+  CvdBucketRow,
+  CvdChanges,
+  CvdFlow,
+  CvdHistoryPoint,
+  CvdLedgerRow,
+  CvdStoreOptions,
+  CvdStoreStats,
+  CvdSummary,
+  GapState,
+} from "./cvd-types.js";
+export type { CvdObserver } from "./cvd-change-feed.js";
+export type { TradeSource } from "./trade-ledger.js";
+
 /** Venue clocks may run ahead of ours; trades up to this far in the future are accepted, ms. */
 const FUTURE_SKEW_MS = 60_000;
 
-/** Whether a bucket overlaps a stream gap: none, every gap backfilled (`filled`), or some part not (`unfilled`). */
-export type GapState = "none" | "filled" | "unfilled";
-
-/** Taker flow of one venue or a sum: volumes in base coins and USD, and the trade count. */
-export interface CvdFlow {
-  buyBase: number;
-  sellBase: number;
-  buyUsd: number;
-  sellUsd: number;
-  trades: number;
-}
-
-/** One 5-minute bucket of one (venue, base). `start` is epoch ms aligned to 5 min UTC. */
-export interface CvdBucket extends CvdFlow {
-  start: number;
-  gap: GapState;
-}
-
-/** Flow of a base over a range (see {@link CvdStore.cvd}). */
-export interface CvdSummary {
-  base: string;
-  /** Effective start, epoch ms: the requested start aligned down to 5 min, never before tracking/retention. */
-  fromMs: number;
-  /** Requested end (exclusive), epoch ms. */
-  toMs: number;
-  /** Start of the tracked range of this base (within retention), epoch ms; null when not tracked. */
-  trackedSince: number | null;
-  /** Per venue that has at least one bucket in range. */
-  venues: Partial<Record<StreamVenue, CvdFlow>>;
-  /** Sum over venues. CVD = `buyUsd − sellUsd` (or base: `buyBase − sellBase`). */
-  total: CvdFlow;
-  /** True when some bucket in range lies in a gap that was not backfilled. */
-  unfilled: boolean;
-}
-
-/** One re-aggregated history bucket (see {@link CvdStore.history}). */
-export interface CvdHistoryPoint extends CvdFlow {
-  /** Bucket start, epoch ms, aligned to the bucket size (UTC). */
-  start: number;
-  /** `buyUsd − sellUsd`: positive is net taker buying. */
-  cvdDelta: number;
-  /** True when a constituent 5-min slot is in an unfilled gap or has no data at all inside the tracked range. */
-  missing: boolean;
-  /** Per-venue split, when asked for. */
-  venues?: Partial<Record<StreamVenue, CvdFlow>>;
-}
-
-/** Options of {@link CvdStore}. */
-export interface CvdStoreOptions {
-  /** Clock, epoch ms (default `Date.now`); tests inject one. */
-  now?: () => number;
-  /** Longest delay of write-through to SQLite, ms (default 1000; 0 = write on every change). */
-  flushMs?: number;
-  /** Period of the retention timer, ms (default 60 000; 0 = no timer, purge only on writes and load). */
-  purgeEveryMs?: number;
-  /**
-   * The trade ids of a bucket of an unordered venue stay in memory until this long after the bucket
-   * ended, ms (default 15 min); later they are read back from SQLite when a trade of that bucket arrives.
-   */
-  openIdsMs?: number;
-}
-
-/** Counters of {@link CvdStore.stats}. */
-export interface CvdStoreStats {
-  symbols: number;
-  buckets: number;
-  /** Trade ids in memory: those of open buckets of unordered venues, and those counted into holes. */
-  idsInMemory: number;
-  /** Holes of the sequence venues' ledgers (id ranges a stream skipped that no complete backfill closed). */
-  holes: number;
-  /** Buckets changed since the last flush. */
-  dirty: number;
-  /** Rough V8 heap estimate of the above (≈ 160 B per bucket, 100 B per id), bytes. */
-  approxBytes: number;
-  /** {@link MAX_BUCKETS_PER_SYMBOL}. */
-  maxBucketsPerSymbol: number;
-}
-
-/** A bucket with its identity, as the store persists and replicates it (absolute values). */
-export interface CvdBucketRow extends CvdBucket {
-  base: string;
-  venue: StreamVenue;
-  /** The parts of the bucket in a stream gap that no backfill filled, `[from, to)` epoch ms; empty unless `gap` is `unfilled`. */
-  unfilled: Interval[];
-  /** Ids of trades of an unordered venue (or with ids that are not sequence numbers) counted into the bucket. */
-  idCount: number;
-  /** Reported by a flush: the ids counted since the previous one. With `idsComplete`: all `idCount` ids. */
-  ids?: string[];
-  /** `ids` is the bucket's whole id set (a full load), replacing what a replica holds. */
-  idsComplete?: boolean;
-}
-
-/**
- * What a (venue, base) counted: the time of its newest trade (where a backfill resumes) and, on venues
- * with sequence ids, its ledger (mark and holes, see {@link SequenceLedger}).
- */
-export interface CvdLedgerRow {
-  venue: StreamVenue;
-  base: string;
-  /** Newest trade time counted, epoch ms. */
-  newest: number;
-  sequence?: SequenceLedgerState;
-}
-
-/**
- * What a flush wrote (see {@link CvdStore.observe}), or a whole store ({@link CvdStore.exportChanges}):
- * buckets as absolute values, so applying them again or out of date order converges on the same state.
- */
-export interface CvdChanges {
-  /** Tracked symbols and the start of their tracked range (epoch ms). */
-  symbols: Array<{ base: string; trackedSince: number }>;
-  buckets: CvdBucketRow[];
-  ledgers: CvdLedgerRow[];
-}
-
-/** Observer of a store's writes. Called synchronously; must not throw. */
-export interface CvdObserver {
-  /** After each flush has committed: what it wrote. */
-  flushed?(changes: CvdChanges): void;
-  /** A symbol was dropped. */
-  dropped?(base: string): void;
-  /** {@link CvdStore.add} counted these trades (not called for replicated rows). */
-  counted?(trades: readonly Trade[]): void;
-  /** {@link CvdStore.streamBreak} was called: the venue's stream was interrupted (over `gap`, when known). */
-  broke?(venue: StreamVenue, gap?: StreamGap): void;
-}
+const VENUE_SET: ReadonlySet<string> = new Set(STREAM_VENUES);
 
 interface StoredBucket extends CvdBucketRow {
   /** Ids counted here (see {@link CvdBucketRow.idCount}); null while not in memory (or none yet). */
@@ -166,9 +67,11 @@ interface StoredBucket extends CvdBucketRow {
   queued: boolean;
 }
 
-/** The unfilled parts of the many buckets without any: one shared, frozen list (never mutated: replaced). */
-const NO_INTERVALS = Object.freeze([]) as unknown as Interval[];
-const intervalsOrNone = (list: Interval[]): Interval[] => (list.length > 0 ? list : NO_INTERVALS);
+/** A stored bucket of loaded values, its ids not in memory (fields in the order of every bucket: one object shape). */
+function storedBucket(r: CvdBucketValues): StoredBucket {
+  const { base, venue, start, buyBase, sellBase, buyUsd, sellUsd, trades, gap, unfilled, idCount } = r;
+  return { base, venue, start, buyBase, sellBase, buyUsd, sellUsd, trades, gap, unfilled, idCount, idSet: null, newIds: null, queued: false };
+}
 
 interface SymbolState {
   /** Earliest slot start ever tracked (5-min aligned), epoch ms. */
@@ -195,137 +98,6 @@ interface Track {
   sym: SymbolState | null;
 }
 
-interface BucketRow {
-  base: string;
-  venue: string;
-  start: number;
-  buy_base: number;
-  sell_base: number;
-  buy_usd: number;
-  sell_usd: number;
-  trades: number;
-  gap: GapState;
-  unfilled: string;
-  id_count: number;
-}
-
-interface LedgerRow {
-  venue: string;
-  base: string;
-  newest: number;
-  mark: number | null;
-  mark_time: number | null;
-  floor: number | null;
-  holes: string;
-}
-
-const VENUE_SET: ReadonlySet<string> = new Set(STREAM_VENUES);
-const emptyFlow = (): CvdFlow => ({ buyBase: 0, sellBase: 0, buyUsd: 0, sellUsd: 0, trades: 0 });
-
-function addFlow(into: CvdFlow, f: CvdFlow): void {
-  into.buyBase += f.buyBase;
-  into.sellBase += f.sellBase;
-  into.buyUsd += f.buyUsd;
-  into.sellUsd += f.sellUsd;
-  into.trades += f.trades;
-}
-
-function countInto(b: CvdFlow, t: Trade): void {
-  const usd = t.size * t.price;
-  if (t.side === "buy") {
-    b.buyBase += t.size;
-    b.buyUsd += usd;
-  } else {
-    b.sellBase += t.size;
-    b.sellUsd += usd;
-  }
-  b.trades += 1;
-}
-
-/** The public copy of a stored bucket (no id set). */
-function rowOf(b: StoredBucket): CvdBucketRow {
-  const { base, venue, start, buyBase, sellBase, buyUsd, sellUsd, trades, gap, idCount } = b;
-  return { base, venue, start, buyBase, sellBase, buyUsd, sellUsd, trades, gap, unfilled: b.unfilled.map(([f, t]) => [f, t]), idCount };
-}
-
-const GAP_STATES: ReadonlySet<string> = new Set(["none", "filled", "unfilled"]);
-const finiteNonNegative = (x: unknown): boolean => typeof x === "number" && Number.isFinite(x) && x >= 0;
-/** Ids are stored newline-separated: one with a newline cannot be kept. */
-const storableId = (id: string): boolean => id.length > 0 && !id.includes("\n");
-
-/** A replicated bucket row that can be stored as is. */
-function validRow(r: CvdBucketRow | undefined): r is CvdBucketRow {
-  return (
-    r !== undefined &&
-    r !== null &&
-    VENUE_SET.has(r.venue) &&
-    typeof r.base === "string" &&
-    r.base.length > 0 &&
-    Number.isInteger(r.start) &&
-    r.start % CVD_BUCKET_MS === 0 &&
-    finiteNonNegative(r.buyBase) &&
-    finiteNonNegative(r.sellBase) &&
-    finiteNonNegative(r.buyUsd) &&
-    finiteNonNegative(r.sellUsd) &&
-    Number.isInteger(r.trades) &&
-    r.trades >= 0 &&
-    GAP_STATES.has(r.gap) &&
-    parseIntervals(r.unfilled) !== undefined &&
-    Number.isInteger(r.idCount) &&
-    r.idCount >= 0 &&
-    (r.ids === undefined || (Array.isArray(r.ids) && r.ids.every((id) => typeof id === "string" && storableId(id))))
-  );
-}
-
-function validTrade(t: Trade): boolean {
-  return (
-    VENUE_SET.has(t.venue) &&
-    typeof t.base === "string" &&
-    t.base.length > 0 &&
-    typeof t.id === "string" &&
-    storableId(t.id) &&
-    Number.isFinite(t.time) &&
-    Number.isFinite(t.price) &&
-    t.price > 0 &&
-    Number.isFinite(t.size) &&
-    t.size > 0 &&
-    (t.side === "buy" || t.side === "sell")
-  );
-}
-
-/** A valid trade in the retained slots `[lo, hi]` (5-min starts): what {@link CvdStore.add} counts at all. */
-function admissible(t: Trade, lo: number, hi: number): boolean {
-  if (!validTrade(t)) return false;
-  const slot = cvdSlot(t.time);
-  return slot >= lo && slot <= hi;
-}
-
-/** True when every trade of `trades` is admissible and of the venue and base of the first. */
-function oneGroup(trades: readonly Trade[], lo: number, hi: number): boolean {
-  const { venue, base } = trades[0]!;
-  for (const t of trades) if (t.venue !== venue || t.base !== base || !admissible(t, lo, hi)) return false;
-  return true;
-}
-
-/** The admissible trades of `trades` grouped by (venue, base), each group in the order given. */
-function groupByTrack(trades: readonly Trade[], lo: number, hi: number): Iterable<Trade[]> {
-  const groups = new Map<string, Trade[]>();
-  for (const t of trades) {
-    if (!admissible(t, lo, hi)) continue;
-    const key = `${t.venue}|${t.base}`;
-    const g = groups.get(key);
-    if (g) g.push(t);
-    else groups.set(key, [t]);
-  }
-  return groups.values();
-}
-
-/** `seqs` and their `trades` (parallel arrays) sorted ascending by sequence number, stably. */
-function sortBySeq(seqs: number[], trades: Trade[]): [number[], Trade[]] {
-  const order = seqs.map((_, i) => i).sort((a, b) => seqs[a]! - seqs[b]! || a - b);
-  return [order.map((i) => seqs[i]!), order.map((i) => trades[i]!)];
-}
-
 /**
  * CVD buckets of all tracked symbols, served from memory and persisted to the stream database.
  *
@@ -348,8 +120,6 @@ export class CvdStore {
   private readonly syms = new Map<string, SymbolState>();
   /** Per venue, per base: nested rather than keyed by `venue|base` so that a lookup builds no string. */
   private readonly tracks: Readonly<Record<StreamVenue, Map<string, Track>>> = { binance: new Map(), bybit: new Map(), okx: new Map(), hyperliquid: new Map() };
-  /** Observers with a `counted` hook: without any, {@link add} builds no list of counted trades. */
-  private countedObservers = 0;
   /** The sequence number of a one-trade group of {@link add}, as the array {@link addSequenced} takes. */
   private readonly oneSeq: number[] = [0];
   private readonly dirty = new Set<StoredBucket>();
@@ -363,57 +133,13 @@ export class CvdStore {
   private readonly flusher: Flusher;
   private readonly purgeTimer: NodeJS.Timeout | null;
   private closed = false;
-  private readonly observers = new Set<CvdObserver>();
+  private readonly feed = new CvdChangeFeed();
+  private readonly persistence: CvdPersistence;
 
-  private readonly st: {
-    upsertBucket: Statement<[string, string, number, number, number, number, number, number, GapState, string, number]>;
-    upsertSymbol: Statement<[string, number]>;
-    insertIds: Statement<[string, string, number, string]>;
-    selectIds: Statement<[string, string, number]>;
-    deleteIds: Statement<[string, string, number]>;
-    upsertLedger: Statement<[string, string, number, number | null, number | null, number | null, string]>;
-    deleteBucketsBefore: Statement<[number]>;
-    deleteIdsBefore: Statement<[number]>;
-    deleteLedgersBefore: Statement<[number]>;
-    dropBuckets: Statement<[string]>;
-    dropSymbol: Statement<[string]>;
-    dropIds: Statement<[string]>;
-    dropLedgers: Statement<[string]>;
-  };
-
-  constructor(
-    private readonly db: Database,
-    opts: CvdStoreOptions = {},
-  ) {
+  constructor(db: Database, opts: CvdStoreOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.openIdsMs = opts.openIdsMs ?? 15 * 60_000;
-    this.st = {
-      upsertBucket: db.prepare(
-        `INSERT INTO cvd_bucket (base, venue, start, buy_base, sell_base, buy_usd, sell_usd, trades, gap, unfilled, id_count)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (base, venue, start) DO UPDATE SET buy_base = excluded.buy_base, sell_base = excluded.sell_base,
-           buy_usd = excluded.buy_usd, sell_usd = excluded.sell_usd, trades = excluded.trades, gap = excluded.gap,
-           unfilled = excluded.unfilled, id_count = excluded.id_count`,
-      ),
-      upsertSymbol: db.prepare(
-        `INSERT INTO cvd_symbol (base, tracked_since) VALUES (?, ?) ON CONFLICT (base) DO UPDATE SET tracked_since = excluded.tracked_since`,
-      ),
-      insertIds: db.prepare(`INSERT INTO cvd_bucket_ids (base, venue, start, ids) VALUES (?, ?, ?, ?)`),
-      selectIds: db.prepare(`SELECT ids FROM cvd_bucket_ids WHERE base = ? AND venue = ? AND start = ? ORDER BY rowid`),
-      deleteIds: db.prepare(`DELETE FROM cvd_bucket_ids WHERE base = ? AND venue = ? AND start = ?`),
-      upsertLedger: db.prepare(
-        `INSERT INTO cvd_ledger (venue, base, newest, mark, mark_time, floor, holes) VALUES (?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (venue, base) DO UPDATE SET newest = excluded.newest, mark = excluded.mark, mark_time = excluded.mark_time,
-           floor = excluded.floor, holes = excluded.holes`,
-      ),
-      deleteBucketsBefore: db.prepare(`DELETE FROM cvd_bucket WHERE start < ?`),
-      deleteIdsBefore: db.prepare(`DELETE FROM cvd_bucket_ids WHERE start < ?`),
-      deleteLedgersBefore: db.prepare(`DELETE FROM cvd_ledger WHERE newest < ?`),
-      dropBuckets: db.prepare(`DELETE FROM cvd_bucket WHERE base = ?`),
-      dropSymbol: db.prepare(`DELETE FROM cvd_symbol WHERE base = ?`),
-      dropIds: db.prepare(`DELETE FROM cvd_bucket_ids WHERE base = ?`),
-      dropLedgers: db.prepare(`DELETE FROM cvd_ledger WHERE base = ?`),
-    };
+    this.persistence = new CvdPersistence(db);
     this.flusher = new Flusher("cvd", opts.flushMs ?? 1000, () => this.writePending());
     this.load();
     const every = opts.purgeEveryMs ?? 60_000;
@@ -436,14 +162,14 @@ export class CvdStore {
     const hi = cvdSlot(this.now() + FUTURE_SKEW_MS);
     const lo = hi - (CVD_SLOTS - 1) * CVD_BUCKET_MS;
     if (lo > this.purgedAt) this.purge();
-    const counted: Trade[] | null = this.countedObservers > 0 ? [] : null;
+    const counted: Trade[] | null = this.feed.wantsCounted ? [] : null;
     let n = 0;
     // A frame carries one symbol of one venue: such a batch is its own group, with no copy and no map.
     if (oneGroup(trades, lo, hi)) n = this.addGroup(trades, source, counted);
     else for (const group of groupByTrack(trades, lo, hi)) n += this.addGroup(group, source, counted);
     if (n > 0) {
       this.flusher.schedule();
-      if (counted) this.notify((o) => o.counted?.(counted));
+      if (counted) this.feed.counted(counted);
     }
     return n;
   }
@@ -601,7 +327,7 @@ export class CvdStore {
     if (!b.idSet) {
       const set = new Set<string>();
       // No id counted anywhere yet: nothing to read.
-      if (b.idCount > 0) for (const r of this.st.selectIds.all(b.base, b.venue, b.start) as Array<{ ids: string }>) for (const id of r.ids.split("\n")) if (id) set.add(id);
+      if (b.idCount > 0) this.persistence.readIds(b.base, b.venue, b.start, set);
       b.idSet = set;
       this.idsLoaded.add(b);
     }
@@ -618,7 +344,7 @@ export class CvdStore {
       if (t.seq) t.seq.live = false;
       t.liveLast = null;
     }
-    this.notify((o) => o.broke?.(venue, gap));
+    this.feed.broke(venue, gap);
   }
 
   /**
@@ -718,31 +444,7 @@ export class CvdStore {
   cvd(base: string, fromMs: number, toMs: number): CvdSummary {
     const sym = this.syms.get(base);
     const [lo, hi] = this.window();
-    const first = Number.isFinite(fromMs) ? Math.max(alignBucket(fromMs, CVD_BUCKET_MS), lo) : lo;
-    const last = Number.isFinite(toMs) ? Math.min(alignBucket(toMs - 1, CVD_BUCKET_MS), hi) : hi;
-    const total = emptyFlow();
-    const venues: Partial<Record<StreamVenue, CvdFlow>> = {};
-    if (!sym) return { base, fromMs: first, toMs, trackedSince: null, venues, total, unfilled: false };
-    const trackedSince = Math.max(sym.trackedSince, lo);
-    let unfilled = false;
-    // Fixed order (venues as listed, slots ascending) so float sums are reproducible, e.g. after a restart.
-    for (const venue of STREAM_VENUES) {
-      const m = sym.venues.get(venue);
-      if (!m) continue;
-      let flow: CvdFlow | null = null;
-      for (let slot = first; slot <= last; slot += CVD_BUCKET_MS) {
-        const b = m.get(slot);
-        if (!b) continue;
-        flow ??= emptyFlow();
-        addFlow(flow, b);
-        if (b.gap === "unfilled") unfilled = true;
-      }
-      if (flow) {
-        venues[venue] = flow;
-        addFlow(total, flow);
-      }
-    }
-    return { base, fromMs: Math.max(first, trackedSince), toMs, trackedSince, venues, total, unfilled };
+    return cvdSummary(base, sym, fromMs, toMs, lo, hi);
   }
 
   /** CVD since tracking started (within the 7-day retention): {@link cvd} over everything retained. */
@@ -766,30 +468,7 @@ export class CvdStore {
     const sym = this.syms.get(base);
     if (!sym || !Number.isFinite(fromMs)) return [];
     const [lo] = this.window();
-    const nowSlot = alignBucket(this.now(), CVD_BUCKET_MS);
-    const trackStart = Math.max(sym.trackedSince, lo);
-    const out: CvdHistoryPoint[] = [];
-    for (let s = alignBucket(Math.max(fromMs, trackStart), bucketMs); s < toMs && s <= nowSlot; s += bucketMs) {
-      const flow = emptyFlow();
-      const venues: Partial<Record<StreamVenue, CvdFlow>> = {};
-      let missing = false;
-      for (let slot = s; slot < s + bucketMs; slot += CVD_BUCKET_MS) {
-        let present = false;
-        for (const venue of STREAM_VENUES) {
-          const b = sym.venues.get(venue)?.get(slot);
-          if (!b) continue;
-          present = true;
-          if (b.gap === "unfilled") missing = true;
-          addFlow(flow, b);
-          if (opts.perVenue) addFlow((venues[venue] ??= emptyFlow()), b);
-        }
-        if (!present && slot >= trackStart && slot < nowSlot) missing = true;
-      }
-      const point: CvdHistoryPoint = { start: s, cvdDelta: flow.buyUsd - flow.sellUsd, ...flow, missing };
-      if (opts.perVenue) point.venues = venues;
-      out.push(point);
-    }
-    return out;
+    return historyPoints(sym, fromMs, toMs, bucketMs, lo, alignBucket(this.now(), CVD_BUCKET_MS), opts.perVenue === true);
   }
 
   /** Tracked bases, sorted. */
@@ -820,13 +499,8 @@ export class CvdStore {
       m.delete(base);
       this.unqueueTrack(t);
     }
-    this.db.transaction(() => {
-      this.st.dropBuckets.run(base);
-      this.st.dropSymbol.run(base);
-      this.st.dropIds.run(base);
-      this.st.dropLedgers.run(base);
-    })();
-    if (sym) this.notify((o) => o.dropped?.(base));
+    this.persistence.drop(base);
+    if (sym) this.feed.dropped(base);
     return sym !== undefined;
   }
 
@@ -838,16 +512,7 @@ export class CvdStore {
    * reported. Returns the function that removes the observer.
    */
   observe(observer: CvdObserver): () => void {
-    if (this.observers.has(observer)) return () => this.unobserve(observer);
-    this.observers.add(observer);
-    if (observer.counted) this.countedObservers++;
-    return () => this.unobserve(observer);
-  }
-
-  private unobserve(observer: CvdObserver): boolean {
-    if (!this.observers.delete(observer)) return false;
-    if (observer.counted) this.countedObservers--;
-    return true;
+    return this.feed.observe(observer);
   }
 
   /**
@@ -907,15 +572,7 @@ export class CvdStore {
     }
     if (syms.size === 0 && rows.length === 0 && tracks.length === 0) return 0;
     try {
-      this.db.transaction(() => {
-        for (const [base, since] of syms) this.st.upsertSymbol.run(base, since);
-        for (const { b, ids, replace } of rows) {
-          this.writeBucket(b);
-          if (replace) this.st.deleteIds.run(b.base, b.venue, b.start);
-          if (ids?.length) this.st.insertIds.run(b.base, b.venue, b.start, ids.join("\n"));
-        }
-        for (const t of tracks) this.writeTrack(t);
-      })();
+      this.persistence.writeReplicated({ symbols: syms, buckets: rows, tracks });
     } catch (err) {
       // Memory is up to date; leave the rows to the flusher, which retries. Ids not written are re-read
       // (and found incomplete) rather than trusted.
@@ -943,7 +600,7 @@ export class CvdStore {
       for (const m of sym.venues.values()) {
         for (const b of m.values()) {
           if (b.start < lo) continue;
-          const row = rowOf(b);
+          const row = bucketRowOf(b);
           if (opts.idsSince !== undefined && b.idCount > 0 && b.start + CVD_BUCKET_MS > opts.idsSince) {
             const ids = this.idsOf(b);
             if (ids) Object.assign(row, { ids: [...ids], idsComplete: true });
@@ -952,24 +609,8 @@ export class CvdStore {
         }
       }
     }
-    for (const t of this.allTracks()) if (Number.isFinite(t.newest)) out.ledgers.push(this.ledgerOf(t));
+    for (const t of this.allTracks()) if (Number.isFinite(t.newest)) out.ledgers.push(ledgerRowOf(t));
     return out;
-  }
-
-  private ledgerOf(t: Track): CvdLedgerRow {
-    const row: CvdLedgerRow = { venue: t.venue, base: t.base, newest: t.newest };
-    if (t.seq) row.sequence = t.seq.state();
-    return row;
-  }
-
-  private notify(fn: (o: CvdObserver) => void): void {
-    for (const o of this.observers) {
-      try {
-        fn(o);
-      } catch (err) {
-        logger.error({ err }, "cvd store observer threw");
-      }
-    }
   }
 
   /**
@@ -1095,34 +736,18 @@ export class CvdStore {
     for (const m of Object.values(this.tracks)) yield* m.values();
   }
 
-  private writeBucket(b: StoredBucket): void {
-    this.st.upsertBucket.run(b.base, b.venue, b.start, b.buyBase, b.sellBase, b.buyUsd, b.sellUsd, b.trades, b.gap, JSON.stringify(b.unfilled), b.idCount);
-  }
-
-  private writeTrack(t: Track): void {
-    const s = t.seq?.state();
-    this.st.upsertLedger.run(t.venue, t.base, Number.isFinite(t.newest) ? t.newest : 0, s?.mark ?? null, s?.markTime ?? null, s?.floor ?? null, JSON.stringify(s?.holes ?? []));
+  /** The tracked ranges of the symbols changed since the last flush (those still tracked). */
+  private *dirtySymbolRows(): Generator<{ base: string; trackedSince: number }> {
+    for (const base of this.dirtySymbols) {
+      const sym = this.syms.get(base);
+      if (sym) yield { base, trackedSince: sym.trackedSince };
+    }
   }
 
   private writePending(): void {
     if (this.dirty.size === 0 && this.dirtySymbols.size === 0 && this.dirtyTracks.size === 0 && this.pendingPurgeBefore === null) return;
-    const changes = this.observers.size > 0 ? this.pendingChanges() : null;
-    this.db.transaction(() => {
-      for (const base of this.dirtySymbols) {
-        const sym = this.syms.get(base);
-        if (sym) this.st.upsertSymbol.run(base, sym.trackedSince);
-      }
-      for (const b of this.dirty) {
-        this.writeBucket(b);
-        if (b.newIds?.length) this.st.insertIds.run(b.base, b.venue, b.start, b.newIds.join("\n"));
-      }
-      for (const t of this.dirtyTracks) this.writeTrack(t);
-      if (this.pendingPurgeBefore !== null) {
-        this.st.deleteBucketsBefore.run(this.pendingPurgeBefore);
-        this.st.deleteIdsBefore.run(this.pendingPurgeBefore);
-        this.st.deleteLedgersBefore.run(this.pendingPurgeBefore);
-      }
-    })();
+    const changes = this.feed.observed ? this.pendingChanges() : null;
+    this.persistence.writeFlush({ symbols: this.dirtySymbolRows(), buckets: this.dirty, tracks: this.dirtyTracks, purgeBefore: this.pendingPurgeBefore });
     // Cleared only after the commit: a failed transaction leaves everything pending for the next try.
     for (const b of this.dirty) {
       b.newIds = null;
@@ -1135,7 +760,7 @@ export class CvdStore {
     this.pendingPurgeBefore = null;
     this.evictIds();
     if (changes && (changes.symbols.length > 0 || changes.buckets.length > 0 || changes.ledgers.length > 0)) {
-      this.notify((o) => o.flushed?.(changes));
+      this.feed.flushed(changes);
     }
   }
 
@@ -1151,78 +776,36 @@ export class CvdStore {
 
   /** What the pending flush writes, as copies (see {@link observe}). */
   private pendingChanges(): CvdChanges {
-    const symbols: CvdChanges["symbols"] = [];
-    for (const base of this.dirtySymbols) {
-      const sym = this.syms.get(base);
-      if (sym) symbols.push({ base, trackedSince: sym.trackedSince });
-    }
+    const symbols = [...this.dirtySymbolRows()];
     const buckets: CvdBucketRow[] = [];
     for (const b of this.dirty) {
-      const row = rowOf(b);
+      const row = bucketRowOf(b);
       if (b.newIds?.length) row.ids = b.newIds.slice();
       buckets.push(row);
     }
     const ledgers: CvdLedgerRow[] = [];
-    for (const t of this.dirtyTracks) if (Number.isFinite(t.newest)) ledgers.push(this.ledgerOf(t));
+    for (const t of this.dirtyTracks) if (Number.isFinite(t.newest)) ledgers.push(ledgerRowOf(t));
     return { symbols, buckets, ledgers };
   }
 
+  /** Loads what the database holds within retention, then purges older rows (memory and SQLite). */
   private load(): void {
     const [lo, hi] = this.window();
-    const symbols = this.db.prepare(`SELECT base, tracked_since FROM cvd_symbol`).all() as Array<{ base: string; tracked_since: number }>;
-    for (const r of symbols) this.syms.set(r.base, { trackedSince: r.tracked_since, venues: new Map() });
-    const rows = this.db
-      .prepare(`SELECT * FROM cvd_bucket WHERE start >= ? AND start <= ? ORDER BY base, venue, start`)
-      .all(lo, hi) as BucketRow[];
-    for (const r of rows) {
-      if (!VENUE_SET.has(r.venue)) continue;
-      const venue = r.venue as StreamVenue;
+    const loaded = this.persistence.load(lo, hi);
+    for (const r of loaded.symbols) this.syms.set(r.base, { trackedSince: r.trackedSince, venues: new Map() });
+    for (const r of loaded.buckets) {
       let sym = this.syms.get(r.base);
       if (!sym) this.syms.set(r.base, (sym = { trackedSince: r.start, venues: new Map() }));
-      let m = sym.venues.get(venue);
-      if (!m) sym.venues.set(venue, (m = new Map()));
-      let unfilled = intervalsOrNone(parseIntervals(safeJson(r.unfilled)) ?? []);
-      // A bucket marked unfilled without its intervals (written before they were kept): all of it.
-      if (r.gap === "unfilled" && unfilled.length === 0) unfilled = [[r.start, r.start + CVD_BUCKET_MS]];
-      m.set(r.start, {
-        base: r.base,
-        venue,
-        start: r.start,
-        buyBase: r.buy_base,
-        sellBase: r.sell_base,
-        buyUsd: r.buy_usd,
-        sellUsd: r.sell_usd,
-        trades: r.trades,
-        gap: r.gap,
-        unfilled,
-        idCount: r.id_count,
-        idSet: null,
-        newIds: null,
-        queued: false,
-      });
+      let m = sym.venues.get(r.venue);
+      if (!m) sym.venues.set(r.venue, (m = new Map()));
+      m.set(r.start, storedBucket(r));
     }
-    for (const r of this.db.prepare(`SELECT * FROM cvd_ledger`).all() as LedgerRow[]) {
-      if (!VENUE_SET.has(r.venue) || r.newest < lo) continue;
-      const t = this.trackFor(r.venue as StreamVenue, r.base);
+    for (const r of loaded.ledgers) {
+      const t = this.trackFor(r.venue, r.base);
       t.newest = r.newest;
-      if (r.mark === null && r.floor === null && r.holes === "[]") continue;
-      let seq = SequenceLedger.from({ mark: r.mark, markTime: r.mark_time, floor: r.floor, holes: safeJson(r.holes) });
-      if (!seq) {
-        logger.error({ venue: r.venue, base: r.base }, "cvd store: unreadable trade ledger; counting only trades newer than its newest");
-        seq = new SequenceLedger();
-        seq.floor = r.newest + 1;
-      }
-      t.seq = seq;
+      if (r.seq) t.seq = r.seq;
     }
     this.purge();
     this.flusher.flushNow();
-  }
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

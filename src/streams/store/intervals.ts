@@ -69,3 +69,11 @@ export function parseIntervals(raw: unknown): Interval[] | undefined {
   }
   return out;
 }
+
+/** The empty list shared by the many CVD buckets without unfilled parts: frozen, never mutated (replaced instead). */
+export const NO_INTERVALS = Object.freeze([]) as unknown as Interval[];
+
+/** `list`, or the shared {@link NO_INTERVALS} when empty (so empty lists cost no memory each). */
+export function intervalsOrNone(list: Interval[]): Interval[] {
+  return list.length > 0 ? list : NO_INTERVALS;
+}

@@ -6,15 +6,15 @@ import { HOUR_MS as HOUR } from "../../lib/time.js";
 import { logger } from "../../lib/log.js";
 
 /*
- * The recent-liquidations buffer of `/liquidation/recent` (spec 2.5, 8): the newest events of all venues,
+ * The recent-liquidations buffer of `/liquidation/recent` (docs/methods/streams.md): the newest events of all venues,
  * at most 1000 and at most 24 h old, with ids `liq_<unix_seconds>_<sequence>`. Held in memory as a
  * time-ordered array (1000 entries: linear work is cheaper than any index) and written through to SQLite
  * in batches, so ids, events and the per-second sequences survive a restart.
  */
 
-/** Most events the buffer holds (spec 8). */
+/** Most events the buffer holds (docs/methods/streams.md, "Recent liquidations"). */
 export const LIQUIDATION_MAX_EVENTS = 1000;
-/** Oldest event age the buffer holds, ms (spec 8: 24 h). */
+/** Oldest event age the buffer holds, ms (24 h; docs/methods/streams.md). */
 export const LIQUIDATION_MAX_AGE_MS = 24 * HOUR;
 /** Venue clocks may run ahead of ours; events further in the future are refused, ms. */
 const FUTURE_SKEW_MS = 60_000;
@@ -25,7 +25,7 @@ export interface LiquidationRecord extends Liquidation {
   id: string;
 }
 
-/** Aggregates of {@link LiquidationStore.stats} (spec 2.5 `stats`, plus `capped`). USD values are sums of `valueUsd`. */
+/** Aggregates of {@link LiquidationStore.stats} (the `stats` of `/liquidation/recent`, plus `capped`). USD values are sums of `valueUsd`. */
 export interface LiquidationStats {
   last_1h: { total_events: number; long_liquidations: number; short_liquidations: number; total_value_usd: number };
   last_24h: { total_events: number; total_value_usd: number };
@@ -36,7 +36,7 @@ export interface LiquidationStats {
   capped: boolean;
 }
 
-/** An event as `/liquidation/recent` publishes it (spec 2.5). */
+/** An event as `/liquidation/recent` publishes it (docs/methods/streams.md, "Recent liquidations"). */
 export interface LiquidationEventOut {
   id: string;
   /** `<BASE>USDT`. */
@@ -121,7 +121,7 @@ export function liquidationFilterBase(symbol: string): string {
   return part;
 }
 
-/** Spec 2.5 shape of an event: symbol `<BASE>USDT`, exchange upper case, ISO timestamp. */
+/** The published shape of an event (docs/methods/streams.md): symbol `<BASE>USDT`, exchange upper case, ISO timestamp. */
 export function formatLiquidation(e: LiquidationRecord): LiquidationEventOut {
   return {
     id: e.id,

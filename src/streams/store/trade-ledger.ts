@@ -11,7 +11,8 @@ import type { StreamVenue } from "../types.js";
 export type IdOrder = "sequence" | "unordered";
 
 /**
- * Trade id semantics per venue (sources.md; the parsers in src/streams/feeds/parse-*.ts):
+ * Trade id semantics per venue (the venues' websocket docs, linked from the parsers in
+ * src/venues/<venue>/feed-parse.ts):
  * - binance: aggregate trade id `a` (WS `aggTrade`, REST `/fapi/v1/aggTrades`), an integer that grows by
  *   one per aggregate trade of a symbol → sequence;
  * - okx: `tradeId`, an integer string that grows per instrument (with holes where fills were aggregated) → sequence;

@@ -1,0 +1,76 @@
+/**
+ * Calibration of the simulated perp layer to real recordings: premium and funding dispersion, open-interest and
+ * turnover shares (docs/methods/simulator.md). test/sim/calibration.test.ts checks the simulator against these.
+ */
+import type { PerpSimVenue } from "./types.js";
+
+/** Bases with an extreme mean premium (fraction), hence |funding| ≥ 0.05 % per 8h on every venue listing them. */
+export const EXTREME_PREMIUM: Readonly<Record<string, number>> = { WIF: 0.0024, PEPE: 0.0018, SEI: -0.0018 };
+
+/** Venue shares of a base's perp open interest (Binance largest). */
+export const OI_SHARE: Readonly<Record<PerpSimVenue, number>> = { binance: 0.36, bybit: 0.2, okx: 0.14, hyperliquid: 0.24 };
+/**
+ * Venue perp 24h turnover relative to the model's 24h (CoinGecko-style aggregate) volume, target perps. Real 2026
+ * turnover ÷ the simulator's aggregate volume of the same base:
+ * - Bybit: `bybit/cryptofeed_v5_ws_linear_..._2026-08-09.ndjson` `turnover24h` BTC 1.14e9 (÷ 40e9 = 0.029), ETH 0.51e9
+ *   (0.026), SOL 0.28e9 (0.069), DOGE 0.036e9 (0.024) → 0.027;
+ * - Hyperliquid: `hyperliquid/nautilus_ws_allDexsAssetCtxs.json` `dayNtlVlm` BTC 1.52e9 (0.038), ETH 0.59e9 (0.030),
+ *   SOL 0.14e9 (0.035) → 0.034 for BTC/ETH/SOL ({@link HL_MAJORS}); the 13 other named coins (DOGE, XRP, BNB, AVAX,
+ *   LTC, LINK, SUI, kPEPE, ATOM, OP, ARB, INJ, APT) median 0.006 → {@link HL_ALT_VOLUME_SHARE};
+ * - Binance and OKX: no 2026 volume capture; assumed 2.5× and 0.75× Bybit.
+ */
+export const VOLUME_SHARE: Readonly<Record<PerpSimVenue, number>> = { binance: 0.068, bybit: 0.027, okx: 0.02, hyperliquid: 0.034 };
+/** Hyperliquid's turnover share for bases other than {@link HL_MAJORS} (see {@link VOLUME_SHARE}). */
+export const HL_ALT_VOLUME_SHARE = 0.006;
+export const HL_MAJORS: readonly string[] = ["BTC", "ETH", "SOL"];
+/** Turnover share of the venue-typical non-target instruments (quarterlies, USDC perp, coin-margined swaps). */
+export const NON_TARGET_VOLUME_SHARE = 0.002;
+
+/**
+ * Funding calibration targets, from real snapshots (fractions; "pinned" = the current rate equals the venue's
+ * default for the symbol's interval, i.e. 0.01 % per 8h, 0.005 % per 4h, 0.00125 % per hour):
+ * - Binance `binance/usdm_premiumIndex_all_symbols_2024-11-27.json` (371 symbols with a non-zero interest rate):
+ *   8h symbols 151/205 = 73.7 % pinned (23.4 % above, 2.9 % below); 4h symbols 91/166 = 54.8 %; together 65.2 %.
+ *   Of the unpinned, 88.4 % are above the default; the deviation F − I (8h-equivalent) has median 0.96 bp,
+ *   p10 −1.1 bp, p90 4.3 bp. Mark/index − 1: p10 −2.3 bp, p50 4.5 bp, p90 11.8 bp.
+ *   (Counting only rates of exactly 0.01 % over every symbol, 4h ones included, gives 151/371 = 40.7 %.)
+ * - Hyperliquid `hyperliquid/nautilus_ws_allDexsAssetCtxs.json` (main dex, 179 live coins of 230): 126 = 70.4 %
+ *   pinned at 0.00125 %/h (10.1 % above, 19.6 % below); of the unpinned 34 % above; deviation (8h-eq.) median
+ *   −0.5 bp, p10 −7.4 bp, p90 3.1 bp. Mark/oracle − 1: p10 −15.3 bp, p50 −4.2 bp, p90 12.5 bp.
+ *   (126 of all 230 ctxs, delisted included, is 54.8 %.)
+ * - Bybit `bybit/cryptofeed_v5_ws_linear_..._2026-08-09.ndjson`: same formula as Binance; 2 of its 4 linear tickers
+ *   pinned (BTC, DOGE), ETH and SOL below → calibrated like Binance with a smaller mean.
+ * - OKX: no interest term (its published formula; `okx/nautilus_http_get_funding_rate_history.json` and the tardis
+ *   `funding-rate` frames: 0.01515 %, −0.00236 %, 0.0481 %, none pinned) → never pinned.
+ */
+export const FUNDING_TARGETS = {
+  binance: { pinned8h: 0.737, pinned4h: 0.548, aboveOfUnpinned: 0.884, markPremiumP10: -0.000226, markPremiumP50: 0.000447, markPremiumP90: 0.001184 },
+  hyperliquid: { pinned: 0.704, aboveOfUnpinned: 0.34, markPremiumP10: -0.00153, markPremiumP50: -0.000424, markPremiumP90: 0.00125 },
+  bybit: { pinned8h: 0.737 },
+  okx: { pinned: 0 },
+} as const;
+
+/** Premium model of regular bases per venue (fractions): mean, sd of the venue part and of the fast noise. */
+export interface PremiumCalibration {
+  readonly mean: number;
+  readonly venueSd: number;
+  readonly fastSd: number;
+}
+/** Sd of the base sentiment shared by every venue listing a base (fraction). */
+export const BASE_SENTIMENT_SD = 0.00025;
+/**
+ * Regular-base premium per venue, tuned so the simulated cross-section (symbols × times) reproduces
+ * {@link FUNDING_TARGETS}: total slow sd = sqrt(BASE_SENTIMENT_SD² + venueSd²); fast noise widens the mark premium.
+ */
+export const PREMIUM_CALIBRATION: Readonly<Record<PerpSimVenue, PremiumCalibration>> = {
+  binance: { mean: 0.0003, venueSd: 0.00033, fastSd: 0.00044 },
+  bybit: { mean: 0.00025, venueSd: 0.00045, fastSd: 0.00044 },
+  okx: { mean: 0.0001, venueSd: 0.00017, fastSd: 0.0003 },
+  hyperliquid: { mean: 0, venueSd: 0.00015, fastSd: 0.0006 },
+};
+/**
+ * Hyperliquid's mark is not oracle × (1 + premium): its mark price is a median of several references while funding
+ * uses the impact-price premium (real 2026 ctxs: ETH mark/oracle −4.2 bp vs premium −2.8 bp, ATOM −14 vs −5.6 bp).
+ * Sd (fraction) of the mark-only deviation added to Hyperliquid marks of regular bases (10-minute noise).
+ */
+export const HL_MARK_ONLY_SD = 0.0006;

@@ -1,0 +1,179 @@
+/**
+ * The simulated perp universe: every instrument of each venue (its symbol, units, decimals, funding interval and
+ * cap, listing time, leverage), built once per model from the listings (`listings.ts`), plus Binance's BTC and ETH
+ * quarterlies, which roll with time.
+ */
+import { clamp } from "../../lib/math.js";
+import { DAY_MS } from "../../lib/time.js";
+import { fnv1a, type MarketModel } from "../market.js";
+import {
+  ABSENT_BASES,
+  BASES,
+  BINANCE_CAP_ADJUSTED,
+  BYBIT_SUFFIX_MULTIPLIED,
+  FUNDING_INTERVAL_OVERRIDES,
+  HL_DELISTED_BASES,
+  MULTIPLIED_BASES,
+  type BaseRow,
+} from "./listings.js";
+import { PERP_SIM_VENUES, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "./types.js";
+
+/** Decimals of a price quoted per `unitUsd` (≈ 5 significant digits), capped at `max`. */
+function priceDecimalsFor(unitUsd: number, max: number): number {
+  return clamp(Math.ceil(5 - Math.log10(unitUsd)), 0, max);
+}
+
+/** Decimals of a quantity whose unit is worth `unitUsd`: a lot worth ≈ 0.03-0.3 units (BTC 0.001, SOL 0.1). */
+function qtyDecimalsFor(unitUsd: number): number {
+  return clamp(Math.round(Math.log10(unitUsd)) - 1, 0, 3);
+}
+
+/** Last Friday of the quarter-end month at 08:00 UTC, first one strictly after `nowMs` (Binance quarterlies). */
+export function nextQuarterlyExpiry(nowMs: number): number {
+  const d = new Date(nowMs);
+  let y = d.getUTCFullYear();
+  let m = d.getUTCMonth();
+  for (;;) {
+    if (m % 3 === 2) {
+      const last = new Date(Date.UTC(y, m + 1, 0, 8));
+      const back = (last.getUTCDay() - 5 + 7) % 7;
+      const expiry = last.getTime() - back * DAY_MS;
+      if (expiry > nowMs) return expiry;
+    }
+    m += 1;
+    if (m === 12) {
+      m = 0;
+      y += 1;
+    }
+  }
+}
+
+function yymmdd(ms: number): string {
+  return new Date(ms).toISOString().slice(2, 10).replaceAll("-", "");
+}
+
+/** The instrument look-ups of the perp model. */
+export type PerpUniverse = Pick<PerpModel, "instruments" | "instrument" | "perpOf">;
+
+/** The perp universe over `market` (anchor prices set decimals and OKX lot sizes). */
+export function createUniverse(market: MarketModel): PerpUniverse {
+  function makeSpec(
+    venue: PerpSimVenue,
+    row: BaseRow,
+    over: Partial<PerpInstrumentSpec> & Pick<PerpInstrumentSpec, "symbol" | "venueBase">,
+  ): PerpInstrumentSpec {
+    const anchor = market.params(row.base).anchorUsd;
+    const multiplier = over.multiplier ?? 1;
+    const unit = anchor * multiplier;
+    const interval = venue === "hyperliquid" ? 1 : FUNDING_INTERVAL_OVERRIDES[venue][row.base] ?? 8;
+    const major = row.base === "BTC" || row.base === "ETH";
+    const fundingCap =
+      venue === "binance" ? (BINANCE_CAP_ADJUSTED[row.base] ?? (interval !== 8 ? 0.02 : major ? 0.003 : 0.0075))
+        : venue === "bybit" ? (major ? 0.005 : 0.01)
+          : venue === "okx" ? (major ? 0.00375 : 0.015)
+            : 0.32; // Hyperliquid: 4 %/h, as an 8h equivalent
+    return {
+      venue,
+      base: row.base,
+      quote: venue === "hyperliquid" ? "USDC" : "USDT",
+      kind: "perpetual",
+      inverse: false,
+      multiplier,
+      ctVal: 1,
+      ctValStr: "1",
+      fundingIntervalHours: interval,
+      deliveryTime: 0,
+      listTime: Date.parse(`${row.listed}T08:00:00.000Z`) + (venue === "binance" ? 0 : venue === "okx" ? 3 * DAY_MS : 20 * DAY_MS),
+      priceDecimals: priceDecimalsFor(unit, venue === "okx" ? 10 : 7),
+      qtyDecimals: qtyDecimalsFor(unit),
+      fundingCap,
+      fundingInfoListed: venue === "binance" && (interval !== 8 || BINANCE_CAP_ADJUSTED[row.base] !== undefined),
+      delisted: false,
+      target: true,
+      maxLeverage: venue === "hyperliquid" ? row.hlLeverage : venue === "binance" ? (major ? 125 : 75) : major ? 100 : 50,
+      szDecimals: row.szDecimals,
+      stream: fnv1a(`perp:${venue}:${over.symbol}`),
+      ...over,
+    };
+  }
+
+  const staticLists = new Map<PerpSimVenue, PerpInstrumentSpec[]>();
+  for (const venue of PERP_SIM_VENUES) {
+    const list: PerpInstrumentSpec[] = [];
+    const rows = BASES.filter((r) => !ABSENT_BASES[venue].includes(r.base));
+    for (const row of rows) {
+      const mult = MULTIPLIED_BASES[row.base] ?? 1;
+      if (venue === "binance" || venue === "bybit") {
+        const suffix = venue === "bybit" && BYBIT_SUFFIX_MULTIPLIED.includes(row.base);
+        const vb = mult === 1 ? row.base : suffix ? `${row.base}${mult}` : `${mult}${row.base}`;
+        list.push(makeSpec(venue, row, { symbol: `${vb}USDT`, venueBase: vb, multiplier: mult }));
+      } else if (venue === "okx") {
+        const ctVal = Number(row.ctVal);
+        const unit = market.params(row.base).anchorUsd * ctVal;
+        const lot = unit >= 50 ? 2 : unit >= 5 ? 1 : 0;
+        list.push(makeSpec(venue, row, { symbol: `${row.base}-USDT-SWAP`, venueBase: row.base, ctVal, ctValStr: row.ctVal, qtyDecimals: lot }));
+      } else {
+        const name = mult > 1 ? `k${row.base}` : row.base;
+        const delisted = HL_DELISTED_BASES.includes(row.base);
+        list.push(makeSpec(venue, row, { symbol: name, venueBase: name, multiplier: mult, delisted, target: !delisted }));
+      }
+    }
+    // Venue-typical instruments that are NOT a USDT linear perp (adapters must filter them out).
+    const btc = BASES[0] as BaseRow;
+    const eth = BASES[1] as BaseRow;
+    if (venue === "bybit") {
+      for (const row of [btc, eth]) {
+        list.push(makeSpec(venue, row, { symbol: `${row.base}PERP`, venueBase: row.base, quote: "USDC", target: false }));
+      }
+    } else if (venue === "okx") {
+      for (const [row, ctv] of [[btc, "100"], [eth, "10"]] as const) {
+        list.push(makeSpec(venue, row, {
+          symbol: `${row.base}-USD-SWAP`, venueBase: row.base, quote: "USD", inverse: true, ctVal: Number(ctv), ctValStr: ctv,
+          qtyDecimals: 0, target: false, listTime: Date.parse("2019-12-10T08:00:00.000Z"),
+        }));
+      }
+    }
+    list.sort(
+      venue === "bybit" ? (a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0)
+        : venue === "hyperliquid" ? () => 0
+          : (a, b) => a.listTime - b.listTime,
+    );
+    staticLists.set(venue, list);
+  }
+
+  const bySymbol = new Map<string, PerpInstrumentSpec>();
+  const perpByBase = new Map<string, PerpInstrumentSpec>();
+  for (const [venue, list] of staticLists) {
+    for (const inst of list) {
+      bySymbol.set(`${venue}:${inst.symbol}`, inst);
+      if (inst.target) perpByBase.set(`${venue}:${inst.base}`, inst);
+    }
+  }
+
+  /** Binance quarterlies (BTC, ETH) for the quarter containing `nowMs`; cached per expiry. */
+  const quarterlyCache = new Map<number, PerpInstrumentSpec[]>();
+  function binanceQuarterlies(nowMs: number): PerpInstrumentSpec[] {
+    const expiry = nextQuarterlyExpiry(nowMs);
+    let list = quarterlyCache.get(expiry);
+    if (!list) {
+      list = [BASES[0] as BaseRow, BASES[1] as BaseRow].map((row) =>
+        makeSpec("binance", row, {
+          symbol: `${row.base}USDT_${yymmdd(expiry)}`, venueBase: row.base, kind: "delivery", fundingIntervalHours: 0,
+          deliveryTime: expiry, listTime: expiry - 182 * DAY_MS, target: false, fundingInfoListed: false, fundingCap: 0,
+        }),
+      );
+      quarterlyCache.set(expiry, list);
+    }
+    return list;
+  }
+
+  return {
+    instruments: (venue, nowMs) => {
+      const list = staticLists.get(venue) ?? [];
+      return venue === "binance" ? [...list, ...binanceQuarterlies(nowMs)] : list;
+    },
+    instrument: (venue, symbol, nowMs) =>
+      bySymbol.get(`${venue}:${symbol}`) ?? (venue === "binance" ? binanceQuarterlies(nowMs).find((i) => i.symbol === symbol) : undefined),
+    perpOf: (venue, base) => perpByBase.get(`${venue}:${base.trim().toUpperCase()}`),
+  };
+}
