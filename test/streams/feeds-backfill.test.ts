@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { AppError } from "../../src/errors.js";
-import { BinanceTradeBackfill } from "../../src/streams/backfill/binance.js";
-import { BybitTradeBackfill } from "../../src/streams/backfill/bybit.js";
-import { HyperliquidTradeBackfill } from "../../src/streams/backfill/hyperliquid.js";
-import { OkxTradeBackfill } from "../../src/streams/backfill/okx.js";
+import { BinanceTradeBackfill } from "../../src/venues/binance/backfill.js";
+import { BybitTradeBackfill } from "../../src/venues/bybit/backfill.js";
+import { HyperliquidTradeBackfill } from "../../src/venues/hyperliquid/backfill.js";
+import { OkxTradeBackfill } from "../../src/venues/okx/backfill.js";
 import type { FeedInstrument } from "../../src/streams/feeds/normalise.js";
 import { fixture } from "../helpers/fixtures.js";
 import { type RunningStub, startStub, type StubRoute } from "../venues/perp-server.js";
@@ -90,7 +90,7 @@ describe("binance aggTrades backfill", () => {
   });
 
   it("parses the recorded aggTrades body through the REST path", async () => {
-    const s = await stub({ "GET /fapi/v1/aggTrades": () => ({ body: fixture("streams/binance_rest_aggTrades_BTCUSDT_2021-10-22.json") }) });
+    const s = await stub({ "GET /fapi/v1/aggTrades": () => ({ body: fixture("binance/binance_rest_aggTrades_BTCUSDT_2021-10-22.json") }) });
     const r = await new BinanceTradeBackfill(opts(s.url, btc)).fetchTrades("BTC", 1634944096000, 1634944099000);
     expect(r.trades).toHaveLength(10);
     expect(r.complete).toBe(true);
@@ -150,7 +150,7 @@ describe("hyperliquid recentTrades backfill", () => {
   const btc: FeedInstrument = { base: "BTC", venueSymbol: "BTC", multiplier: 1, contractSize: 1 };
 
   it("POSTs recentTrades and is complete only when it reaches back to `from`", async () => {
-    const rows = (fixture("streams/DERIVED_multiplier_frames.json") as { hyperliquid_kPEPE_trades: { data: object[] } }).hyperliquid_kPEPE_trades.data;
+    const rows = (fixture("hyperliquid/DERIVED_multiplier_frames.json") as { hyperliquid_kPEPE_trades: { data: object[] } }).hyperliquid_kPEPE_trades.data;
     const body = [1730160007572, 1730160007000, 1730160006192].map((time, i) => ({ ...rows[0], coin: "BTC", side: i ? "A" : "B", px: "69997.0", sz: "0.5", time, tid: 100 + i }));
     const s = await stub({ "POST /info": () => ({ body }) });
     const bf = new HyperliquidTradeBackfill(opts(s.url, btc));

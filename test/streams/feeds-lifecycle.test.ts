@@ -1,18 +1,17 @@
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
-import { BinanceFeed } from "../../src/streams/feeds/binance.js";
-import { BybitFeed } from "../../src/streams/feeds/bybit.js";
+import { BinanceFeed } from "../../src/venues/binance/feed.js";
+import { BybitFeed } from "../../src/venues/bybit/feed.js";
 import type { VenueFeed } from "../../src/streams/feeds/feed-base.js";
-import { HyperliquidFeed } from "../../src/streams/feeds/hyperliquid.js";
+import { HyperliquidFeed } from "../../src/venues/hyperliquid/feed.js";
 import { FeedMetrics } from "../../src/streams/feeds/metrics.js";
 import type { FeedInstrument } from "../../src/streams/feeds/normalise.js";
-import { OkxFeed } from "../../src/streams/feeds/okx.js";
+import { OkxFeed } from "../../src/venues/okx/feed.js";
 import type { Liquidation, StreamGap, Trade } from "../../src/streams/types.js";
-import { fixture } from "../helpers/fixtures.js";
+import { fixture, fixtureText } from "../helpers/fixtures.js";
 
 /*
  * Connection lifecycle of the venue feeds against a local `ws` server on port 0 (not the simulator):
@@ -118,8 +117,8 @@ describe("feed lifecycle (local ws server)", () => {
     await waitFor(() => c.received.length >= 1);
     expect(JSON.parse(c.received[0]!)).toMatchObject({ op: "subscribe", args: ["publicTrade.BTCUSDT", "allLiquidation.BTCUSDT", "publicTrade.ETHUSDT", "allLiquidation.ETHUSDT"] });
     // a real recorded frame
-    c.ws.send(JSON.stringify((fixture("streams/bybit_v5_ws_allLiquidation_PIPPINUSDT_2025-02-25.json") as object)));
-    c.ws.send(JSON.stringify(JSON.parse(readLine("bybit_v5_ws_linear_2026-08-09_excerpt.ndjson", 1))));
+    c.ws.send(JSON.stringify((fixture("bybit/bybit_v5_ws_allLiquidation_PIPPINUSDT_2025-02-25.json") as object)));
+    c.ws.send(JSON.stringify(JSON.parse(readLine("bybit/bybit_v5_ws_linear_2026-08-09_excerpt.ndjson", 1))));
     await waitFor(() => trades.length === 1);
     expect(trades[0]).toMatchObject({ venue: "bybit", base: "BTC", side: "sell", size: 0.004, price: 65114.2 });
     await waitFor(() => c.received.filter((r) => (JSON.parse(r) as { op: string }).op === "ping").length >= 2);
@@ -228,7 +227,7 @@ describe("feed lifecycle (local ws server)", () => {
       { method: "UNSUBSCRIBE", params: ["btcusdt@aggTrade"] },
     ]);
     // SOL is not subscribed but listed: its liquidation is kept; an unlisted symbol is dropped
-    const force = fixture("streams/binance_usdm_ws_forceOrder_BTCUSDT_2020-03-13.json") as { data: { o: { s: string } } };
+    const force = fixture("binance/binance_usdm_ws_forceOrder_BTCUSDT_2020-03-13.json") as { data: { o: { s: string } } };
     c1.ws.send(JSON.stringify({ ...force, data: { ...force.data, o: { ...force.data.o, s: "XYZUSDT" } } }));
     const sol = JSON.stringify({ ...force, data: { ...force.data, o: { ...force.data.o, s: "SOLUSDT" } } });
     c1.ws.send(sol);
@@ -320,7 +319,7 @@ describe("feed lifecycle (local ws server)", () => {
     const pings = () => c1.received.filter((r) => r === "ping").length;
     await waitFor(() => pings() >= 2);
     // while traffic flows, no ping is sent
-    const real = fixture("streams/okx_v5_ws_trades_BTC-USDT-SWAP_2021-12-22.json");
+    const real = fixture("okx/okx_v5_ws_trades_BTC-USDT-SWAP_2021-12-22.json");
     await sleep(70);
     const before = pings();
     for (let i = 0; i < 10; i++) {
@@ -363,7 +362,7 @@ describe("feed lifecycle (local ws server)", () => {
       { method: "subscribe", subscription: { type: "trades", coin: "BTC" } },
       { method: "subscribe", subscription: { type: "trades", coin: "FXS" } },
     ]);
-    c.ws.send(readLine("hyperliquid_ws_trades_2024-10-29.ndjson", 2));
+    c.ws.send(readLine("hyperliquid/hyperliquid_ws_trades_2024-10-29.ndjson", 2));
     await waitFor(() => trades.length === 3);
     expect(trades.map((t) => t.side)).toEqual(["buy", "buy", "buy"]);
   });
@@ -413,6 +412,7 @@ describe("feed lifecycle (local ws server)", () => {
   });
 });
 
-function readLine(name: string, index: number): string {
-  return readFileSync(new URL(`../fixtures/streams/${name}`, import.meta.url), "utf8").split("\n")[index]!;
+/** Line `index` of a venue's `.ndjson` fixture (`<venue>/<file>`). */
+function readLine(path: string, index: number): string {
+  return fixtureText(path).split("\n")[index]!;
 }

@@ -1,23 +1,22 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { FeedInstrument, InstrumentSource } from "../../src/streams/feeds/normalise.js";
 import type { PerpVenueClient } from "../../src/venues/perp/types.js";
-import { parseBinanceAggTrades, parseBinanceMessage } from "../../src/streams/feeds/parse-binance.js";
-import { parseBybitMessage, parseBybitRecentTrades } from "../../src/streams/feeds/parse-bybit.js";
-import { parseHyperliquidMessage, parseHyperliquidRecentTrades } from "../../src/streams/feeds/parse-hyperliquid.js";
-import { parseOkxMessage, parseOkxTrades } from "../../src/streams/feeds/parse-okx.js";
+import { parseBinanceAggTrades, parseBinanceMessage } from "../../src/venues/binance/feed-parse.js";
+import { parseBybitMessage, parseBybitRecentTrades } from "../../src/venues/bybit/feed-parse.js";
+import { parseHyperliquidMessage, parseHyperliquidRecentTrades } from "../../src/venues/hyperliquid/feed-parse.js";
+import { parseOkxMessage, parseOkxTrades } from "../../src/venues/okx/feed-parse.js";
 import { decimal, idOf, positiveDecimal } from "../../src/streams/feeds/normalise.js";
-import { fixture } from "../helpers/fixtures.js";
+import { fixture, fixtureText } from "../helpers/fixtures.js";
 
-/** One frame per line of an `.ndjson` fixture under `test/fixtures/streams/`. */
-function frames(name: string): unknown[] {
-  return readFileSync(new URL(`../fixtures/streams/${name}`, import.meta.url), "utf8")
+/** One frame per line of a venue's `.ndjson` fixture (`<venue>/<file>`). */
+function frames(path: string): unknown[] {
+  return fixtureText(path)
     .split("\n")
     .filter((l) => l.trim())
     .map((l) => JSON.parse(l) as unknown);
 }
-const one = (name: string) => fixture(`streams/${name}`);
-const derived = fixture("streams/DERIVED_multiplier_frames.json") as Record<string, unknown>;
+/** The derived multiplier frames of every venue, by key (`binance_1000PEPEUSDT_aggTrade`, …). */
+const derived = Object.assign({}, ...["binance", "bybit", "okx", "hyperliquid"].map((v) => fixture(`${v}/DERIVED_multiplier_frames.json`))) as Record<string, unknown>;
 
 // a perp REST client is an instrument source for feeds and backfills (compile-time check)
 export const perpClientIsASource = (c: PerpVenueClient): InstrumentSource => c;
@@ -29,7 +28,7 @@ describe("binance frames", () => {
   const map = lookup(inst("SANDUSDT", "SAND"), inst("CTKUSDT", "CTK"), inst("BATUSDT", "BAT"), inst("BTCUSDT", "BTC"), inst("1000PEPEUSDT", "PEPE", 1000));
 
   it("maps recorded aggTrade frames: m=true → taker sell, id = aggregate id, T = time", () => {
-    const out = frames("binance_usdm_ws_aggTrade_2021-04-05_excerpt.ndjson").map((f) => parseBinanceMessage(f, map));
+    const out = frames("binance/binance_usdm_ws_aggTrade_2021-04-05_excerpt.ndjson").map((f) => parseBinanceMessage(f, map));
     expect(out.every((o) => o.error === undefined)).toBe(true);
     const trades = out.flatMap((o) => o.trades);
     expect(trades[0]).toEqual({ venue: "binance", base: "SAND", time: 1617647797485, price: 0.69067, size: 369, side: "sell", id: "9445517" });
@@ -39,21 +38,21 @@ describe("binance frames", () => {
     expect(out[6]).toMatchObject({ trades: [], skipped: 1 });
     expect(out[8]).toMatchObject({ trades: [], liquidations: [], skipped: 0 });
     // text frames parse the same way
-    const text = readFileSync(new URL("../fixtures/streams/binance_usdm_ws_aggTrade_2021-04-05_excerpt.ndjson", import.meta.url), "utf8").split("\n")[0]!;
+    const text = fixtureText("binance/binance_usdm_ws_aggTrade_2021-04-05_excerpt.ndjson").split("\n")[0]!;
     expect(parseBinanceMessage(text, map).trades).toEqual([trades[0]]);
     // raw (non-combined) payloads too
-    expect(parseBinanceMessage((frames("binance_usdm_ws_aggTrade_2021-04-05_excerpt.ndjson")[0] as { data: unknown }).data, map).trades).toEqual([trades[0]]);
+    expect(parseBinanceMessage((frames("binance/binance_usdm_ws_aggTrade_2021-04-05_excerpt.ndjson")[0] as { data: unknown }).data, map).trades).toEqual([trades[0]]);
   });
 
   it("maps the recorded forceOrder: S=BUY → a short was liquidated, size z, price ap", () => {
-    const out = parseBinanceMessage(one("binance_usdm_ws_forceOrder_BTCUSDT_2020-03-13.json"), map);
+    const out = parseBinanceMessage(fixture("binance/binance_usdm_ws_forceOrder_BTCUSDT_2020-03-13.json"), map);
     expect(out.liquidations).toEqual([
       { venue: "binance", base: "BTC", venueSymbol: "BTCUSDT", time: 1584059031421, side: "short", price: 4706.04, size: 0.014, valueUsd: 65.88456 },
     ]);
-    const sell = JSON.parse(JSON.stringify(one("binance_usdm_ws_forceOrder_BTCUSDT_2020-03-13.json")).replace('"S":"BUY"', '"S":"SELL"').replace('"ap":"4706.04"', '"ap":"0"'));
+    const sell = JSON.parse(JSON.stringify(fixture("binance/binance_usdm_ws_forceOrder_BTCUSDT_2020-03-13.json")).replace('"S":"BUY"', '"S":"SELL"').replace('"ap":"4706.04"', '"ap":"0"'));
     expect(parseBinanceMessage(sell, map).liquidations[0]).toMatchObject({ side: "long", price: 4793.91 });
     // all-market stream: unknown symbols are filtered out silently
-    expect(parseBinanceMessage(one("binance_usdm_ws_forceOrder_BTCUSDT_2020-03-13.json"), lookup())).toMatchObject({ liquidations: [], skipped: 1 });
+    expect(parseBinanceMessage(fixture("binance/binance_usdm_ws_forceOrder_BTCUSDT_2020-03-13.json"), lookup())).toMatchObject({ liquidations: [], skipped: 1 });
   });
 
   it("undoes the 1000PEPE multiplier (derived frame)", () => {
@@ -65,7 +64,7 @@ describe("binance frames", () => {
   it("reports acks, venue errors and malformed frames as values", () => {
     expect(parseBinanceMessage('{"result":null,"id":1}', map).control).toEqual({ type: "ack" });
     expect(parseBinanceMessage({ error: { code: 2, msg: "Invalid request" }, id: 3 }, map).control).toMatchObject({ type: "venue_error" });
-    expect(parseBinanceMessage(one("binance_usdm_ws_aggTrade_tardis_without_a_2019-09-17.json"), map).error).toMatch(/aggTrade: a:/);
+    expect(parseBinanceMessage(fixture("binance/binance_usdm_ws_aggTrade_tardis_without_a_2019-09-17.json"), map).error).toMatch(/aggTrade: a:/);
     expect(parseBinanceMessage("{not json", map).error).toMatch(/not JSON/);
     expect(parseBinanceMessage("42", map).error).toBeDefined();
     expect(parseBinanceMessage({ stream: "x", data: { e: "aggTrade", s: "BTCUSDT", a: 1, p: "abc", q: "1", T: 1, m: true } }, map).error).toMatch(/p: expected a decimal/);
@@ -73,7 +72,7 @@ describe("binance frames", () => {
   });
 
   it("parses a REST aggTrades page with the same normalisation", () => {
-    const out = parseBinanceAggTrades(one("binance_rest_aggTrades_BTCUSDT_2021-10-22.json"), inst("BTCUSDT", "BTC"));
+    const out = parseBinanceAggTrades(fixture("binance/binance_rest_aggTrades_BTCUSDT_2021-10-22.json"), inst("BTCUSDT", "BTC"));
     expect(out.error).toBeUndefined();
     expect(out.trades).toHaveLength(10);
     expect(out.trades[0]).toEqual({ venue: "binance", base: "BTC", time: 1634944096633, price: 60759.6, size: 0.00841, side: "buy", id: "966492862" });
@@ -86,7 +85,7 @@ describe("bybit frames", () => {
   const map = lookup(inst("BTCUSDT", "BTC"), inst("ETHUSDT", "ETH"), inst("SOLUSDT", "SOL"), inst("PIPPINUSDT", "PIPPIN"), inst("1000PEPEUSDT", "PEPE", 1000));
 
   it("maps recorded publicTrade frames: S is the taker side, v size, i id", () => {
-    const out = frames("bybit_v5_ws_linear_2026-08-09_excerpt.ndjson").map((f) => parseBybitMessage(f, map));
+    const out = frames("bybit/bybit_v5_ws_linear_2026-08-09_excerpt.ndjson").map((f) => parseBybitMessage(f, map));
     expect(out[0]!.control).toEqual({ type: "ack", message: "" });
     expect(out[1]!.trades).toEqual([{ venue: "bybit", base: "BTC", time: 1786310819680, price: 65114.2, size: 0.004, side: "sell", id: "a9188a0a-82bc-50de-be60-03eedbe3cdd7" }]);
     expect(out[2]!.trades.map((t) => [t.side, t.size, t.price])).toEqual([
@@ -103,7 +102,7 @@ describe("bybit frames", () => {
   });
 
   it("maps the recorded allLiquidation: S is the POSITION side (Sell → short)", () => {
-    expect(parseBybitMessage(one("bybit_v5_ws_allLiquidation_PIPPINUSDT_2025-02-25.json"), map).liquidations).toEqual([
+    expect(parseBybitMessage(fixture("bybit/bybit_v5_ws_allLiquidation_PIPPINUSDT_2025-02-25.json"), map).liquidations).toEqual([
       { venue: "bybit", base: "PIPPIN", venueSymbol: "PIPPINUSDT", time: 1740480207110, side: "short", price: 0.02456, size: 2846, valueUsd: 69.89776 },
     ]);
   });
@@ -126,7 +125,7 @@ describe("bybit frames", () => {
       type: "venue_error",
       message: "subscribe: handler not found",
     });
-    const bad = frames("bybit_v5_ws_linear_2026-08-09_excerpt.ndjson")[2] as { data: Record<string, unknown>[] };
+    const bad = frames("bybit/bybit_v5_ws_linear_2026-08-09_excerpt.ndjson")[2] as { data: Record<string, unknown>[] };
     delete bad.data[1]!.v;
     const out = parseBybitMessage(bad, map);
     expect(out.trades).toHaveLength(4);
@@ -146,20 +145,20 @@ describe("okx frames", () => {
   const map = lookup(inst("BTC-USDT-SWAP", "BTC", 1, 0.01), inst("SHIB-USDT-SWAP", "SHIB", 1, 1_000_000), inst("XRP-USD-230929", "XRP", 1, 1));
 
   it("maps the recorded swap trade: sz contracts × ctVal, side = taker", () => {
-    expect(parseOkxMessage(one("okx_v5_ws_trades_BTC-USDT-SWAP_2021-12-22.json"), map).trades).toEqual([
+    expect(parseOkxMessage(fixture("okx/okx_v5_ws_trades_BTC-USDT-SWAP_2021-12-22.json"), map).trades).toEqual([
       { venue: "okx", base: "BTC", time: 1640131236050, price: 48938.5, size: 0.05, side: "buy", id: "148266905" },
     ]);
     expect(parseOkxMessage(derived["okx_SHIB-USDT-SWAP_trades"], map).trades[0]).toMatchObject({ base: "SHIB", size: 12_000_000, price: 0.00000765, side: "sell" });
   });
 
   it("acks subscriptions and skips recorded non-USDT-swap instruments", () => {
-    const out = frames("okx_v5_ws_2022-05-13_excerpt.ndjson").map((f) => parseOkxMessage(f, map));
+    const out = frames("okx/okx_v5_ws_2022-05-13_excerpt.ndjson").map((f) => parseOkxMessage(f, map));
     expect(out.slice(0, 3).map((o) => o.control?.type)).toEqual(["ack", "ack", "ack"]);
     expect(out.slice(3).map((o) => [o.trades.length, o.skipped, o.error])).toEqual(Array(5).fill([0, 1, undefined]));
   });
 
   it("maps the recorded liquidation-orders: posSide short → short; else the order side (sell → long)", () => {
-    const real = one("okx_v5_ws_liquidation-orders_XRP-USD-230929_2023-03-30.json");
+    const real = fixture("okx/okx_v5_ws_liquidation-orders_XRP-USD-230929_2023-03-30.json");
     expect(parseOkxMessage(real, map).liquidations).toEqual([
       { venue: "okx", base: "XRP", venueSymbol: "XRP-USD-230929", time: 1680173247614, side: "short", price: 0.55205, size: 39, valueUsd: 21.52995 },
     ]);
@@ -180,7 +179,7 @@ describe("okx frames", () => {
   });
 
   it("parses a REST trades page with the same normalisation", () => {
-    const out = parseOkxTrades(one("okx_rest_trades_BTC-USDT_2025-05-12.json"), inst("BTC-USDT", "BTC"));
+    const out = parseOkxTrades(fixture("okx/okx_rest_trades_BTC-USDT_2025-05-12.json"), inst("BTC-USDT", "BTC"));
     expect(out.trades).toEqual([
       { venue: "okx", base: "BTC", time: 1747087163557, price: 102537.9, size: 0.00013669, side: "sell", id: "734864333" },
       { venue: "okx", base: "BTC", time: 1747087161666, price: 102537.9, size: 0.0000125, side: "buy", id: "734864332" },
@@ -193,7 +192,7 @@ describe("hyperliquid frames", () => {
   const map = lookup(inst("BTC", "BTC"), inst("FXS", "FXS"), inst("kPEPE", "PEPE", 1000));
 
   it("maps recorded trades: B = buy aggressor, A = sell aggressor, tid id", () => {
-    const out = frames("hyperliquid_ws_trades_2024-10-29.ndjson").map((f) => parseHyperliquidMessage(f, map));
+    const out = frames("hyperliquid/hyperliquid_ws_trades_2024-10-29.ndjson").map((f) => parseHyperliquidMessage(f, map));
     expect(out[0]!.trades).toEqual([{ venue: "hyperliquid", base: "FXS", time: 1730160015113, price: 1.9008, size: 10.5, side: "sell", id: "611279506717453" }]);
     expect(out[2]!.trades.map((t) => [t.side, t.size, t.price, t.id])).toEqual([
       ["buy", 0.38111, 69997, "1016375172059570"],
@@ -219,7 +218,7 @@ describe("hyperliquid frames", () => {
   });
 
   it("parses a REST recentTrades answer (same rows)", () => {
-    const rows = (frames("hyperliquid_ws_trades_2024-10-29.ndjson")[2] as { data: unknown[] }).data;
+    const rows = (frames("hyperliquid/hyperliquid_ws_trades_2024-10-29.ndjson")[2] as { data: unknown[] }).data;
     expect(parseHyperliquidRecentTrades(rows, inst("BTC", "BTC")).trades).toHaveLength(3);
     expect(parseHyperliquidRecentTrades({}, inst("BTC", "BTC")).error).toBeDefined();
   });
@@ -235,8 +234,8 @@ describe("the per-message fast paths", () => {
 
   it("give exactly what the schemas give on the recorded frames (Binance aggTrade, Bybit publicTrade)", () => {
     const cases: Array<[string, (f: unknown) => ReturnType<typeof parseBinanceMessage>]> = [
-      ["binance_usdm_ws_aggTrade_2021-04-05_excerpt.ndjson", (f) => parseBinanceMessage(f, map)],
-      ["bybit_v5_ws_linear_2026-08-09_excerpt.ndjson", (f) => parseBybitMessage(f, map)],
+      ["binance/binance_usdm_ws_aggTrade_2021-04-05_excerpt.ndjson", (f) => parseBinanceMessage(f, map)],
+      ["bybit/bybit_v5_ws_linear_2026-08-09_excerpt.ndjson", (f) => parseBybitMessage(f, map)],
     ];
     for (const [file, parse] of cases) {
       const all = frames(file);

@@ -5,12 +5,12 @@ import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../../src/streams/feeds/normalise.js";
-import { parseBinanceJson, parseBinanceMessage, scanBinanceAggTrade } from "../../src/streams/feeds/parse-binance.js";
-import { parseBybitJson, parseBybitMessage, scanBybitPublicTrade } from "../../src/streams/feeds/parse-bybit.js";
+import { parseBinanceJson, parseBinanceMessage, scanBinanceAggTrade } from "../../src/venues/binance/feed-parse.js";
+import { parseBybitJson, parseBybitMessage, scanBybitPublicTrade } from "../../src/venues/bybit/feed-parse.js";
 import { prng } from "../helpers/prng.js";
 
 /*
- * The frame-layout scanners (src/streams/feeds/scan.ts and their venue layouts) against the JSON.parse path
+ * The frame-layout scanners (src/streams/feeds/frame-layout.ts and the venue layouts in src/venues/<venue>/feed-parse.ts) against the JSON.parse path
  * they stand in for: on every recorded frame, and on frames mutated at random, the parser's answer must be
  * the one JSON.parse and the schemas give for the same text, trades deep-equal, errors and skips included.
  */
@@ -56,7 +56,7 @@ const LOOKUPS: Array<[string, InstrumentLookup]> = [
 ];
 
 const here = (p: string) => new URL(`../../${p}`, import.meta.url);
-/** The shared recordings the bench reads (`../shared/data/real/` beside the checkout, or MARKETGATE_REAL_DATA), when present. */
+/** The real-data recordings the bench reads (MARKETGATE_REAL_DATA, else a folder beside the checkout), when present. */
 const SHARED = process.env.MARKETGATE_REAL_DATA ?? `${resolve(process.cwd(), "../shared/data/real")}/`;
 
 /**
@@ -81,9 +81,9 @@ function recordings(venue: Venue["name"]): Array<{ file: string; frames: string[
     ...readdirSync(here(`src/sim/recordings/${venue}`))
       .filter((f) => f.endsWith(".ndjson"))
       .map((f) => here(`src/sim/recordings/${venue}/${f}`).pathname),
-    ...readdirSync(here("test/fixtures/streams"))
-      .filter((f) => f.startsWith(venue) && f.endsWith(".ndjson"))
-      .map((f) => here(`test/fixtures/streams/${f}`).pathname),
+    ...readdirSync(here(`src/venues/${venue}/fixtures`))
+      .filter((f) => f.endsWith(".ndjson"))
+      .map((f) => here(`src/venues/${venue}/fixtures/${f}`).pathname),
     ...(existsSync(`${SHARED}${venue}`)
       ? readdirSync(`${SHARED}${venue}`)
           .filter((f) => f.endsWith(".ndjson"))

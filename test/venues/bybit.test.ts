@@ -121,7 +121,7 @@ describe("bybit parsers on recorded payloads", () => {
   });
 
   it("parses the risk-limit docs example: percent margins to fractions, riskLimitValue as the upper bound", () => {
-    // sources.md §3.4 (risk-limit.mdx): an inverse BTCUSD row, so the instrument is built for that symbol
+    // The example of https://bybit-exchange.github.io/docs/v5/market/risk-limit: an inverse BTCUSD row, so the instrument is built for that symbol
     const btcusd: PerpInstrument = { venue: "bybit", base: "BTC", venueSymbol: "BTCUSD", multiplier: 1, contractSize: 1 };
     const docs = { retCode: 0, retMsg: "OK", result: { category: "inverse", list: [{ id: 1, symbol: "BTCUSD", riskLimitValue: "150", maintenanceMargin: "0.5", initialMargin: "1", isLowestRisk: 1, maxLeverage: "100.00" }] }, retExtInfo: {}, time: 1672054488010 };
     expect(parseRiskLimit(docs, btcusd)).toEqual([{ venue: "bybit", base: "BTC", minNotionalUsd: 0, maxNotionalUsd: 150, maxLeverage: 100, maintenanceMarginRate: 0.005 }]);

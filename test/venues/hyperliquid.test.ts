@@ -113,7 +113,7 @@ describe("hyperliquid parsers on recorded payloads", () => {
   });
 
   it("reads marginTables by marginTableId (docs example and a tiered table), sorted, upper bound = next lowerBound", () => {
-    // sources.md §5 metaAndAssetCtxs example: a table but no marginTableId on the asset → the universe maxLeverage
+    // The metaAndAssetCtxs example of https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint/perpetuals: a table but no marginTableId on the asset → the universe maxLeverage
     const docs = [
       { universe: [{ name: "BTC", szDecimals: 5, maxLeverage: 50 }], marginTables: [[50, { description: "", marginTiers: [{ lowerBound: "0.0", maxLeverage: 50 }] }]], collateralToken: 0 },
       [{ dayNtlVlm: "1169046.29406", funding: "0.0000125", impactPxs: ["14.3047", "14.3444"], markPx: "14.3161", midPx: "14.314", openInterest: "688.11", oraclePx: "14.32", premium: "0.00031774", prevDayPx: "15.322" }],

@@ -2,6 +2,7 @@ import { AppError } from "../../errors.js";
 import type { Metrics } from "../../core/metrics.js";
 import { logger as rootLogger, type Logger } from "../../lib/log.js";
 import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
+import type { BackfillBudget, VenueEndpoints } from "../../venues/endpoint-types.js";
 import type { FeedInstrument, InstrumentSource, ParsedFrame } from "../feeds/normalise.js";
 import type { StreamVenue, Trade } from "../types.js";
 
@@ -46,6 +47,16 @@ export interface RestDefaults {
   baseUrl: string;
   callsPerMin: number;
   windowSec?: number;
+}
+
+/**
+ * The {@link RestDefaults} a venue states in its endpoints.ts: its backfill budget, on the live URL of the
+ * REST base the budget names. @throws Error when it names no REST base of the venue (a programming error).
+ */
+export function backfillDefaults({ rest, backfill }: { rest: VenueEndpoints["rest"]; backfill: BackfillBudget }): RestDefaults {
+  const base = rest[backfill.rest];
+  if (!base) throw new Error(`the backfill budget names no REST base "${backfill.rest}"`);
+  return { baseUrl: base.url, callsPerMin: backfill.callsPerMin, windowSec: backfill.windowSec };
 }
 
 /** The options' HTTP client, or a new {@link VenueHttpClient} for the venue. */

@@ -1,7 +1,8 @@
 /*
- * What the frame-layout scanners of the trade streams share (parse-binance.ts: USDⓈ-M `aggTrade`;
- * parse-bybit.ts: v5 `publicTrade`): the exact layout the venue sends, written as a regular expression
- * over the frame's text, and read with it instead of building the object JSON.parse would build.
+ * What the frame-layout scanners of the trade streams share (src/venues/binance/feed-parse.ts: USDⓈ-M
+ * `aggTrade`; src/venues/bybit/feed-parse.ts: v5 `publicTrade`): the exact layout the venue sends, written
+ * as a regular expression over the frame's text, and read with it instead of building the object
+ * JSON.parse would build.
  *
  * A layout accepts only a strict subset of JSON whose meaning is unambiguous: keys in a fixed order, no
  * whitespace, strings without escapes or raw control characters (so the characters between the quotes

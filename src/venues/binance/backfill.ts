@@ -1,8 +1,9 @@
 import type { VenueHttpClient } from "../../lib/venue-http.js";
 import type { Logger } from "../../lib/log.js";
-import { parseBinanceAggTrades } from "../feeds/parse-binance.js";
-import type { Trade } from "../types.js";
-import { type BackfillOptions, type BackfillResult, backfillLogger, finish, page, resolveInstrument, restClient, type TradeBackfill } from "./common.js";
+import { BINANCE_ENDPOINTS } from "./endpoints.js";
+import { parseBinanceAggTrades } from "./feed-parse.js";
+import type { Trade } from "../../streams/types.js";
+import { type BackfillOptions, type BackfillResult, backfillDefaults, backfillLogger, finish, page, resolveInstrument, restClient, type TradeBackfill } from "../../streams/backfill/common.js";
 
 const LIMIT = 1000;
 /** `startTime`/`endTime` may span at most one hour. */
@@ -19,8 +20,7 @@ export class BinanceTradeBackfill implements TradeBackfill {
   private readonly log: Logger;
 
   constructor(private readonly opts: BackfillOptions) {
-    // aggTrades weighs 20 of 2,400/min: 60 calls/min leaves the rest to the REST client.
-    this.http = restClient(this.venue, opts, { baseUrl: "https://fapi.binance.com", callsPerMin: 60 });
+    this.http = restClient(this.venue, opts, backfillDefaults(BINANCE_ENDPOINTS));
     this.log = backfillLogger(this.venue, opts);
   }
 

@@ -2,6 +2,7 @@ import { AppError } from "../../errors.js";
 import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
 import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase, perpHttpClient } from "../perp/client-base.js";
 import { memoizeKeyed } from "../../lib/memo.js";
+import { BINANCE_ENDPOINTS } from "./endpoints.js";
 import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, OpenInterestPoint, PerpVenueClient } from "../perp/types.js";
 import {
   parseBinanceError,
@@ -19,16 +20,13 @@ import {
 /** Venue key of Binance USDⓈ-M futures (and its spot price source) in status, metrics and errors. */
 export const BINANCE = "binance";
 
-/** Default request budget: under Binance's 2,400 weight/min (premiumIndex without symbol weighs 10). */
-export const BINANCE_CALLS_PER_MIN = 1000;
-
 /** Options of {@link BinancePerpClient}. */
 export interface BinanceClientOptions extends PerpClientOptions {
-  /** fapi request budget per minute (default {@link BINANCE_CALLS_PER_MIN}). */
+  /** fapi request budget per minute (default `BINANCE_ENDPOINTS.rest.fapi`, endpoints.ts). */
   callsPerMin?: number;
-  /** Spot REST base URL for {@link BinancePerpClient.spotPrice} (default `https://api.binance.com`). */
+  /** Spot REST base URL for {@link BinancePerpClient.spotPrice} (default `BINANCE_ENDPOINTS.rest.spot`). */
   spotBaseUrl?: string;
-  /** Spot request budget per minute (default 1000; the spot limit is 6,000 weight/min). */
+  /** Spot request budget per minute (default `BINANCE_ENDPOINTS.rest.spot`). */
   spotCallsPerMin?: number;
   /** How long the instrument list and funding intervals are cached (default 1 h). */
   instrumentsTtlMs?: number;
@@ -64,8 +62,9 @@ export class BinancePerpClient extends PerpClientBase<BinanceCatalog> implements
   private readonly spot: VenueHttpClient;
 
   constructor(baseUrl: string, opts: BinanceClientOptions) {
-    super(BINANCE, baseUrl, opts, { callsPerMin: BINANCE_CALLS_PER_MIN, listing: "USDT perpetual" });
-    this.spot = perpHttpClient(BINANCE, opts.spotBaseUrl ?? "https://api.binance.com", { ...opts, callsPerMin: opts.spotCallsPerMin }, { callsPerMin: 1000 });
+    const { fapi, spot } = BINANCE_ENDPOINTS.rest;
+    super(BINANCE, baseUrl, opts, { callsPerMin: fapi.callsPerMin, listing: "USDT perpetual" });
+    this.spot = perpHttpClient(BINANCE, opts.spotBaseUrl ?? spot.url, { ...opts, callsPerMin: opts.spotCallsPerMin }, { callsPerMin: spot.callsPerMin });
   }
 
   /** Funding of every listed perpetual: one `premiumIndex` call (weight 10). */

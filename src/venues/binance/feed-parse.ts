@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { Num } from "../../venues/wire.js";
-import type { Trade } from "../types.js";
+import { Num } from "../wire.js";
+import type { Trade } from "../../streams/types.js";
 import {
   decimal,
   decode,
@@ -20,8 +20,8 @@ import {
   Time,
   tradeFrame,
   zodIssues,
-} from "./normalise.js";
-import { bool, detached, fixed, object, str, uint } from "./scan.js";
+} from "../../streams/feeds/normalise.js";
+import { bool, detached, fixed, object, str, uint } from "../../streams/feeds/frame-layout.js";
 
 /*
  * Binance USDⓈ-M stream frames (sources.md §1.8): combined-stream wrappers `{"stream","data"}` (raw
@@ -95,7 +95,7 @@ const RAW_AGG_TRADE = new RegExp(`^${AGG_TRADE}$`);
  * as the venue sends it, combined-stream `{"stream":"<name>","data":{…}}` (the feed's endpoint) or the raw
  * payload `{…}`, payload keys in the venue's order `e` ("aggTrade"), `E`, `a`, `s`, `p`, `q`, `f`, `l`, `T`,
  * `m`, with no whitespace and no escapes, integers unsigned (at most 15 digits), `T` > 0, `p` and `q`
- * strings of positive decimals (see scan.ts). Such a frame becomes its {@link Trade} (an unknown symbol:
+ * strings of positive decimals (see src/streams/feeds/frame-layout.ts). Such a frame becomes its {@link Trade} (an unknown symbol:
  * `skipped` 1) without JSON.parse: exactly the frame {@link parseBinanceJson} gives for it. Undefined for
  * anything else (other events, liquidations, acks, another key order, an added key, a value of another
  * type…): the caller then takes the JSON.parse path, which decides, errors included.

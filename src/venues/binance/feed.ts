@@ -1,6 +1,7 @@
-import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "./normalise.js";
-import { type FeedOptions, VenueFeed, type VenueSpec } from "./feed-base.js";
-import { parseBinanceMessage } from "./parse-binance.js";
+import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../../streams/feeds/normalise.js";
+import { type FeedOptions, VenueFeed, type VenueSpec } from "../../streams/feeds/feed-base.js";
+import { BINANCE_ENDPOINTS } from "./endpoints.js";
+import { parseBinanceMessage } from "./feed-parse.js";
 
 /** All-symbol liquidation stream (one event object per message, snapshot semantics: a lower bound). */
 const LIQUIDATION_STREAM = "!forceOrder@arr";
@@ -9,7 +10,7 @@ const BATCH = 50;
 
 const SPEC: VenueSpec = {
   venue: "binance",
-  defaultBaseUrl: "wss://fstream.binance.com",
+  defaultBaseUrl: BINANCE_ENDPOINTS.ws.url,
   // The server pings every 3 min and `ws` answers with pongs itself. No client probe on purpose: a reply to
   // a request would keep the stale timer quiet on a path that handshakes but pushes no data.
   heartbeat: null,

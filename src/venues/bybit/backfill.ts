@@ -1,7 +1,8 @@
-import type { FeedInstrument, ParsedFrame } from "../feeds/normalise.js";
-import { parseBybitRecentTrades } from "../feeds/parse-bybit.js";
-import type { BackfillOptions } from "./common.js";
-import { LatestTradesBackfill } from "./latest-trades.js";
+import type { FeedInstrument, ParsedFrame } from "../../streams/feeds/normalise.js";
+import { BYBIT_ENDPOINTS } from "./endpoints.js";
+import { parseBybitRecentTrades } from "./feed-parse.js";
+import { type BackfillOptions, backfillDefaults } from "../../streams/backfill/common.js";
+import { LatestTradesBackfill } from "../../streams/backfill/latest-trades.js";
 
 /**
  * Bybit v5 trades from `GET /v5/market/recent-trade?category=linear&symbol=&limit=1000`: the latest 1000
@@ -9,7 +10,7 @@ import { LatestTradesBackfill } from "./latest-trades.js";
  */
 export class BybitTradeBackfill extends LatestTradesBackfill {
   constructor(opts: BackfillOptions) {
-    super("bybit", opts, { baseUrl: "https://api.bybit.com", callsPerMin: 120, windowSec: 5 });
+    super("bybit", opts, backfillDefaults(BYBIT_ENDPOINTS));
   }
 
   protected request(inst: FeedInstrument): Promise<unknown> {

@@ -2,15 +2,13 @@ import { AppError } from "../../errors.js";
 import { VenueHttpError } from "../../lib/venue-http.js";
 import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
 import type { FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
+import { BYBIT_ENDPOINTS } from "./endpoints.js";
 import { parseAccountRatio, parseFundingHistory, parseInstrumentsInfo, parseRiskLimit, parseTickerOpenInterest, parseTickers } from "./parse.js";
 
 /** Venue key of Bybit in status, metrics and errors. */
 export const BYBIT = "bybit";
 
-/** Default request budget: well under Bybit's 600 requests / 5 s per IP. */
-export const BYBIT_CALLS_PER_MIN = 1200;
-
-/** Options of {@link BybitPerpClient} (`callsPerMin` defaults to {@link BYBIT_CALLS_PER_MIN}). */
+/** Options of {@link BybitPerpClient} (`callsPerMin` defaults to `BYBIT_ENDPOINTS.rest.api`, endpoints.ts). */
 export type BybitClientOptions = PerpClientOptions;
 
 /** At most this many instruments-info pages (1000 rows each) are followed. */
@@ -27,7 +25,8 @@ const MAX_PAGES = 10;
  */
 export class BybitPerpClient extends PerpClientBase implements PerpVenueClient {
   constructor(baseUrl: string, opts: BybitClientOptions) {
-    super(BYBIT, baseUrl, opts, { callsPerMin: BYBIT_CALLS_PER_MIN, windowSec: 5, listing: "USDT perpetual" });
+    const { callsPerMin, windowSec } = BYBIT_ENDPOINTS.rest.api;
+    super(BYBIT, baseUrl, opts, { callsPerMin, windowSec, listing: "USDT perpetual" });
   }
 
   /** Funding of every listed perpetual: one `tickers?category=linear` call. */

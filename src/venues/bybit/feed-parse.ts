@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Trade } from "../types.js";
+import type { Trade } from "../../streams/types.js";
 import {
   decimal,
   decode,
@@ -18,8 +18,8 @@ import {
   positiveDecimal,
   Time,
   tradeFrame,
-} from "./normalise.js";
-import { bool, detached, object, oneOf, str, uint } from "./scan.js";
+} from "../../streams/feeds/normalise.js";
+import { bool, detached, object, oneOf, str, uint } from "../../streams/feeds/frame-layout.js";
 
 /*
  * Bybit v5 public linear frames (sources.md §3.5): `publicTrade.{symbol}` (`S` = TAKER side, `v` size,
@@ -106,7 +106,7 @@ const PUBLIC_TRADE_ROW = new RegExp(
  * sends it, `{"topic":"publicTrade.…","type":"…","ts":…,"data":[row, …]}` with one row or more, each
  * `{"T","s","S","v","p","L","i","BT"}` then `"RPI"` and `"seq"` (in the 2026 recordings; absent from
  * older ones), in that order; no whitespace, no escapes, integers unsigned (at most 15 digits), `T` > 0,
- * `S` "Buy" or "Sell", `v` and `p` strings of positive decimals, `i` a non-empty string (see scan.ts).
+ * `S` "Buy" or "Sell", `v` and `p` strings of positive decimals, `i` a non-empty string (see src/streams/feeds/frame-layout.ts).
  * Such a frame becomes its trades (rows of unknown symbols counted in `skipped`) without JSON.parse:
  * exactly the frame {@link parseBybitJson} gives for it. Undefined for anything else (other topics,
  * liquidations, acks and pongs, spot frames, another key order, an added key, one unusual row…): the

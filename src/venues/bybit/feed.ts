@@ -1,13 +1,14 @@
-import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "./normalise.js";
-import { type FeedOptions, VenueFeed, type VenueSpec } from "./feed-base.js";
-import { parseBybitMessage } from "./parse-bybit.js";
+import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../../streams/feeds/normalise.js";
+import { type FeedOptions, VenueFeed, type VenueSpec } from "../../streams/feeds/feed-base.js";
+import { BYBIT_ENDPOINTS } from "./endpoints.js";
+import { parseBybitMessage } from "./feed-parse.js";
 
 /** Topics per subscribe request (the spot limit; linear has none stated). */
 const BATCH = 10;
 
 const SPEC: VenueSpec = {
   venue: "bybit",
-  defaultBaseUrl: "wss://stream.bybit.com",
+  defaultBaseUrl: BYBIT_ENDPOINTS.ws.url,
   heartbeat: { everyMs: 20_000, idleOnly: false }, // `{"op":"ping"}` every 20 s
   rotateAfterMs: 0,
   sendSpacingMs: 0,

@@ -2,22 +2,20 @@ import { memoizeKeyed } from "../../lib/memo.js";
 import { AppError } from "../../errors.js";
 import { VenueHttpClient, VenueHttpError, type VenueClientOptions } from "../../lib/venue-http.js";
 import { DEX_CHAINS, type DexChain, type DexPool } from "../dex/types.js";
+import { DEXSCREENER_ENDPOINTS } from "./endpoints.js";
 import { parsePairList, parseSearch } from "./parse.js";
 
 /** Venue key of DexScreener in status, metrics and errors. */
 export const DEXSCREENER = "dexscreener";
 
-/** Default request budget: 250 a minute, under the published 300/min of the pair, search and token endpoints. */
-export const DEXSCREENER_CALLS_PER_MIN = 250;
-
 /** Most token addresses one `GET /tokens/v1/{chainId}/{addresses}` accepts. */
 export const DEXSCREENER_MAX_TOKENS = 30;
 
-/** Options of {@link DexScreenerClient}; `callsPerMin` defaults to {@link DEXSCREENER_CALLS_PER_MIN}. */
+/** Options of {@link DexScreenerClient}; `callsPerMin` defaults to `DEXSCREENER_ENDPOINTS.rest.api` (endpoints.ts). */
 export type DexScreenerClientOptions = VenueClientOptions;
 
 /**
- * DexScreener public API client (no key; sources.md §7.1), base `https://api.dexscreener.com`.
+ * DexScreener public API client (no key; sources.md §7.1), live base `DEXSCREENER_ENDPOINTS.rest.api.url`.
  * Endpoints: `GET /token-pairs/v1/{chainId}/{tokenAddress}`, `GET /tokens/v1/{chainId}/{a,b,…}` (≤ 30 per
  * call; longer lists are split), `GET /latest/dex/search?q=`. Results are {@link DexPool}s in USD (liquidity,
  * volume) with `feeBps` null (DexScreener states no fee); pairs on chains we do not aggregate are dropped.
@@ -34,7 +32,7 @@ export class DexScreenerClient {
     this.http = new VenueHttpClient({
       venue: DEXSCREENER,
       baseUrl: baseUrl.replace(/\/+$/, ""),
-      callsPerMin: opts.callsPerMin ?? DEXSCREENER_CALLS_PER_MIN,
+      callsPerMin: opts.callsPerMin ?? DEXSCREENER_ENDPOINTS.rest.api.callsPerMin,
       timeoutMs: opts.timeoutMs,
       metrics: opts.metrics,
       health: opts.health,

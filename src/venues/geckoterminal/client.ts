@@ -2,13 +2,11 @@ import { LRUCache } from "lru-cache";
 import { AppError } from "../../errors.js";
 import { VenueHttpClient, VenueHttpError, type VenueClientOptions } from "../../lib/venue-http.js";
 import { DEX_CHAINS, type DexChain, type DexPool, type OhlcvTimeframe, type PoolCandle } from "../dex/types.js";
+import { GECKOTERMINAL_ENDPOINTS } from "./endpoints.js";
 import { parseOhlcv, parsePools } from "./parse.js";
 
 /** Venue key of GeckoTerminal in status, metrics and errors. */
 export const GECKOTERMINAL = "geckoterminal";
-
-/** Default request budget: 20 a minute. The public limit is 30/min (apiguide.geckoterminal.com/faq); plan for fewer. */
-export const GECKOTERMINAL_CALLS_PER_MIN = 20;
 
 /** How long a token's pool list is reused: pool sets change slowly, and the budget is small. */
 export const POOL_LIST_TTL_MS = 10 * 60_000;
@@ -19,11 +17,11 @@ export const OHLCV_MAX_LIMIT = 1000;
 /** The API version pinned through the `Accept` header (apiguide.geckoterminal.com). */
 const ACCEPT = "application/json;version=20230302";
 
-/** Options of {@link GeckoTerminalClient}; `callsPerMin` defaults to {@link GECKOTERMINAL_CALLS_PER_MIN}. */
+/** Options of {@link GeckoTerminalClient}; `callsPerMin` defaults to `GECKOTERMINAL_ENDPOINTS.rest.api` (endpoints.ts). */
 export type GeckoTerminalClientOptions = VenueClientOptions;
 
 /**
- * GeckoTerminal public API v2 client (no key; sources.md §7.2), base `https://api.geckoterminal.com/api/v2`,
+ * GeckoTerminal public API v2 client (no key; sources.md §7.2), live base `GECKOTERMINAL_ENDPOINTS.rest.api.url`,
  * header `Accept: application/json;version=20230302`.
  * Endpoints: `GET /networks/{network}/tokens/{address}/pools?page=1&include=base_token,quote_token,dex`
  * (top pools of a token; cached {@link POOL_LIST_TTL_MS} per chain and address, concurrent callers share one
@@ -40,7 +38,7 @@ export class GeckoTerminalClient {
       venue: GECKOTERMINAL,
       baseUrl: baseUrl.replace(/\/+$/, ""),
       headers: { accept: ACCEPT },
-      callsPerMin: opts.callsPerMin ?? GECKOTERMINAL_CALLS_PER_MIN,
+      callsPerMin: opts.callsPerMin ?? GECKOTERMINAL_ENDPOINTS.rest.api.callsPerMin,
       timeoutMs: opts.timeoutMs,
       metrics: opts.metrics,
       health: opts.health,

@@ -1,7 +1,8 @@
-import type { FeedInstrument, ParsedFrame } from "../feeds/normalise.js";
-import { parseHyperliquidRecentTrades } from "../feeds/parse-hyperliquid.js";
-import type { BackfillOptions } from "./common.js";
-import { LatestTradesBackfill } from "./latest-trades.js";
+import type { FeedInstrument, ParsedFrame } from "../../streams/feeds/normalise.js";
+import { HYPERLIQUID_ENDPOINTS } from "./endpoints.js";
+import { parseHyperliquidRecentTrades } from "./feed-parse.js";
+import { type BackfillOptions, backfillDefaults } from "../../streams/backfill/common.js";
+import { LatestTradesBackfill } from "../../streams/backfill/latest-trades.js";
 
 /**
  * Hyperliquid trades from `POST /info {"type":"recentTrades","coin"}`: the latest few trades only, no
@@ -9,8 +10,7 @@ import { LatestTradesBackfill } from "./latest-trades.js";
  */
 export class HyperliquidTradeBackfill extends LatestTradesBackfill {
   constructor(opts: BackfillOptions) {
-    // /info weighs 20 of 1,200/min: keep 10 calls/min for backfills
-    super("hyperliquid", opts, { baseUrl: "https://api.hyperliquid.xyz", callsPerMin: 10 });
+    super("hyperliquid", opts, backfillDefaults(HYPERLIQUID_ENDPOINTS));
   }
 
   protected request(inst: FeedInstrument): Promise<unknown> {

@@ -1,6 +1,7 @@
 import { AppError } from "../../errors.js";
 import { memoize } from "../../lib/memo.js";
 import { VenueHttpError } from "../../lib/venue-http.js";
+import { HYPERLIQUID_ENDPOINTS } from "./endpoints.js";
 import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
 import type { FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpVenueClient, PredictedFunding } from "../perp/types.js";
 import { parseFunding, parseFundingHistory, parseInstruments, parseMarginTiers, parseOpenInterest, parsePredictedFundings } from "./parse.js";
@@ -12,9 +13,6 @@ export const HYPERLIQUID_SNAPSHOT_TTL_MS = 2_000;
 /** Venue key of Hyperliquid in status, metrics and errors. */
 export const HYPERLIQUID = "hyperliquid";
 
-/** Default request budget: most `/info` requests weigh 20 of the 1,200 weight/min per IP. */
-export const HYPERLIQUID_CALLS_PER_MIN = 50;
-
 /** `fundingHistory` returns at most this many rows per call. */
 const PAGE_ROWS = 500;
 /** Longest history served by {@link HyperliquidPerpClient.fundingHistory} (hourly points). */
@@ -25,7 +23,7 @@ interface HyperliquidCatalog extends Catalog {
   meta: unknown;
 }
 
-/** Options of {@link HyperliquidPerpClient} (`callsPerMin` defaults to {@link HYPERLIQUID_CALLS_PER_MIN}). */
+/** Options of {@link HyperliquidPerpClient} (`callsPerMin` defaults to `HYPERLIQUID_ENDPOINTS.rest.api`, endpoints.ts). */
 export type HyperliquidClientOptions = PerpClientOptions;
 
 /**
@@ -38,7 +36,7 @@ export type HyperliquidClientOptions = PerpClientOptions;
  */
 export class HyperliquidPerpClient extends PerpClientBase<HyperliquidCatalog> implements PerpVenueClient {
   constructor(baseUrl: string, opts: HyperliquidClientOptions) {
-    super(HYPERLIQUID, baseUrl, opts, { callsPerMin: HYPERLIQUID_CALLS_PER_MIN, listing: "perpetual" });
+    super(HYPERLIQUID, baseUrl, opts, { callsPerMin: HYPERLIQUID_ENDPOINTS.rest.api.callsPerMin, listing: "perpetual" });
   }
 
   /** Hourly funding of every perpetual: one `metaAndAssetCtxs` call. */

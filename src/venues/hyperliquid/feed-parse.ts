@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Trade } from "../types.js";
-import { decode, eachRow, type FeedInstrument, frame, Id, type InstrumentLookup, makeTrade, type ParsedFrame, Pos, Time, zodIssues } from "./normalise.js";
+import type { Trade } from "../../streams/types.js";
+import { decode, eachRow, type FeedInstrument, frame, Id, type InstrumentLookup, makeTrade, type ParsedFrame, Pos, Time, zodIssues } from "../../streams/feeds/normalise.js";
 
 /*
  * Hyperliquid WS frames (sources.md §5): `{"channel":"trades","data":[WsTrade…]}` with `side` B (buy

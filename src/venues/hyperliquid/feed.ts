@@ -1,10 +1,11 @@
-import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "./normalise.js";
-import { type FeedOptions, VenueFeed, type VenueSpec } from "./feed-base.js";
-import { parseHyperliquidMessage } from "./parse-hyperliquid.js";
+import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../../streams/feeds/normalise.js";
+import { type FeedOptions, VenueFeed, type VenueSpec } from "../../streams/feeds/feed-base.js";
+import { HYPERLIQUID_ENDPOINTS } from "./endpoints.js";
+import { parseHyperliquidMessage } from "./feed-parse.js";
 
 const SPEC: VenueSpec = {
   venue: "hyperliquid",
-  defaultBaseUrl: "wss://api.hyperliquid.xyz",
+  defaultBaseUrl: HYPERLIQUID_ENDPOINTS.ws.url,
   // The server closes a connection it has sent nothing to for 60 s: `{"method":"ping"}` every 30 s.
   heartbeat: { everyMs: 30_000, idleOnly: false },
   rotateAfterMs: 0,

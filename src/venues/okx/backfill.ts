@@ -1,8 +1,9 @@
 import type { VenueHttpClient } from "../../lib/venue-http.js";
 import type { Logger } from "../../lib/log.js";
-import { parseOkxTrades } from "../feeds/parse-okx.js";
-import type { Trade } from "../types.js";
-import { type BackfillOptions, type BackfillResult, backfillLogger, finish, page, resolveInstrument, restClient, type TradeBackfill } from "./common.js";
+import { OKX_ENDPOINTS } from "./endpoints.js";
+import { parseOkxTrades } from "./feed-parse.js";
+import type { Trade } from "../../streams/types.js";
+import { type BackfillOptions, type BackfillResult, backfillDefaults, backfillLogger, finish, page, resolveInstrument, restClient, type TradeBackfill } from "../../streams/backfill/common.js";
 
 const LIMIT = 100;
 
@@ -18,8 +19,7 @@ export class OkxTradeBackfill implements TradeBackfill {
   private readonly log: Logger;
 
   constructor(private readonly opts: BackfillOptions) {
-    // history-trades allows 20 requests / 2 s per IP
-    this.http = restClient(this.venue, opts, { baseUrl: "https://www.okx.com", callsPerMin: 300, windowSec: 2 });
+    this.http = restClient(this.venue, opts, backfillDefaults(OKX_ENDPOINTS));
     this.log = backfillLogger(this.venue, opts);
   }
 

@@ -1,6 +1,7 @@
 import { memoize } from "../../lib/memo.js";
 import { AppError } from "../../errors.js";
 import { VenueHttpError } from "../../lib/venue-http.js";
+import { OKX_ENDPOINTS } from "./endpoints.js";
 import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } from "../perp/client-base.js";
 import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpInstrument, PerpVenueClient } from "../perp/types.js";
 import {
@@ -24,10 +25,7 @@ export const OKX = "okx";
 /** How long one all-swaps funding snapshot is reused. */
 const SNAPSHOT_TTL_MS = 2_000;
 
-/** Default request budget: 15 requests per 2 s window, under OKX's 20 / 2 s per public endpoint (rubik allows 5 / 2 s and is rarely hit). */
-export const OKX_CALLS_PER_MIN = 450;
-
-/** Options of {@link OkxPerpClient} (`callsPerMin` defaults to {@link OKX_CALLS_PER_MIN}). */
+/** Options of {@link OkxPerpClient} (`callsPerMin` defaults to `OKX_ENDPOINTS.rest.api`, endpoints.ts). */
 export type OkxClientOptions = PerpClientOptions;
 
 const RATIO_PERIOD = "5m";
@@ -46,7 +44,8 @@ const empty = () => new Map<string, number>();
  */
 export class OkxPerpClient extends PerpClientBase implements PerpVenueClient {
   constructor(baseUrl: string, opts: OkxClientOptions) {
-    super(OKX, baseUrl, opts, { callsPerMin: OKX_CALLS_PER_MIN, windowSec: 2, listing: "USDT swap" });
+    const { callsPerMin, windowSec } = OKX_ENDPOINTS.rest.api;
+    super(OKX, baseUrl, opts, { callsPerMin, windowSec, listing: "USDT swap" });
   }
 
   /** Funding of every swap (`funding-rate?instId=ANY`, all mark prices, all USDT index prices): one snapshot, reused for 2 s. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Liquidation, Trade } from "../types.js";
-import { decode, eachRow, type FeedInstrument, frame, Id, type InstrumentLookup, makeLiquidation, makeTrade, type ParsedFrame, Pos, Time, zodIssues } from "./normalise.js";
+import type { Liquidation, Trade } from "../../streams/types.js";
+import { decode, eachRow, type FeedInstrument, frame, Id, type InstrumentLookup, makeLiquidation, makeTrade, type ParsedFrame, Pos, Time, zodIssues } from "../../streams/feeds/normalise.js";
 
 /*
  * OKX v5 public frames (sources.md §4.1): `trades` (`side` = TAKER side, `sz` in CONTRACTS for swaps →

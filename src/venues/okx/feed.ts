@@ -1,13 +1,14 @@
-import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "./normalise.js";
-import { type FeedOptions, VenueFeed, type VenueSpec } from "./feed-base.js";
-import { parseOkxMessage } from "./parse-okx.js";
+import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../../streams/feeds/normalise.js";
+import { type FeedOptions, VenueFeed, type VenueSpec } from "../../streams/feeds/feed-base.js";
+import { OKX_ENDPOINTS } from "./endpoints.js";
+import { parseOkxMessage } from "./feed-parse.js";
 
 /** Channel arguments per (un)subscribe request (OKX allows 480 requests per hour per connection). */
 const BATCH = 100;
 
 const SPEC: VenueSpec = {
   venue: "okx",
-  defaultBaseUrl: "wss://ws.okx.com:8443",
+  defaultBaseUrl: OKX_ENDPOINTS.ws.url,
   // OKX drops a connection after 30 s without traffic: text `ping` after 20 s idle, answered by `pong`.
   heartbeat: { everyMs: 20_000, idleOnly: true },
   rotateAfterMs: 0,

@@ -4,7 +4,7 @@ import { AppError } from "../../errors.js";
 import { VenueHttpClient, type VenueClientOptions } from "../../lib/venue-http.js";
 import type { Candle, MarginTier, PerpInstrument, PerpVenue } from "./types.js";
 
-/** Options of every perp venue client ({@link PerpClientBase}); `callsPerMin` defaults to the venue's `*_CALLS_PER_MIN`. */
+/** Options of every perp venue client ({@link PerpClientBase}); `callsPerMin` defaults to the venue's budget in its endpoints.ts. */
 export interface PerpClientOptions extends VenueClientOptions {
   /** How long the instrument list (and what is loaded with it) is cached (default 1 h). */
   instrumentsTtlMs?: number;

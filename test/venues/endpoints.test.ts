@@ -1,0 +1,98 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig, SETTING_NAMES } from "../../src/config.js";
+import { backfillDefaults } from "../../src/streams/backfill/common.js";
+import {
+  BINANCE_ENDPOINTS,
+  BYBIT_ENDPOINTS,
+  COINGECKO_ENDPOINTS,
+  DEXSCREENER_ENDPOINTS,
+  GECKOTERMINAL_ENDPOINTS,
+  HYPERLIQUID_ENDPOINTS,
+  LIVE_VENUE_HOSTS,
+  OKX_ENDPOINTS,
+  REST_URL_SETTINGS,
+  VENUE_ENDPOINTS,
+  WS_URL_SETTINGS,
+} from "../../src/venues/endpoints.js";
+import type { VenueEndpoints } from "../../src/venues/endpoint-types.js";
+
+/*
+ * Each venue states its base URLs, live hosts and budgets once (src/venues/<venue>/endpoints.ts); config
+ * defaults, sim-mode checks and the backfills read them there. These tests hold the pieces together, so a
+ * venue added to the list is covered without a new test.
+ */
+
+const endpointsOf = (v: VenueEndpoints) => [...Object.values(v.rest), ...(v.ws ? [v.ws] : [])];
+
+/** Every URL setting pointed at a local simulator, as simEnv does. */
+const simUrls = () => Object.fromEntries([...REST_URL_SETTINGS, ...WS_URL_SETTINGS].map((s) => [s, `http://127.0.0.1:9/${s.toLowerCase()}`]));
+
+function problems(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe("venue endpoints, stated once", () => {
+  it("name only settings the configuration reads", () => {
+    for (const v of VENUE_ENDPOINTS) for (const e of endpointsOf(v)) expect(SETTING_NAMES, e.setting).toContain(e.setting);
+  });
+
+  it("are the configuration's defaults (URLs and budgets)", () => {
+    const c = loadConfig({});
+    expect(c.venues).toEqual({
+      binanceFapi: BINANCE_ENDPOINTS.rest.fapi.url,
+      binanceSpot: BINANCE_ENDPOINTS.rest.spot.url,
+      bybit: BYBIT_ENDPOINTS.rest.api.url,
+      okx: OKX_ENDPOINTS.rest.api.url,
+      hyperliquid: HYPERLIQUID_ENDPOINTS.rest.api.url,
+      dexscreener: DEXSCREENER_ENDPOINTS.rest.api.url,
+      geckoterminal: GECKOTERMINAL_ENDPOINTS.rest.api.url,
+    });
+    expect(c.streams?.wsUrls).toEqual({ binance: BINANCE_ENDPOINTS.ws.url, bybit: BYBIT_ENDPOINTS.ws.url, okx: OKX_ENDPOINTS.ws.url, hyperliquid: HYPERLIQUID_ENDPOINTS.ws.url });
+    expect(c.dexscreenerCallsPerMin).toBe(DEXSCREENER_ENDPOINTS.rest.api.callsPerMin);
+    expect(c.geckoterminalCallsPerMin).toBe(GECKOTERMINAL_ENDPOINTS.rest.api.callsPerMin);
+    for (const plan of ["public", "demo", "pro"] as const) {
+      const cg = loadConfig({ COINGECKO_PLAN: plan, COINGECKO_API_KEY: plan === "public" ? undefined : "k" }).coingecko;
+      expect(cg).toMatchObject({ plan, baseUrl: COINGECKO_ENDPOINTS.rest[plan].url, callsPerMin: COINGECKO_ENDPOINTS.rest[plan].callsPerMin });
+    }
+  });
+
+  it("give the live hosts sim mode refuses: the hosts of every REST and websocket URL", () => {
+    expect([...LIVE_VENUE_HOSTS].sort()).toEqual(
+      [
+        "api.binance.com",
+        "api.bybit.com",
+        "api.coingecko.com",
+        "api.dexscreener.com",
+        "api.geckoterminal.com",
+        "api.hyperliquid.xyz",
+        "fapi.binance.com",
+        "fstream.binance.com",
+        "pro-api.coingecko.com",
+        "stream.bybit.com",
+        "ws.okx.com",
+        "www.okx.com",
+      ].sort(),
+    );
+    expect(loadConfig({ DATA_MODE: "sim", ...simUrls() }).dataMode).toBe("sim");
+    for (const v of VENUE_ENDPOINTS) {
+      for (const e of endpointsOf(v)) {
+        expect(problems({ DATA_MODE: "sim", ...simUrls(), [e.setting]: e.url }), e.setting).toEqual([
+          `DATA_MODE=sim with a real venue's URL (answers would be live data labelled simulated): ${e.setting}`,
+        ]);
+      }
+    }
+  });
+
+  it("give each backfill its budget on the live URL of the REST base it names", () => {
+    expect(backfillDefaults(BINANCE_ENDPOINTS)).toEqual({ baseUrl: "https://fapi.binance.com", callsPerMin: 60, windowSec: undefined });
+    expect(backfillDefaults(OKX_ENDPOINTS)).toEqual({ baseUrl: "https://www.okx.com", callsPerMin: 300, windowSec: 2 });
+    for (const v of [BYBIT_ENDPOINTS, HYPERLIQUID_ENDPOINTS]) expect(backfillDefaults(v).baseUrl).toBe(v.rest.api.url);
+    expect(() => backfillDefaults({ rest: BINANCE_ENDPOINTS.rest, backfill: { rest: "futures", callsPerMin: 1 } })).toThrow(/names no REST base "futures"/);
+  });
+});
