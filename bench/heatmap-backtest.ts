@@ -248,6 +248,7 @@ async function main(): Promise<void> {
   };
   const notes: string[] = [];
   if (!flag("--no-real")) {
+    // Overridden by --data or MARKETGATE_REAL_DATA_DIR; else the shared real-data folder.
     const dir = str("--data") ?? process.env.MARKETGATE_REAL_DATA_DIR ?? "/work/shared/data/real";
     const recs = realRecordings(dir);
     if (!recs.length) notes.push(`no real recordings under ${dir}`);

@@ -97,7 +97,7 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     expect(await stack.balanceOf(payer().address)).toBe(before);
   });
 
-  it("creates a liquidation alert for exactly 0.06 USDC: spec 2.1 fields, secrets shown once, payer as owner", async () => {
+  it("creates a liquidation alert for exactly 0.06 USDC: the create fields of docs/alerts.md, secrets shown once, payer as owner", async () => {
     const before = await stack.balanceOf(payer().address);
     const a = await create("/liquidation/alert", { symbol: "btc", threshold_pct: 0.0001, webhook_url: receiver.url("/liq-a?k=1"), expires_in_hours: 48 });
     expect(await stack.balanceOf(payer().address)).toBe(before - usdc(0.06));

@@ -14,7 +14,7 @@ import { json } from "../helpers/json.js";
  * eight pre-subscribed symbols must not all read the same, and every input the tool can read is used.
  */
 describe("Binance openInterestHist parser", () => {
-  it("reads the documented row (sources.md §1.3), per ONE coin, oldest first", () => {
+  it("reads the row Binance's Open-Interest-Statistics docs show, per ONE coin, oldest first", () => {
     const inst: PerpInstrument = { venue: "binance", base: "PEPE", venueSymbol: "1000PEPEUSDT", multiplier: 1000, contractSize: 1 };
     const rows = [
       { symbol: "1000PEPEUSDT", sumOpenInterest: "200.5", sumOpenInterestValue: "4010.0", timestamp: 1642183500000 },

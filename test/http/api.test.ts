@@ -15,7 +15,7 @@ describe("HTTP surface (payments off)", () => {
   afterAll(() => s?.close());
   beforeEach(() => s.sim.faults.clear());
 
-  it("answers batch prices per spec 2.7 and lists unsupported symbols", async () => {
+  it("answers batch prices (docs/endpoints.md) and lists unsupported symbols", async () => {
     const res = await get("/api/v1/prices?symbols=eth,BTC,notacoin,eth");
     expect(res.status).toBe(200);
     expect(res.headers.get("x-data-source")).toBe("simulated");
@@ -49,7 +49,7 @@ describe("HTTP surface (payments off)", () => {
     expect(calls()).toBe(before);
   });
 
-  it("answers market details and history per spec 2.7, accepting a symbol as id", async () => {
+  it("answers market details and history (docs/endpoints.md), accepting a symbol as id", async () => {
     const m = await json(await get("/api/v1/market/eth"));
     expect(m.data).toMatchObject({ id: "ethereum", symbol: "ETH", name: "Ethereum" });
     for (const k of ["price", "change_24h", "change_7d", "change_30d", "volume_24h", "market_cap", "circulating_supply", "ath", "atl"]) {

@@ -62,6 +62,7 @@ const REAL_FILES = [
   "hyperliquid/nautilus_ws_allDexsAssetCtxs.json",
   "bybit/cryptofeed_v5_ws_linear_spot_publicTrade_tickers_kline_2026-08-09.ndjson",
 ];
+/** Overridden by MARKETGATE_REAL_DATA_DIR; else the project recordings, else the shared real-data folder. */
 const REAL = [process.env.MARKETGATE_REAL_DATA_DIR, DEFAULT_REPLAY_DIR, "/work/shared/data/real"]
   .find((d): d is string => d !== undefined && REAL_FILES.every((f) => existsSync(join(d, f))));
 const haveReal = REAL !== undefined;

@@ -10,7 +10,7 @@ import {
   periodMs,
 } from "../../src/streams/store/cvd-math.js";
 
-describe("cvdSignal thresholds (spec 2.6)", () => {
+describe("cvdSignal thresholds (docs/methods/streams.md)", () => {
   const sig = (pct: number) => cvdSignal(pct, 100, 10);
 
   it("classifies at and around each boundary", () => {

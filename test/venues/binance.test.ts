@@ -142,7 +142,7 @@ describe("binance parsers on recorded payloads", () => {
     expect(parseSpotTickerPrice(fixture("binance/spot_ticker_price_BTCUSDT_2021-10-22.json"))).toBe(60740);
   });
 
-  it("parses the klines docs example (sources.md §1.6): prices, coin volume, quoteVol as USD", () => {
+  it("parses Binance's Kline-Candlestick-Data docs example: prices, coin volume, quoteVol as USD", () => {
     const docs = [[1616338800000, "57212.69", "57315.00", "57196.19", "57300.00", "496.263", 1616339099999, "28425514.78940", 7160, "273.108", "15642623.69718", "0"]];
     expect(parseKlines(docs, inst("BTCUSDT"))).toEqual([
       { venue: "binance", base: "BTC", openTime: 1616338800000, open: 57212.69, high: 57315, low: 57196.19, close: 57300, volumeCoins: 496.263, volumeUsd: 28425514.7894 },

@@ -3,7 +3,7 @@ import type { LiquidationParams } from "../../src/alerts/types.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { PerpSymbol } from "../perp/common.js";
 import { ExpiresInHours, WebhookUrl, type AlertKindSpec } from "./common.js";
-import { createAlert, CreatedShape, precheckCreate } from "./create.js";
+import { createAlert, CreatedShape, checkCreateBeforePayment } from "./create.js";
 import { lifecycleTools } from "./lifecycle.js";
 
 const Condition = {
@@ -23,7 +23,7 @@ export const liquidationAlertCreate = defineTool({
   tags: ["alerts", "liquidations"],
   summary: "Webhook when estimated liquidation cascade risk crosses a threshold",
   description:
-    "Every evaluation round (default 30 s) the liquidation heatmap of the symbol is computed once for all its alerts; the alert fires when risk_summary.oi_at_risk_pct >= threshold_pct and total_oi_at_risk_usd >= min_value_usd, then at most once per cooldown (15 min) while that holds, until it expires or is cancelled. Deliveries: HTTPS POST of the spec 6 payload, signed with X-Marketgate-Signature (HMAC-SHA256 of '<timestamp>.<body>' with webhook_secret) and X-Marketgate-Timestamp, and per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature; webhook_secret is a whsec_ secret); 5 s timeout, 2xx = delivered, redirects not followed, 6 attempts with backoff 10 s x 3^n. Checked before payment: symbol listed (404), webhook_url HTTPS on an allowed port (443 unless the operator allows more) and resolving only to public addresses (400). The payment settles before the alert is stored; the paying wallet becomes its owner.",
+    "Every evaluation round (default 30 s) the liquidation heatmap of the symbol is computed once for all its alerts; the alert fires when risk_summary.oi_at_risk_pct >= threshold_pct and total_oi_at_risk_usd >= min_value_usd, then at most once per cooldown (15 min) while that holds, until it expires or is cancelled. Deliveries: HTTPS POST of the payload documented in docs/alerts.md (event liquidation_alert, alert_id, symbol, severity, data, timestamp), signed with X-Marketgate-Signature (HMAC-SHA256 of '<timestamp>.<body>' with webhook_secret) and X-Marketgate-Timestamp, and per Standard Webhooks (webhook-id, webhook-timestamp, webhook-signature; webhook_secret is a whsec_ secret); 5 s timeout, 2xx = delivered, redirects not followed, 6 attempts with backoff 10 s x 3^n. Checked before payment: symbol listed (404), webhook_url HTTPS on an allowed port (443 unless the operator allows more) and resolving only to public addresses (400). The payment settles before the alert is stored; the paying wallet becomes its owner.",
   example: { symbol: "BTC", threshold_pct: 5, webhook_url: "https://hooks.example.com/marketgate", expires_in_hours: 24 },
   input: z.object({
     symbol: PerpSymbol,
@@ -38,7 +38,7 @@ export const liquidationAlertCreate = defineTool({
   stateful: true,
   // Creates an alert and destroys nothing: MCP clients need not warn as for a destructive call.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-  precheck: (i, ctx) => precheckCreate(ctx, i.symbol, i.webhook_url),
+  checkBeforePayment: (i, ctx) => checkCreateBeforePayment(ctx, i.symbol, i.webhook_url),
   async handler(i, ctx, caller) {
     const params: LiquidationParams = { condition: i.condition, threshold_pct: i.threshold_pct, min_value_usd: i.min_value_usd };
     const describe = `Liquidation alert for ${i.symbol}: fires when at least ${i.threshold_pct}% of open interest (and at least $${i.min_value_usd}) is at risk.`;

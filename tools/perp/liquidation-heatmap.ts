@@ -221,7 +221,7 @@ export async function computeHeatmap(ctx: ToolContext, symbol: string): Promise<
 }
 
 const Cluster = z.object({
-  leverage: z.string().describe("leverage tier: 5x, 10x, 25x, 50x or 100x (spec 2.5), or 2x for the open interest at 3x or less"),
+  leverage: z.string().describe("leverage tier: 5x, 10x, 25x, 50x or 100x, or 2x for the open interest at 3x or less (docs/methods/liquidation-heatmap.md)"),
   side: z.enum(["long", "short"]).describe("long positions liquidate below the price, shorts above"),
   liquidation_price: z.number().describe("estimated OI-weighted mean liquidation price of the cluster, USD"),
   distance_pct: z.number().describe("(liquidation_price - current_price) / current_price x 100; negative below, positive above"),
@@ -303,7 +303,7 @@ export const liquidationHeatmapTool = defineTool({
     missing_exchanges: MissingExchanges,
     timestamp: Timestamp,
   }),
-  precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
+  checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
   async handler({ symbol }, ctx) {
     const r = await computeHeatmap(ctx, symbol);
     const { market, heatmap } = r;

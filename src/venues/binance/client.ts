@@ -49,7 +49,8 @@ const OI_HIST_TTL_MS = 5 * 60_000;
 export const BINANCE_MAX_KLINES = 1500;
 
 /**
- * Binance USDⓈ-M futures client (public REST, sources.md §1–2): USDT-margined perpetuals in status TRADING only.
+ * Binance USDⓈ-M futures client (public REST, https://developers.binance.com/docs/derivatives/usds-margined-futures/general-info):
+ * USDT-margined perpetuals in status TRADING only.
  * Endpoints: `/fapi/v1/exchangeInfo`, `/fapi/v1/fundingInfo` (both cached with the instruments),
  * `/fapi/v1/premiumIndex`, `/fapi/v1/fundingRate`, `/fapi/v1/openInterest`,
  * `/futures/data/topLongShortPositionRatio`, `/futures/data/openInterestHist`, `/fapi/v1/klines`, and spot

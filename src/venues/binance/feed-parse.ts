@@ -24,10 +24,11 @@ import {
 import { bool, detached, fixed, object, str, uint } from "../../streams/feeds/frame-layout.js";
 
 /*
- * Binance USDⓈ-M stream frames (sources.md §1.8): combined-stream wrappers `{"stream","data"}` (raw
- * payloads are accepted too) carrying `aggTrade` (`m: true` = buyer is maker → taker SELL; id = aggregate
- * id `a`) and `forceOrder` (`o.S` is the liquidation ORDER side: SELL → a long was liquidated; size `o.z`
- * filled, else `o.q`; price `o.ap` average, else `o.p`). Also the REST `/fapi/v1/aggTrades` rows.
+ * Binance USDⓈ-M stream frames (https://developers.binance.com/docs/derivatives/usds-margined-futures/websocket-market-streams):
+ * combined-stream wrappers `{"stream","data"}` (raw payloads are accepted too) carrying `aggTrade`
+ * (`m: true` = buyer is maker → taker SELL; id = aggregate id `a`) and `forceOrder` (`o.S` is the
+ * liquidation ORDER side: SELL → a long was liquidated; size `o.z` filled, else `o.q`; price `o.ap`
+ * average, else `o.p`). Also the REST `/fapi/v1/aggTrades` rows.
  */
 
 const VENUE = "binance";

@@ -3,7 +3,9 @@ import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInteres
 import { Num, OptNum, parseShape, perCoin, scale } from "../wire.js";
 
 /*
- * Pure parsers for Binance USDⓈ-M futures (fapi) and spot payloads (sources.md §1, §2, §11).
+ * Pure parsers for Binance USDⓈ-M futures (fapi) and spot payloads
+ * (https://developers.binance.com/docs/derivatives/usds-margined-futures/general-info and
+ * https://developers.binance.com/docs/binance-spot-api-docs/rest-api/market-data-endpoints).
  * Decimals arrive as strings, times as numbers in ms (the `/futures/data/*` `timestamp` may be a
  * string or a number). Small caps are listed per 1000 (or 1,000,000) coins (`1000PEPEUSDT`,
  * `1000000MOGUSDT`, `1MBABYDOGEUSDT`): prices are divided and sizes multiplied by that multiplier

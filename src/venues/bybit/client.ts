@@ -16,7 +16,7 @@ const MAX_PAGES = 10;
 
 /**
  * Bybit v5 client, `category=linear` USDT perpetuals in status Trading, with `fundingIntervalHours`
- * (public REST, sources.md §3).
+ * (public REST, https://bybit-exchange.github.io/docs/v5/intro).
  * Endpoints: `/v5/market/instruments-info` (cursor-paginated, cached), `/v5/market/tickers`,
  * `/v5/market/funding/history`, `/v5/market/account-ratio`, `/v5/market/risk-limit`. Records are per ONE coin.
  * Errors: see {@link VenueHttpClient}; an unlisted base or retCode 10001 on a symbol request →

@@ -22,8 +22,9 @@ import {
 import { bool, detached, object, oneOf, str, uint } from "../../streams/feeds/frame-layout.js";
 
 /*
- * Bybit v5 public linear frames (sources.md §3.5): `publicTrade.{symbol}` (`S` = TAKER side, `v` size,
- * `p` price, `i` id, `T` time) and `allLiquidation.{symbol}` (`S` = the liquidated POSITION side: Buy → a
+ * Bybit v5 public linear frames (https://bybit-exchange.github.io/docs/v5/websocket/public/trade and
+ * https://bybit-exchange.github.io/docs/v5/websocket/public/all-liquidation): `publicTrade.{symbol}`
+ * (`S` = TAKER side, `v` size, `p` price, `i` id, `T` time) and `allLiquidation.{symbol}` (`S` = the liquidated POSITION side: Buy → a
  * long was liquidated; `p` bankruptcy price). Control: subscribe acks and pongs (`op`, `success`,
  * `ret_msg`). The REST `/v5/market/recent-trade` rows use long names (`execId`, `price`, `size`, `side`,
  * `time`) for the same facts.

@@ -5,7 +5,7 @@ import { splitMultiplier } from "../binance/parse.js";
 import { invalidShape, Num, OptNum, perCoin, scale } from "../wire.js";
 
 /*
- * Pure parsers for Bybit v5 `category=linear` payloads (sources.md §3, §11). Envelope
+ * Pure parsers for Bybit v5 `category=linear` payloads (https://bybit-exchange.github.io/docs/v5/intro, Market). Envelope
  * `{retCode, retMsg, result, time}`; every value inside `result.list` is a string, timestamps
  * included. Symbols follow Binance's numeric-prefix convention (`1000PEPEUSDT`) plus a suffix form
  * (`SHIB1000USDT`); records are per ONE coin of the canonical base.

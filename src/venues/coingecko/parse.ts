@@ -33,7 +33,7 @@ export interface SimplePrice {
 const invalid = (endpoint: string, err: z.ZodError) => invalidShape("coingecko", endpoint, err);
 
 /**
- * Parses `GET /simple/price` (sources.md §8). Coins CoinGecko does not know are absent from the body
+ * Parses `GET /simple/price` (https://docs.coingecko.com/reference/simple-price). Coins CoinGecko does not know are absent from the body
  * (or an empty object); they are simply missing from the result.
  * @throws AppError UPSTREAM_ERROR on an unexpected shape.
  */
@@ -102,7 +102,7 @@ export interface CoinDetails {
 }
 
 /**
- * Parses `GET /coins/{id}?market_data=true&...` (sources.md §8).
+ * Parses `GET /coins/{id}?market_data=true&...` (https://docs.coingecko.com/reference/coins-id).
  * @throws AppError UPSTREAM_ERROR on an unexpected shape.
  */
 export function parseCoin(raw: unknown): CoinDetails {
@@ -150,7 +150,7 @@ function clean(points: Array<[number, number | null]>): ChartSeries {
 }
 
 /**
- * Parses `GET /coins/{id}/market_chart?vs_currency=usd&days=N` (sources.md §8).
+ * Parses `GET /coins/{id}/market_chart?vs_currency=usd&days=N` (https://docs.coingecko.com/reference/coins-id-market-chart).
  * @throws AppError UPSTREAM_ERROR on an unexpected shape.
  */
 export function parseMarketChart(raw: unknown): MarketChart {

@@ -64,5 +64,5 @@ export interface PoolCandle {
   volumeUsd: number;
 }
 
-/** GeckoTerminal OHLCV timeframes and aggregates (sources.md §7.2). */
+/** GeckoTerminal OHLCV timeframes and aggregates (pool OHLCV in https://api.geckoterminal.com/docs/index.html). */
 export type OhlcvTimeframe = { timeframe: "minute"; aggregate: 1 | 5 | 15 } | { timeframe: "hour"; aggregate: 1 | 4 | 12 } | { timeframe: "day"; aggregate: 1 };

@@ -15,7 +15,7 @@ export const DEXSCREENER_MAX_TOKENS = 30;
 export type DexScreenerClientOptions = VenueClientOptions;
 
 /**
- * DexScreener public API client (no key; sources.md §7.1), live base `DEXSCREENER_ENDPOINTS.rest.api.url`.
+ * DexScreener public API client (no key; https://docs.dexscreener.com/api/reference), live base `DEXSCREENER_ENDPOINTS.rest.api.url`.
  * Endpoints: `GET /token-pairs/v1/{chainId}/{tokenAddress}`, `GET /tokens/v1/{chainId}/{a,b,…}` (≤ 30 per
  * call; longer lists are split), `GET /latest/dex/search?q=`. Results are {@link DexPool}s in USD (liquidity,
  * volume) with `feeBps` null (DexScreener states no fee); pairs on chains we do not aggregate are dropped.

@@ -3,7 +3,7 @@ import { DEX_CHAINS, type DexChain, type DexPool, type DexToken } from "../dex/t
 import { OptNum, parseShape } from "../wire.js";
 
 /*
- * Pure parsers for DexScreener payloads (sources.md §7.1; docs.dexscreener.com/api/reference).
+ * Pure parsers for DexScreener payloads (https://docs.dexscreener.com/api/reference).
  * Wire rules: `priceUsd` and `priceNative` are strings; `volume`, `priceChange`, `liquidity`, `fdv` and
  * `pairCreatedAt` (epoch ms) are numbers, possibly in exponent notation (`3.725857251510287e+42`). Any
  * window key (`m5`, `h1`, `h6`, `h24`) may be missing; `liquidity`, `fdv` and `marketCap` may be absent or

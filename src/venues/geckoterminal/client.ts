@@ -21,7 +21,7 @@ const ACCEPT = "application/json;version=20230302";
 export type GeckoTerminalClientOptions = VenueClientOptions;
 
 /**
- * GeckoTerminal public API v2 client (no key; sources.md §7.2), live base `GECKOTERMINAL_ENDPOINTS.rest.api.url`,
+ * GeckoTerminal public API v2 client (no key; https://apiguide.geckoterminal.com), live base `GECKOTERMINAL_ENDPOINTS.rest.api.url`,
  * header `Accept: application/json;version=20230302`.
  * Endpoints: `GET /networks/{network}/tokens/{address}/pools?page=1&include=base_token,quote_token,dex`
  * (top pools of a token; cached {@link POOL_LIST_TTL_MS} per chain and address, concurrent callers share one

@@ -3,7 +3,7 @@ import { DEX_CHAINS, type DexChain, type DexPool, type DexToken, type PoolCandle
 import { Num, OptNum, parseShape, perCoin } from "../wire.js";
 
 /*
- * Pure parsers for GeckoTerminal API v2 payloads (JSON:API; sources.md §7.2; apiguide.geckoterminal.com).
+ * Pure parsers for GeckoTerminal API v2 payloads (JSON:API; https://apiguide.geckoterminal.com).
  * Wire rules: pool prices, reserves and volumes are decimal strings (`"151752296.378"`); ids are
  * `<network>_<address>` (`eth_0xc02a…`, `polygon_pos_0x…`); `pool_created_at` is ISO 8601; OHLCV rows are
  * `[ts_seconds, open, high, low, close, volume_usd]` numbers (exponents such as `1.61e-05` occur), newest first.

@@ -27,7 +27,8 @@ interface HyperliquidCatalog extends Catalog {
 export type HyperliquidClientOptions = PerpClientOptions;
 
 /**
- * Hyperliquid client, listed (not delisted) main-dex perpetuals (`POST /info`, sources.md §5). Requests:
+ * Hyperliquid client, listed (not delisted) main-dex perpetuals (`POST /info`,
+ * https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint/perpetuals). Requests:
  * `metaAndAssetCtxs` (instruments, funding, open interest; its meta's `marginTables` are kept with the
  * instruments for {@link marginTiers}), `fundingHistory`, `predictedFundings`.
  * Funding is hourly; `kPEPE`-style coins are converted to one coin. Hyperliquid publishes no

@@ -3,8 +3,9 @@ import type { Trade } from "../../streams/types.js";
 import { decode, eachRow, type FeedInstrument, frame, Id, type InstrumentLookup, makeTrade, type ParsedFrame, Pos, Time, zodIssues } from "../../streams/feeds/normalise.js";
 
 /*
- * Hyperliquid WS frames (sources.md §5): `{"channel":"trades","data":[WsTrade…]}` with `side` B (buy
- * aggressor) / A (sell aggressor), `px`/`sz` strings, `time` ms and `tid` (50-bit hash id); `kPEPE`-style
+ * Hyperliquid WS frames (https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/websocket/subscriptions):
+ * `{"channel":"trades","data":[WsTrade…]}` with `side` B (buy aggressor) / A (sell aggressor), `px`/`sz`
+ * strings, `time` ms and `tid` (50-bit hash id); `kPEPE`-style
  * coins are per 1000 coins. Control: `subscriptionResponse`, `pong`, `error`. Hyperliquid publishes no
  * public liquidation stream. The REST `{"type":"recentTrades"}` answer is an array of the same rows.
  */

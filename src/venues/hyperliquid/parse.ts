@@ -5,7 +5,8 @@ import { Num, OptNum, parseShape, perCoin, scale } from "../wire.js";
 import { HOUR_MS } from "../../lib/time.js";
 
 /*
- * Pure parsers for Hyperliquid `POST /info` answers (sources.md §5, §11). Decimals are strings,
+ * Pure parsers for Hyperliquid `POST /info` answers
+ * (https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint/perpetuals). Decimals are strings,
  * times numbers (ms). Funding is HOURLY. Coins with a `k` prefix (`kPEPE`) are quoted per 1000 coins:
  * prices are divided and sizes multiplied by 1000 so records are per ONE coin.
  */

@@ -34,7 +34,7 @@ export const OKX_MAX_CANDLES = 300;
 const empty = () => new Map<string, number>();
 
 /**
- * OKX v5 client, live USDT-margined SWAP only, `contractSize` = ctVal × ctMult (public REST, sources.md §4).
+ * OKX v5 client, live USDT-margined SWAP only, `contractSize` = ctVal × ctMult (public REST, https://www.okx.com/docs-v5/en/).
  * Endpoints: `/api/v5/public/instruments` (cached), `/public/funding-rate` (`instId=ANY` for all),
  * `/public/mark-price`, `/market/index-tickers`, `/public/funding-rate-history`, `/public/open-interest`,
  * `/rubik/stat/contracts/long-short-position-ratio-contract-top-trader`, `/public/position-tiers`, `/market/candles`.

@@ -3,7 +3,7 @@ import type { Liquidation, Trade } from "../../streams/types.js";
 import { decode, eachRow, type FeedInstrument, frame, Id, type InstrumentLookup, makeLiquidation, makeTrade, type ParsedFrame, Pos, Time, zodIssues } from "../../streams/feeds/normalise.js";
 
 /*
- * OKX v5 public frames (sources.md §4.1): `trades` (`side` = TAKER side, `sz` in CONTRACTS for swaps →
+ * OKX v5 public frames (https://www.okx.com/docs-v5/en/, WebSocket public channels): `trades` (`side` = TAKER side, `sz` in CONTRACTS for swaps →
  * × ctVal, `tradeId`, `ts` string ms) and `liquidation-orders` (instType SWAP, all instruments; each row
  * has `details[]` with `posSide` long/short = the liquidated position, else the order `side`: sell → a long
  * was liquidated; `sz` contracts; `bkPx` bankruptcy price). Control: the text `pong`, `event` subscribe /

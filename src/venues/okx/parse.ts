@@ -4,7 +4,7 @@ import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, MarginTier,
 import { invalidShape, Num, OptNum, perCoin, scale } from "../wire.js";
 
 /*
- * Pure parsers for OKX v5 public payloads, USDT-margined SWAP only (sources.md §4, §11).
+ * Pure parsers for OKX v5 public payloads, USDT-margined SWAP only (https://www.okx.com/docs-v5/en/, Public Data and Market Data REST).
  * Envelope `{code:"0", msg, data:[…]}`; every value is a string, timestamps included. SWAP sizes
  * are in contracts: coins = contracts × ctVal × ctMult (`contractSize`); `oiCcy` is already in coins.
  */

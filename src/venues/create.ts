@@ -1,0 +1,37 @@
+import type { Config } from "../config.js";
+import type { Venues } from "../core/context.js";
+import type { Metrics } from "../core/metrics.js";
+import { acceptSimReplayMarks } from "../core/request-scope.js";
+import { VenueHealth } from "../core/venue-health.js";
+import { BinancePerpClient } from "./binance/client.js";
+import { BybitPerpClient } from "./bybit/client.js";
+import { CoinGeckoClient } from "./coingecko/client.js";
+import { DexScreenerClient } from "./dexscreener/client.js";
+import { GeckoTerminalClient } from "./geckoterminal/client.js";
+import { HyperliquidPerpClient } from "./hyperliquid/client.js";
+import { OkxPerpClient } from "./okx/client.js";
+import { PERP_VENUES } from "./perp/types.js";
+
+/**
+ * Every venue client of the configuration (base URLs, budgets, timeouts) and the health (circuit breakers,
+ * last success and failure) they share, as the service and `marketgate doctor` both use them. The circuits
+ * start with the default policy; the caller applies `config.circuit` (`health.configureCircuits`).
+ */
+export function createVenues(config: Config, deps: { metrics: Metrics }): { venues: Venues; health: VenueHealth } {
+  const health = new VenueHealth(["coingecko", ...PERP_VENUES, "dexscreener", "geckoterminal"]);
+  if (config.simReplay) acceptSimReplayMarks(health);
+  const common = { timeoutMs: config.upstreamTimeoutMs, metrics: deps.metrics, health };
+  const v = config.venues;
+  const binance = new BinancePerpClient(v.binanceFapi, { ...common, spotBaseUrl: v.binanceSpot });
+  const hyperliquid = new HyperliquidPerpClient(v.hyperliquid, common);
+  const perps = { binance, bybit: new BybitPerpClient(v.bybit, common), okx: new OkxPerpClient(v.okx, common), hyperliquid };
+  const venues: Venues = {
+    coingecko: new CoinGeckoClient(config.coingecko, common),
+    perps,
+    spot: binance,
+    predictions: hyperliquid,
+    dexscreener: new DexScreenerClient(v.dexscreener, { ...common, callsPerMin: config.dexscreenerCallsPerMin }),
+    geckoterminal: new GeckoTerminalClient(v.geckoterminal, { ...common, callsPerMin: config.geckoterminalCallsPerMin }),
+  };
+  return { venues, health };
+}
