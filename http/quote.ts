@@ -7,7 +7,8 @@ import { isFree, priceFor, type AnyTool } from "../src/registry/tool.js";
 import { sendError } from "./errors.js";
 import { inputReader } from "./input.js";
 import type { HttpPaymentGate } from "./payment-gate.js";
-import { limitByClient, type ClientRateLimiter } from "./rate-limit.js";
+import type { ClientRateLimiter } from "../src/lib/rate-limit.js";
+import { limitByClient } from "./rate-limit.js";
 
 /**
  * `GET /api/v1/quote?path=<request path with query>[&method=GET][&body=<JSON>]` (free): what a request
@@ -17,7 +18,7 @@ import { limitByClient, type ClientRateLimiter } from "./rate-limit.js";
  * depend on the body) and the answer says `input_checked: false`.
  *
  * Every call consumes a point of `limiter` (the free-route budget, per client) before any work: a quote
- * runs the tool's precheck (venue listings, webhook host DNS) and builds payment requirements, and no
+ * runs the tool's check before payment (venue listings, webhook host DNS) and builds payment requirements, and no
  * cache sits in front of it. Over the budget: 429 with `Retry-After`.
  */
 export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner; limiter: ClientRateLimiter; gate?: HttpPaymentGate }): Router {
@@ -45,7 +46,7 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
       let input: unknown;
       if (inputChecked) {
         input = found.read({ params: found.params, query: Object.fromEntries(url.searchParams), body: bodyRaw === undefined ? {} : parseBody(bodyRaw) });
-        await deps.runner.precheck(tool, input);
+        await deps.runner.checkBeforePayment(tool, input);
       }
       const base = {
         tool: tool.name,
@@ -54,8 +55,8 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
         price_usd: isFree(tool) ? "0" : inputChecked ? priceFor(tool, input) : tool.priceUsd,
         cache_ttl_sec: tool.cacheTtlSec,
         input_checked: inputChecked,
-        // Quoting has no side effects, so it cannot tell whether a preflight (e.g. CVD warm-up) would answer first.
-        ...(tool.preflight ? { interim_possible: "the first request for a symbol that is not streamed yet is answered free with a warm-up body (202)" } : {}),
+        // Quoting has no side effects, so it cannot tell whether an interim answer (e.g. CVD warm-up) would answer first.
+        ...(tool.interimAnswer ? { interim_possible: "the first request for a symbol that is not streamed yet is answered free with a warm-up body (202)" } : {}),
       };
       if (isFree(tool) || !deps.gate) return res.json({ ...base, charged: false, reason: isFree(tool) ? "free_tool" : "payments_off" });
       if (inputChecked && (await deps.runner.has(tool, input))) return res.json({ ...base, charged: false, reason: "cache_hit" });

@@ -3,10 +3,10 @@ import { SIGN_IN_WITH_X } from "@x402/extensions/sign-in-with-x";
 import { AppError } from "../src/errors.js";
 import { SESSION_HEADER } from "../src/payments/credits/session.js";
 import type { StreamDef } from "../src/registry/stream.js";
-import type { GateResponse, HttpPaymentGate } from "./payment-gate.js";
+import type { HttpPaymentGate, HttpReply } from "./payment-gate.js";
 
 /** Who opens a stream: the SIWX wallet (and a session token to reconnect with), or none when payments are off. */
-export type StreamCaller = { wallet?: string; session?: string; renew?: () => string | undefined } | { required: GateResponse };
+export type StreamCaller = { wallet?: string; session?: string; renew?: () => string | undefined } | { required: HttpReply };
 
 /** A query parameter as one bounded string (browsers' EventSource cannot send headers). */
 function queryParam(req: Request, name: string): string | undefined {
@@ -34,13 +34,13 @@ export async function streamCaller(gate: HttpPaymentGate | undefined, req: Reque
   if (req.method === "HEAD" || (!session && !siwx)) {
     return { required: await gate.signInRequired(req, about, `sign_in_required: streams are paid from prepaid credits (${def.pricePerMinuteUsd} USD per minute); send a SIGN-IN-WITH-X proof`) };
   }
-  const id = session && credits.sessions ? credits.sessions.verify(session, origin) : await credits.authenticate(siwx, origin);
+  const id = await credits.signIn({ siwx: siwx || undefined, session: session || undefined }, origin);
   if ("refusal" in id) return { required: await gate.signInRequired(req, about, id.refusal) };
   const renew = () => credits.sessions?.mint(id.wallet, origin);
-  return { wallet: id.wallet, session: renew(), renew };
+  return { wallet: id.wallet, session: id.session ?? renew(), renew };
 }
 
 /** The 402 of a stream whose first minute could not be paid (balance or caps): the sign-in 402 with the reason. */
-export async function streamRefused(gate: HttpPaymentGate, req: Request, def: StreamDef, reason: string): Promise<GateResponse> {
+export async function streamRefused(gate: HttpPaymentGate, req: Request, def: StreamDef, reason: string): Promise<HttpReply> {
   return gate.signInRequired(req, { summary: def.summary }, reason);
 }

@@ -5,10 +5,11 @@ import { StreamSession } from "../src/live/session.js";
 import { SseTransport } from "../src/live/sse.js";
 import { SESSION_HEADER } from "../src/payments/credits/session.js";
 import type { StreamDef } from "../src/registry/stream.js";
-import type { PreflightCaller } from "../src/registry/tool.js";
+import type { UnpaidCaller } from "../src/registry/tool.js";
 import { sendError } from "./errors.js";
 import type { HttpPaymentGate } from "./payment-gate.js";
-import { limitByClient, type FreeRateLimiter } from "./rate-limit.js";
+import type { FreeRateLimiter } from "../src/lib/rate-limit.js";
+import { limitByClient } from "./rate-limit.js";
 import { streamCaller, streamRefused } from "./stream-auth.js";
 
 /** What the SSE routes need. */
@@ -17,7 +18,7 @@ export interface StreamRouteDeps {
   live: LiveStreams;
   ctx: ToolContext;
   /** Validates a stream's symbol before payment; a new CVD symbol spends one of `caller`'s warm-ups (see tools/live/index.ts). */
-  symbolOf(def: StreamDef, raw: string | undefined, ctx: ToolContext, caller: PreflightCaller): Promise<string | undefined>;
+  symbolOf(def: StreamDef, raw: string | undefined, ctx: ToolContext, caller: UnpaidCaller): Promise<string | undefined>;
   gate?: HttpPaymentGate;
   /** Opening a stream verifies a signature: budgeted per client like the other free routes that do work. */
   limiter: FreeRateLimiter;

@@ -1,23 +1,21 @@
 import { CallToolResultSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { LRUCache } from "lru-cache";
 import type { DataMode } from "../src/config.js";
+import { CallPipeline, type CallOutcome, type CallSite, type Paid } from "../src/core/call-pipeline.js";
 import { parseToolInput } from "../src/core/input.js";
 import type { Metrics } from "../src/core/metrics.js";
 import { hasSharedHits, type HitAnswer } from "../src/core/hit-answer.js";
-import { DataSourceLabels, type DataSource, type DataSourceTracker } from "../src/core/request-scope.js";
+import type { DataSource } from "../src/core/request-scope.js";
 import type { ToolRunner } from "../src/core/runner.js";
-import { mcpJsonSchema } from "../src/docs/json-schema.js";
+import { mcpJsonSchema } from "../src/registry/json-schema.js";
 import type { PriceBook } from "../src/docs/pricing.js";
 import { AppError, toAppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
-import { handlerFailure, type PaymentCheck, type PaymentProcessor, type PaymentRequest } from "../src/payments/processor.js";
+import type { PaymentProcessor } from "../src/payments/processor.js";
 import type { CreditGate } from "../src/payments/credits/gate.js";
-import { microToUsd } from "../src/payments/credits/ledger.js";
-import { siwxChallenge } from "../src/payments/credits/siwx.js";
-import { SIGN_IN_WITH_X } from "@x402/extensions/sign-in-with-x";
-import type { PaymentRequired, ResourceInfo } from "@x402/core/types";
-import { CREDENTIAL_ARGS, isFree, priceFor, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
-import type { MissRateLimiter } from "../http/rate-limit.js";
+import type { PaymentRequired } from "@x402/core/types";
+import { CREDENTIAL_ARGS, isFree, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
+import type { MissRateLimiter } from "../src/lib/rate-limit.js";
 
 /** `_meta` key of the payment on `tools/call` (x402 MCP transport, specs/transports-v2/mcp.md). */
 export const PAYMENT_META = "x402/payment";
@@ -129,17 +127,24 @@ function splitCredentials(tool: AnyTool, args: unknown): { args: unknown; creden
   return { args: rest, credentials };
 }
 
+/** The `_meta` of a paid result: the x402 receipt, or the credits left. */
+function paidMeta(paid: Paid | undefined): Record<string, unknown> {
+  if (!paid) return {};
+  return paid.method === "credits" ? { [CREDITS_META]: paid.credits } : { [PAYMENT_RESPONSE_META]: paid.receipt };
+}
+
 /**
- * The registry as MCP tools: the `tools/list` answer is built once; `call` runs one `tools/call` with
- * the same pipeline as HTTP (validate, free cache hit, rate limit, x402, single-flight, settle, commit).
- * Errors are `isError` results whose text is the HTTP error body (`{"error":{"code",...}}`); a payment
- * request is an `isError` result whose text is the x402 PaymentRequired object.
+ * The registry as MCP tools: the `tools/list` answer is built once; `call` reads one `tools/call` (arguments,
+ * credentials, `_meta` proofs) and switches over the outcome of the same call pipeline as HTTP
+ * (src/core/call-pipeline.ts). Errors are `isError` results whose text is the HTTP error body
+ * (`{"error":{"code",...}}`); a payment request is an `isError` result whose text is the x402
+ * PaymentRequired object (with the SIWX challenge when credits are on).
  */
 export class McpCatalog {
   readonly list: Tool[];
   private readonly byName: Map<string, AnyTool>;
-  /** `_meta["marketgate/data-source"]`: live, simulated, or replay (see request-scope.ts). */
-  private readonly labels: DataSourceLabels;
+  /** Runs the calls; its labels give `_meta["marketgate/data-source"]`: live, simulated, or replay (see request-scope.ts). */
+  private readonly pipeline: CallPipeline;
   /**
    * Cache key of each call already parsed, by {@link callSignature}, for tools with shared hits: parsing a
    * tool's input is a pure function of its arguments, so {@link cachedResult} needs no schema parse.
@@ -150,7 +155,7 @@ export class McpCatalog {
 
   constructor(private readonly deps: McpCatalogDeps) {
     this.byName = new Map(deps.tools.map((t) => [t.name, t]));
-    this.labels = new DataSourceLabels(deps.dataMode);
+    this.pipeline = new CallPipeline({ runner: deps.runner, metrics: deps.metrics, dataMode: deps.dataMode, transport: "mcp", payments: deps.payments, credits: deps.credits });
     this.list = deps.tools.map((t) => this.describe(t));
   }
 
@@ -178,28 +183,20 @@ export class McpCatalog {
     return { ...schema, properties: { ...schema.properties, ...CREDENTIAL_PROPERTIES } };
   }
 
-  /** The `resource` of a tool's 402 over MCP. */
-  private resource(tool: AnyTool): ResourceInfo {
-    return { url: `mcp://tool/${tool.name}`, description: tool.summary, mimeType: "application/json" };
-  }
-
-  /** A payment request result: the PaymentRequired (with the SIWX challenge when credits are on) as `isError` text. */
-  private paymentRequired(required: PaymentRequired, origin: string): CallToolResult {
-    const networks = [...new Set(required.accepts.map((a) => a.network))];
-    const pr = this.deps.credits ? { ...required, extensions: { ...required.extensions, [SIGN_IN_WITH_X]: siwxChallenge(`${origin}/mcp`, origin, networks) } } : required;
-    return { isError: true, content: [{ type: "text", text: text(pr) }] };
-  }
-
-  /** The wallet of a `siwx` tool call, or the sign-in 402 (challenge beside the smallest top-up). */
-  private async signIn(tool: AnyTool, cc: CallContext): Promise<{ wallet: string; result?: undefined } | { result: CallToolResult; wallet?: undefined }> {
-    const { credits, payments } = this.deps;
-    if (!credits || !payments) throw new AppError("NOT_FOUND", "credits are off on this service (CREDITS=off, or payments are off)");
+  /** Where a call's 402s point: `mcp://tool/<name>`, the SIWX challenge for `<origin>/mcp`. */
+  private site(tool: AnyTool, cc: CallContext): CallSite {
     const origin = cc.origin ?? this.deps.origin;
-    const proof = cc.meta?.[SIWX_META];
-    const id = proof !== undefined ? await credits.authenticate(proof, origin) : { refusal: `Sign in: put a SIWX proof in _meta["${SIWX_META}"]` };
-    if ("wallet" in id) return { wallet: id.wallet };
-    const r: PaymentRequest = { tool: credits.topUpTool, resource: this.resource(tool), fingerprint: "", priceUsd: credits.settings.minTopUpUsd };
-    return { result: this.paymentRequired(await payments.paymentRequired(r, id.refusal), origin) };
+    return {
+      resource: { url: `mcp://tool/${tool.name}`, description: tool.summary, mimeType: "application/json" },
+      origin,
+      challengeUrl: `${origin}/mcp`,
+      signInHint: `sign_in_required: put a SIWX proof in _meta["${SIWX_META}"] to use this tool`,
+    };
+  }
+
+  /** A payment request result: the PaymentRequired as `isError` text. */
+  private paymentRequired(required: PaymentRequired): CallToolResult {
+    return { isError: true, content: [{ type: "text", text: text(required) }] };
   }
 
   private error(err: unknown): CallToolResult {
@@ -208,7 +205,7 @@ export class McpCatalog {
     return { isError: true, content: [{ type: "text", text: text(e.toBody()) }] };
   }
 
-  private ok(value: unknown, meta: Record<string, unknown>, label: DataSource = this.labels.current()): CallToolResult {
+  private ok(value: unknown, meta: Record<string, unknown>, label: DataSource): CallToolResult {
     return {
       content: [{ type: "text", text: text(value) }],
       structuredContent: value as Record<string, unknown>,
@@ -229,7 +226,7 @@ export class McpCatalog {
     if (!known) return undefined;
     const hit = this.deps.runner.peek(known.tool, known.key);
     if (!hit) return undefined;
-    const label = this.labels.labelOfHit(known.key);
+    const label = this.pipeline.labels.labelOfHit(known.key);
     let results = this.hitResults.get(hit.answer);
     if (!results) this.hitResults.set(hit.answer, (results = {}));
     return (results[label] ??= serializedResult(JSON.stringify(CallToolResultSchema.parse(this.ok(hit.value, HIT_META, label)))));
@@ -243,95 +240,46 @@ export class McpCatalog {
   }
 
   /** Runs one `tools/call`. Never throws. */
-  call(name: string, args: unknown, cc: CallContext): Promise<CallToolResult> {
-    return this.labels.track(() => undefined, (source) => this.run(name, args, cc, source));
-  }
-
-  /** {@link call}; `source` learns which answer the call is for (its data-source label). */
-  private async run(name: string, args: unknown, cc: CallContext, source: DataSourceTracker): Promise<CallToolResult> {
-    const { runner, metrics } = this.deps;
+  async call(name: string, args: unknown, cc: CallContext): Promise<CallToolResult> {
     const tool = this.byName.get(name);
     if (!tool) return this.error(new AppError("NOT_FOUND", `unknown tool '${name}'`));
-    try {
-      const split = splitCredentials(tool, args);
-      const input = parseToolInput(tool, split.args);
-      const key = runner.key(tool, input);
-      source.key(key);
-      this.remember(tool, args, key);
-      const hit = await runner.lookupKey(tool, key);
-      if (hit) return this.ok(hit.value, HIT_META);
-      if (cc.rateLimitKey !== undefined) await this.deps.limiter?.consume(cc.rateLimitKey);
-      await runner.precheck(tool, input);
-      const interim = await runner.preflight(tool, input, { client: cc.rateLimitKey });
-      if (interim) return this.ok(interim.body, { "marketgate/interim": { status: interim.status, retryAfterSec: interim.retryAfterSec ?? null } });
-      if (isFree(tool) || !this.deps.payments) {
-        let wallet: string | undefined;
-        if (tool.auth === "siwx") {
-          const signedIn = await this.signIn(tool, cc);
-          if (signedIn.result) return signedIn.result;
-          wallet = signedIn.wallet;
-        }
-        const value = await runner.execute(tool, input, { credentials: split.credentials, wallet });
-        await runner.commit(tool, input, value);
-        return this.ok(value, { "marketgate/cache": "MISS" });
+    const meta = cc.meta;
+    const limiter = this.deps.limiter;
+    const rateLimitKey = cc.rateLimitKey;
+    const split = splitCredentials(tool, args);
+    const outcome = await this.pipeline.run({
+      tool,
+      parse: () => parseToolInput(tool, split.args),
+      onKey: (key) => this.remember(tool, args, key),
+      limit: rateLimitKey !== undefined && limiter ? () => limiter.consume(rateLimitKey) : undefined,
+      client: rateLimitKey,
+      credentials: split.credentials,
+      proofs: {
+        x402: meta?.[PAYMENT_META] !== undefined ? async () => meta[PAYMENT_META] : undefined,
+        siwx: meta?.[SIWX_META],
+        session: meta?.[SESSION_META],
+      },
+      site: () => this.site(tool, cc),
+    });
+    return this.result(outcome);
+  }
+
+  /** The `tools/call` result of a call's outcome. */
+  private result(outcome: CallOutcome): CallToolResult {
+    switch (outcome.kind) {
+      case "hit":
+        return this.ok(outcome.hit.value, HIT_META, outcome.source);
+      case "interim": {
+        const { interim } = outcome;
+        return this.ok(interim.body, { "marketgate/interim": { status: interim.status, retryAfterSec: interim.retryAfterSec ?? null } }, outcome.source);
       }
-      const payments = this.deps.payments;
-      const r: PaymentRequest = { tool, resource: this.resource(tool), fingerprint: key, priceUsd: priceFor(tool, input) };
-      const origin = cc.origin ?? this.deps.origin;
-      const siwx = cc.meta?.[SIWX_META];
-      const session = cc.meta?.[SESSION_META];
-      let check: PaymentCheck;
-      let fromCredits = false;
-      let newSession: string | undefined;
-      if ((siwx !== undefined || session !== undefined) && this.deps.credits && cc.meta?.[PAYMENT_META] === undefined) {
-        const c = await this.deps.credits.check(r, { siwx, session }, origin);
-        if (c.kind === "refused") return this.paymentRequired(await payments.paymentRequired(r, c.reason), origin);
-        newSession = c.session;
-        const credits = { [CREDITS_META]: { wallet: c.wallet, remaining_usd: microToUsd(c.remainingMicro), ...(c.session ? { session: c.session } : {}) } };
-        if (c.kind === "replay") return this.ok(c.value, { "marketgate/cache": "MISS", ...credits });
-        check = { kind: "verified", payment: c.payment };
-        fromCredits = true;
-      } else {
-        check = await payments.check(r, cc.meta?.[PAYMENT_META]).catch((err: unknown) => {
-          if (err instanceof AppError) throw err;
-          throw new AppError("UPSTREAM_UNAVAILABLE", "payment facilitator unavailable; nothing was charged", { retryAfterSec: 5, cause: err });
-        });
-      }
-      if (check.kind === "required") {
-        if (cc.meta?.[PAYMENT_META]) metrics.paymentsFailed.inc({ tool: tool.name, stage: "verify" });
-        return this.paymentRequired(check.required, origin);
-      }
-      if (check.kind !== "verified") return this.ok(check.value, { "marketgate/cache": "MISS", [PAYMENT_RESPONSE_META]: check.receipt });
-      let value: unknown;
-      try {
-        value = await runner.execute(tool, input, { payer: check.payment.payer, paymentReference: check.payment.reference, credentials: split.credentials });
-      } catch (err) {
-        check.payment.abandon();
-        throw handlerFailure(tool, err);
-      }
-      const settled = await check.payment.settle(value);
-      if (settled.kind === "failed") {
-        metrics.paymentsFailed.inc({ tool: tool.name, stage: "settle" });
-        return this.paymentRequired(settled.required, origin);
-      }
-      if (settled.kind === "unknown") {
-        throw new AppError("UPSTREAM_ERROR", "payment settlement could not be confirmed yet; retry with the same payment to receive the result once confirmed", {
-          retryAfterSec: settled.retryAfterSec,
-        });
-      }
-      metrics.paymentsSettled.inc({ tool: tool.name, transport: fromCredits ? "credits" : "mcp" });
-      await runner.commit(tool, input, value);
-      if (fromCredits) {
-        const remaining = (await this.deps.credits!.ledger.account(check.payment.payer!)).balanceMicro;
-        return this.ok(value, {
-          "marketgate/cache": "MISS",
-          [CREDITS_META]: { wallet: check.payment.payer, remaining_usd: microToUsd(remaining), ...(newSession ? { session: newSession } : {}) },
-        });
-      }
-      metrics.revenueUsdc.inc({ tool: tool.name }, Number(r.priceUsd));
-      return this.ok(value, { "marketgate/cache": "MISS", [PAYMENT_RESPONSE_META]: settled.receipt });
-    } catch (err) {
-      return this.error(err);
+      case "payment_required":
+      case "sign_in_required":
+        return this.paymentRequired(outcome.required);
+      case "answer":
+        return this.ok(outcome.value, { "marketgate/cache": "MISS", ...paidMeta(outcome.paid) }, outcome.source);
+      case "error":
+        return this.error(outcome.error);
     }
   }
 }

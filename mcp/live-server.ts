@@ -19,7 +19,7 @@ import { logger } from "../src/lib/log.js";
 import type { LiveStreams } from "../src/live/service.js";
 import { StreamSession } from "../src/live/session.js";
 import type { StreamDef } from "../src/registry/stream.js";
-import type { PreflightCaller } from "../src/registry/tool.js";
+import type { UnpaidCaller } from "../src/registry/tool.js";
 import type { HttpPaymentGate } from "../http/payment-gate.js";
 import { CREDITS_META, SESSION_META, SIWX_META } from "./catalog.js";
 import { LiveResource, liveUri, parseLiveUri, LIVE_RING_SIZE, type ResourceHost, type ResourceTopic } from "./live-resources.js";
@@ -49,7 +49,7 @@ export interface LiveMcpDeps {
   live: LiveStreams;
   ctx: ToolContext;
   /** Validates a stream's symbol before payment; a new CVD symbol spends one of `caller`'s warm-ups (tools/live/index.ts). */
-  symbolOf(def: StreamDef, raw: string | undefined, ctx: ToolContext, caller: PreflightCaller): Promise<string | undefined>;
+  symbolOf(def: StreamDef, raw: string | undefined, ctx: ToolContext, caller: UnpaidCaller): Promise<string | undefined>;
   /** Undefined when payments are off: subscriptions are then free and anonymous. */
   gate?: HttpPaymentGate;
   info: McpServerInfo;
@@ -279,9 +279,9 @@ class LiveMcpSession implements ResourceHost {
         `sign_in_required: live resources are paid from prepaid credits (${def.pricePerMinuteUsd} USD per minute); put a SIGN-IN-WITH-X proof in params._meta["${SIWX_META}"] of resources/subscribe`,
       );
     }
-    const id = token !== undefined && credits.sessions ? credits.sessions.verify(token, origin) : await credits.authenticate(proof, origin);
+    const id = await credits.signIn({ siwx: proof, session: token }, origin);
     if ("refusal" in id) throw await this.paymentRequired(req, def, id.refusal);
-    return { wallet: id.wallet, session: credits.sessions?.mint(id.wallet, origin) };
+    return { wallet: id.wallet, session: id.session ?? credits.sessions?.mint(id.wallet, origin) };
   }
 
   /**
@@ -289,12 +289,7 @@ class LiveMcpSession implements ResourceHost {
    * `PaymentRequired` of the smallest top-up with a fresh SIWX challenge for this origin.
    */
   private async paymentRequired(req: Request | undefined, def: StreamDef, reason: string): Promise<RpcError> {
-    let paymentRequired: unknown;
-    if (this.deps.gate?.credits && req) {
-      const r = await this.deps.gate.signInRequired(req, { summary: def.summary }, reason);
-      const header = r.headers["PAYMENT-REQUIRED"];
-      if (typeof header === "string") paymentRequired = JSON.parse(Buffer.from(header, "base64").toString("utf8"));
-    }
+    const paymentRequired = this.deps.gate?.credits && req ? (await this.deps.gate.signInPaymentRequired(req, { summary: def.summary }, reason)).required : undefined;
     return new RpcError(402, reason, {
       error: { code: "PAYMENT_REQUIRED", message: reason },
       reason,

@@ -8,15 +8,16 @@ import { readFundingState } from "../tools/live/funding.js";
 import { attachWebSocket, refuseUpgrade } from "../http/ws.js";
 import { createLiveStreams, type LiveStreams } from "./live/service.js";
 import { alertSignals } from "../tools/alerts/signals.js";
-import { createAlertScheduler } from "./alerts/create.js";
+import { createAlertScheduler, createAlertService } from "./alerts/create.js";
 import type { AlertScheduler } from "./alerts/scheduler.js";
+import type { AlertService } from "./alerts/service.js";
 import { createApp } from "../http/app.js";
 import { Readiness } from "./doctor/readiness.js";
 import { HttpPaymentGate } from "../http/payment-gate.js";
-import { ClientRateLimiter, FreeRateLimiter, MissRateLimiter } from "../http/rate-limit.js";
+import { ClientRateLimiter, FreeRateLimiter, MissRateLimiter } from "./lib/rate-limit.js";
 import { McpCatalog } from "../mcp/catalog.js";
 import { ConfigError, type Config } from "./config.js";
-import { createToolContext, type ToolContext } from "./core/context.js";
+import type { ToolContext } from "./core/context.js";
 import { Metrics } from "./core/metrics.js";
 import { MemoryResponseCache, RedisResponseCache } from "./core/response-cache.js";
 import { ToolRunner } from "./core/runner.js";
@@ -34,6 +35,8 @@ import { createCreditService } from "./payments/credits/service.js";
 import { createFacilitators, createResourceServer, PaymentCatalog } from "./payments/x402.js";
 import type { AnyTool } from "./registry/tool.js";
 import { RedisHandle } from "./state/redis.js";
+import { createStreamService } from "./streams/create.js";
+import { createVenues } from "./venues/create.js";
 import { VERSION } from "./version.js";
 
 /** How long `listen()` waits for the first Redis connection before serving anyway (ms). */
@@ -116,6 +119,35 @@ function paymentProcessor(
   return { processor, ledger, facilitator };
 }
 
+/**
+ * The tool handlers' context for `config`: venue clients, streams and alerts, built here in the composition
+ * root (credits are added once payments exist). The concrete alert service is returned beside it for the
+ * scheduler and shutdown; handlers see it only through its port.
+ */
+function toolContext(config: Config, deps: { metrics: Metrics; now?: () => number; redis?: RedisHandle }): { ctx: ToolContext; alertService?: AlertService } {
+  const { venues, health } = createVenues(config, { metrics: deps.metrics });
+  const now = deps.now ?? Date.now;
+  const streams = config.streams ? createStreamService({ ...config, streams: config.streams }, venues.perps, deps.metrics, deps.redis) : undefined;
+  const alertService = config.alerts ? createAlertService(config.alerts, now, deps.redis) : undefined;
+  const ctx: ToolContext = {
+    venues,
+    health,
+    dataMode: config.dataMode,
+    simReplay: config.simReplay,
+    dataDir: config.dataDir,
+    version: VERSION,
+    startedAt: Date.now(),
+    now,
+    log: logger,
+    streams,
+    alerts: alertService,
+    redis: deps.redis,
+    replicaId: config.redis?.replicaId,
+    publicUrl: config.publicUrl,
+  };
+  return { ctx, alertService };
+}
+
 /** MPP beside x402 on HTTP, when on (default). Tempo's recipient defaults to `PAY_TO`. */
 function mppGate(config: Config, payments: PaymentProcessor): MppGate | undefined {
   const m = config.mpp;
@@ -137,7 +169,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const metrics = new Metrics();
   const redis = config.redis ? new RedisHandle({ url: config.redis.url, prefix: config.redis.prefix, log: logger }) : undefined;
   redis?.start();
-  const ctx = createToolContext(config, { metrics, log: logger, version: VERSION, now: opts.now, redis });
+  const { ctx, alertService } = toolContext(config, { metrics, now: opts.now, redis });
   ctx.health.configureCircuits(config.circuit);
   metrics.observeCircuits(() => ctx.health.snapshot());
   const cache = redis ? new RedisResponseCache(redis, config.cacheMaxEntries, logger) : new MemoryResponseCache(config.cacheMaxEntries);
@@ -175,8 +207,8 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const gate = payments ? new HttpPaymentGate(payments, origins, mppGate(config, payments), credits?.gate) : undefined;
   const firstPrice = prices.values().next().value;
   const alerts =
-    config.alerts && ctx.alerts
-      ? createAlertScheduler(config.alerts, ctx.alerts, alertSignals(ctx), {
+    config.alerts && alertService
+      ? createAlertScheduler(config.alerts, alertService, alertSignals(ctx), {
           now: ctx.now,
           log: logger,
           dataSource: config.dataMode === "sim" ? "simulated" : "live",
@@ -217,7 +249,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       await alerts?.stop();
       live.hub.close();
       await ctx.streams?.stop();
-      await ctx.alerts?.store.close();
+      await alertService?.store.close();
       await credits?.close();
       await redis?.close();
     })());

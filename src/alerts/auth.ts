@@ -1,16 +1,10 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { isAddress, isHex, verifyMessage } from "viem";
-import type { CallerCredentials } from "../registry/tool.js";
-import type { AlertRecord } from "./types.js";
+import type { CallerCredentials } from "../core/types.js";
+import type { AlertRecord, ManageAction } from "./types.js";
 
 /** How far `signed_at` may be from the server clock, seconds (limits replay of a leaked signature). */
 export const SIGNATURE_WINDOW_SEC = 300;
-
-/**
- * Actions an owner signature can authorise; the action is part of the signed message, so a signature
- * for one action (or one alert) never authorises another.
- */
-export type ManageAction = "read" | "cancel" | "list";
 
 /** A new manage token: `mgt_` + 32 random bytes, base64url. Shown once, at creation. */
 export function newManageToken(): string {

@@ -1,9 +1,9 @@
 import { AppError } from "../errors.js";
 import { HOUR_MS } from "../lib/time.js";
-import type { CallerCredentials } from "../registry/tool.js";
-import { authorize, hashManageToken, newManageToken, verifyOwnerSignature, type ManageAction } from "./auth.js";
+import type { CallerCredentials } from "../core/types.js";
+import { authorize, hashManageToken, newManageToken, verifyOwnerSignature } from "./auth.js";
 import type { AlertRepository } from "./repository.js";
-import type { AlertKind, AlertRecord, LiquidationParams, PriceParams } from "./types.js";
+import type { AlertKind, AlertRecord, CreateAlert, CreatedAlert, ManageAction } from "./types.js";
 import { parseWebhookUrl, resolveWebhookTarget, type WebhookTargetPolicy } from "./webhook/target.js";
 import { newWebhookSecret } from "./webhook/sign.js";
 
@@ -20,21 +20,6 @@ export interface AlertServiceOptions {
   target: WebhookTargetPolicy;
   /** Most active alerts (all kinds) the service keeps; creation beyond is refused before payment. */
   maxActive: number;
-}
-
-/** What a caller asks for when creating an alert (already validated by the tool's schema). */
-export interface CreateAlert {
-  symbol: string;
-  params: LiquidationParams | PriceParams;
-  webhookUrl: string;
-  expiresInHours: number;
-}
-
-/** A created alert and the two secrets shown only once. */
-export interface CreatedAlert {
-  alert: AlertRecord;
-  webhookSecret: string;
-  manageToken: string;
 }
 
 /**

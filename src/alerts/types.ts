@@ -70,3 +70,24 @@ export interface DeliveryRecord {
   attempts: AttemptRecord[];
   deliveredAt: number | null;
 }
+
+/**
+ * Actions an owner signature can authorise; the action is part of the signed message, so a signature
+ * for one action (or one alert) never authorises another.
+ */
+export type ManageAction = "read" | "cancel" | "list";
+
+/** What a caller asks for when creating an alert (already validated by the tool's schema). */
+export interface CreateAlert {
+  symbol: string;
+  params: LiquidationParams | PriceParams;
+  webhookUrl: string;
+  expiresInHours: number;
+}
+
+/** A created alert and the two secrets shown only once. */
+export interface CreatedAlert {
+  alert: AlertRecord;
+  webhookSecret: string;
+  manageToken: string;
+}

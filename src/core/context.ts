@@ -1,22 +1,19 @@
-import type { Config, DataMode } from "../config.js";
-import type { CreditService } from "../payments/credits/service.js";
+/*
+ * The context a tool handler runs with: type declarations only. Its members are built by the composition
+ * root (src/service.ts `createService`, venues by src/venues/create.ts), which also hands in the concrete
+ * alert and credit services through the small ports of ./types.ts, so that nothing here names a service
+ * that itself depends on the registry (docs/architecture.md "Layering").
+ */
+import type { DataMode } from "../config.js";
 import type { Logger } from "../lib/log.js";
-import { CoinGeckoClient } from "../venues/coingecko/client.js";
-import { DexScreenerClient } from "../venues/dexscreener/client.js";
-import { GeckoTerminalClient } from "../venues/geckoterminal/client.js";
-import { BinancePerpClient } from "../venues/binance/client.js";
-import { BybitPerpClient } from "../venues/bybit/client.js";
-import { HyperliquidPerpClient } from "../venues/hyperliquid/client.js";
-import { OkxPerpClient } from "../venues/okx/client.js";
-import { createAlertService } from "../alerts/create.js";
-import type { AlertService } from "../alerts/service.js";
 import type { RedisHandle } from "../state/redis.js";
-import { createStreamService } from "../streams/create.js";
 import type { StreamService } from "../streams/service.js";
-import { PERP_VENUES, type PerpVenue, type PerpVenueClient, type PredictedFunding } from "../venues/perp/types.js";
-import type { Metrics } from "./metrics.js";
-import { acceptSimReplayMarks } from "./request-scope.js";
-import { VenueHealth } from "./venue-health.js";
+import type { CoinGeckoClient } from "../venues/coingecko/client.js";
+import type { DexScreenerClient } from "../venues/dexscreener/client.js";
+import type { GeckoTerminalClient } from "../venues/geckoterminal/client.js";
+import type { PerpVenue, PerpVenueClient, PredictedFunding } from "../venues/perp/types.js";
+import type { AlertPort, CreditAccountsPort } from "./types.js";
+import type { VenueHealth } from "./venue-health.js";
 
 /** Venue clients available to tool handlers. */
 export interface Venues {
@@ -51,49 +48,14 @@ export interface ToolContext {
   log: Logger;
   /** Live streams (CVD, liquidations); undefined when `STREAMS=off`. */
   streams?: StreamService;
-  /** Liquidation and price alerts (store and lifecycle); undefined when `ALERTS=off`. */
-  alerts?: AlertService;
-  /** Prepaid credits (SIWX); undefined when payments or `CREDITS` are off. Set by the service once payments exist. */
-  credits?: CreditService;
+  /** Liquidation and price alerts (lifecycle and the reads of their store); undefined when `ALERTS=off`. */
+  alerts?: AlertPort;
+  /** Prepaid credit accounts (SIWX); undefined when payments or `CREDITS` are off. Set by the service once payments exist. */
+  credits?: CreditAccountsPort;
   /** Shared state of several replicas (`REDIS_URL`); undefined with embedded state. */
   redis?: RedisHandle;
   /** This replica's name in leases (`REPLICA_ID`), with Redis only. */
   replicaId?: string;
   /** `PUBLIC_URL`: where clients reach this service (absolute stream URLs in the MCP stream tool). */
   publicUrl?: string;
-}
-
-/** Builds the venue clients and the handler context from the configuration. */
-export function createToolContext(config: Config, deps: { metrics: Metrics; log: Logger; version: string; now?: () => number; redis?: RedisHandle }): ToolContext {
-  const health = new VenueHealth(["coingecko", ...PERP_VENUES, "dexscreener", "geckoterminal"]);
-  if (config.simReplay) acceptSimReplayMarks(health);
-  const common = { timeoutMs: config.upstreamTimeoutMs, metrics: deps.metrics, health };
-  const v = config.venues;
-  const binance = new BinancePerpClient(v.binanceFapi, { ...common, spotBaseUrl: v.binanceSpot });
-  const hyperliquid = new HyperliquidPerpClient(v.hyperliquid, common);
-  const perps = { binance, bybit: new BybitPerpClient(v.bybit, common), okx: new OkxPerpClient(v.okx, common), hyperliquid };
-  const now = deps.now ?? Date.now;
-  return {
-    venues: {
-      coingecko: new CoinGeckoClient(config.coingecko, common),
-      perps,
-      spot: binance,
-      predictions: hyperliquid,
-      dexscreener: new DexScreenerClient(v.dexscreener, { ...common, callsPerMin: config.dexscreenerCallsPerMin }),
-      geckoterminal: new GeckoTerminalClient(v.geckoterminal, { ...common, callsPerMin: config.geckoterminalCallsPerMin }),
-    },
-    health,
-    dataMode: config.dataMode,
-    simReplay: config.simReplay,
-    dataDir: config.dataDir,
-    version: deps.version,
-    startedAt: Date.now(),
-    now,
-    log: deps.log,
-    streams: config.streams ? createStreamService({ ...config, streams: config.streams }, perps, deps.metrics, deps.redis) : undefined,
-    alerts: config.alerts ? createAlertService(config.alerts, now, deps.redis) : undefined,
-    redis: deps.redis,
-    replicaId: config.redis?.replicaId,
-    publicUrl: config.publicUrl,
-  };
 }

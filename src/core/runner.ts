@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import { ANONYMOUS, type AnyTool, type CallerInfo, type InterimAnswer, type PreflightCaller } from "../registry/tool.js";
+import { ANONYMOUS, type AnyTool, type CallerInfo, type InterimAnswer, type UnpaidCaller } from "../registry/tool.js";
 import { SingleFlight } from "../lib/single-flight.js";
 import type { RedisSingleFlight } from "../state/flight.js";
 import { hitAnswerOf, type HitAnswer } from "./hit-answer.js";
@@ -36,7 +36,7 @@ const MAX_HELD_ANSWERS = 1000;
 
 /** Options of a {@link ToolRunner}. */
 export interface RunnerOptions {
-  /** Venue time allowed to one precheck, and to one handler run, in ms (`REQUEST_DEADLINE_MS`; default 10 000). */
+  /** Venue time allowed to one check before payment, and to one handler run, in ms (`REQUEST_DEADLINE_MS`; default 10 000). */
   deadlineMs?: number;
 }
 
@@ -47,7 +47,7 @@ export interface RunnerOptions {
  * {@link ToolRunner.commit}, which the mounts call once the request is paid (or free), so a failed
  * settlement never leaves data behind for a free hit.
  *
- * Prechecks and handlers run in a request scope (src/core/request-scope.ts): a deadline every venue call
+ * Checks before payment and handlers run in a request scope (src/core/request-scope.ts): a deadline every venue call
  * honours, and the completeness the input asks for with `require` (read by `fanOut`).
  */
 export class ToolRunner {
@@ -116,14 +116,14 @@ export class ToolRunner {
     return tool.cacheTtlSec > 0 && (await this.cache.has(this.key(tool, input)));
   }
 
-  /** Runs the tool's precheck, if any (before payment), in its own request scope. Throws its `AppError`. */
-  async precheck(tool: AnyTool, input: unknown): Promise<void> {
-    if (tool.precheck) await this.scoped(input, () => tool.precheck!(input, this.ctx));
+  /** Runs the tool's `checkBeforePayment`, if any, in its own request scope. Throws its `AppError`. */
+  async checkBeforePayment(tool: AnyTool, input: unknown): Promise<void> {
+    if (tool.checkBeforePayment) await this.scoped(input, () => tool.checkBeforePayment!(input, this.ctx));
   }
 
-  /** Runs the tool's preflight, if any, for `caller`: an interim answer to send free instead of the paid one. */
-  preflight(tool: AnyTool, input: unknown, caller: PreflightCaller = {}): Promise<InterimAnswer<unknown> | undefined> {
-    return tool.preflight ? tool.preflight(input, this.ctx, caller) : Promise.resolve(undefined);
+  /** Runs the tool's `interimAnswer`, if any, for `caller`: an answer to send free instead of the paid one. */
+  interimAnswer(tool: AnyTool, input: unknown, caller: UnpaidCaller = {}): Promise<InterimAnswer<unknown> | undefined> {
+    return tool.interimAnswer ? tool.interimAnswer(input, this.ctx, caller) : Promise.resolve(undefined);
   }
 
   /**

@@ -1,8 +1,8 @@
 import type { StreamDef } from "../registry/stream.js";
 import { isFree, requestPath, type AnyTool } from "../registry/tool.js";
-import { bazaarTags, ICON_PATH, SERVICE_NAME } from "./bazaar.js";
-import { jsonSchema, splitExample, splitInput, type JsonSchema } from "./json-schema.js";
-import { outputExample } from "./output-example.js";
+import { bazaarTags, ICON_PATH, SERVICE_NAME } from "../payments/bazaar.js";
+import { jsonSchema, splitExample, splitInput, type JsonSchema } from "../registry/json-schema.js";
+import { outputExample } from "../registry/output-example.js";
 import { mppOffers, routeTemplate, type PaymentOffers, type PriceBook } from "./pricing.js";
 import { CONTACT, type ServiceInfo } from "./openapi.js";
 import { offeredStreams, STREAM_PAYMENT, streamBillingText, streamEventSchemas, streamExamplePath, streamsPaid, streamWsSubscribe, streamWsUrl } from "./streams.js";
@@ -21,11 +21,11 @@ import { offeredStreams, STREAM_PAYMENT, streamBillingText, streamEventSchemas, 
 
 /**
  * Whether a paid tool's example answers 402 unpaid. The examples of the stateful alert tools refer to state
- * that may not exist (an alert to extend, a webhook host that must resolve), which their precheck refuses
+ * that may not exist (an alert to extend, a webhook host that must resolve), which their check before payment refuses
  * (404 / 400) before the 402: they are listed, marked `probe: false`, and left out of the short form.
  */
 export function isProbeable(tool: AnyTool): boolean {
-  return !isFree(tool) && !(tool.stateful && tool.precheck && tool.tags.includes("alerts"));
+  return !isFree(tool) && !(tool.stateful && tool.checkBeforePayment && tool.tags.includes("alerts"));
 }
 
 /** Origin-independent parts of a tool's discovery item, computed once per tool. */

@@ -1,7 +1,7 @@
 import type { StreamDef } from "../registry/stream.js";
 import type { AnyTool } from "../registry/tool.js";
 import { isFree, pathParams, requestPath } from "../registry/tool.js";
-import { jsonSchema, splitInput, type JsonSchema } from "./json-schema.js";
+import { jsonSchema, splitInput, type JsonSchema } from "../registry/json-schema.js";
 import type { ServiceInfo } from "./openapi.js";
 import { STREAM_AUTH_TEXT, streamBillingText, streamEvents, streamExamplePath, streamWsSubscribe, streamWsUrl, type StreamEventDoc } from "./streams.js";
 
@@ -117,7 +117,7 @@ function outputLines(tool: AnyTool): string[] {
     return out;
   }
   return variants.flatMap((v, i) => {
-    const out = [...(i === 0 ? [] : [""]), i === 0 ? "The answer:" : tool.preflight ? "Or (an interim answer, free and uncached):" : "Or:", ""];
+    const out = [...(i === 0 ? [] : [""]), i === 0 ? "The answer:" : tool.interimAnswer ? "Or (an interim answer, free and uncached):" : "Or:", ""];
     fieldLines(v, "", 3, out);
     return out;
   });

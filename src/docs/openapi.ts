@@ -1,7 +1,7 @@
 import type { StreamDef } from "../registry/stream.js";
 import { isFree, type AnyTool } from "../registry/tool.js";
-import { jsonSchema, splitExample, splitInput, type JsonSchema } from "./json-schema.js";
-import { outputExample } from "./output-example.js";
+import { jsonSchema, splitExample, splitInput, type JsonSchema } from "../registry/json-schema.js";
+import { outputExample } from "../registry/output-example.js";
 import { mppOffers, routeTemplate, type PaymentOffers, type PriceBook } from "./pricing.js";
 import { offeredStreams, STREAM_AUTH_TEXT, STREAM_PAYMENT, STREAM_WS_PATH, streamBillingText, streamEvents, streamsPaid, wsMessageSchemas } from "./streams.js";
 

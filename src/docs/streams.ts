@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { CONTROL_EVENTS } from "../../tools/live/common.js";
 import { streamPath, type StreamDef } from "../registry/stream.js";
-import { jsonSchema, type JsonSchema } from "./json-schema.js";
+import { jsonSchema, type JsonSchema } from "../registry/json-schema.js";
 import type { PaymentOffers } from "./pricing.js";
 
 /*

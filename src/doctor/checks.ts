@@ -4,7 +4,7 @@
  * instrument list first). Adding an endpoint to a client means adding its check here.
  */
 import type { Config } from "../config.js";
-import { createToolContext, type Venues } from "../core/context.js";
+import type { Venues } from "../core/context.js";
 import type { Metrics } from "../core/metrics.js";
 import type { Logger } from "../lib/log.js";
 import { BinanceTradeBackfill } from "../venues/binance/backfill.js";
@@ -12,6 +12,7 @@ import { BybitTradeBackfill } from "../venues/bybit/backfill.js";
 import type { TradeBackfill } from "../streams/backfill/common.js";
 import { HyperliquidTradeBackfill } from "../venues/hyperliquid/backfill.js";
 import { OkxTradeBackfill } from "../venues/okx/backfill.js";
+import { createVenues } from "../venues/create.js";
 import type { StreamVenue } from "../streams/types.js";
 import type { VenueHealth } from "../core/venue-health.js";
 import { binanceSpotPrice, coingeckoSimplePrice, dexscreenerTokens, geckoterminalOhlcv, geckoterminalTokenPools, perpFunding, PROBE_PERP as PERP, PROBE_WETH as WETH } from "./probes.js";
@@ -171,14 +172,14 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
  * budgets, timeouts, circuit breakers), without its streams, alerts or stores.
  */
 export function doctorClients(config: Config, deps: { metrics: Metrics; log: Logger; version: string; now: number }): DoctorClients {
-  const ctx = createToolContext({ ...config, streams: undefined, alerts: undefined }, { metrics: deps.metrics, log: deps.log, version: deps.version });
-  ctx.health.configureCircuits(config.circuit);
+  const { venues, health } = createVenues(config, { metrics: deps.metrics });
+  health.configureCircuits(config.circuit);
   const v = config.venues;
-  const { perps } = ctx.venues;
+  const { perps } = venues;
   const rest = { timeoutMs: config.upstreamTimeoutMs, metrics: deps.metrics, logger: deps.log };
   return {
-    venues: ctx.venues,
-    health: ctx.health,
+    venues,
+    health,
     now: deps.now,
     backfill: {
       binance: new BinanceTradeBackfill({ ...rest, instruments: perps.binance, baseUrl: v.binanceFapi }),

@@ -1,9 +1,21 @@
-import type { RequestHandler, Response } from "express";
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
-import { AppError } from "../src/errors.js";
-import type { RedisHandle } from "../src/state/redis.js";
+import { AppError } from "../errors.js";
+import type { RedisHandle } from "../state/redis.js";
 import { clientKey } from "./client-key.js";
-import { sendError } from "./errors.js";
+
+/*
+ * Per-client request budgets, free of any transport: HTTP (http/rate-limit.ts mounts them as express
+ * middleware), MCP, WebSocket upgrades, credit-paid calls per wallet and stream warm-ups all consume them.
+ */
+
+/**
+ * Where the IETF `RateLimit` headers of a consumed point go: an HTTP response (express's `Response` fits).
+ * Nothing is written once `headersSent` is true.
+ */
+export interface RateLimitHeaderSink {
+  readonly headersSent: boolean;
+  setHeader(name: string, value: string): unknown;
+}
 
 /** Options of a {@link ClientRateLimiter}. */
 export interface ClientRateLimiterOptions {
@@ -56,11 +68,11 @@ export class ClientRateLimiter {
 
   /**
    * Consumes one point for the client at `ip` (an IP literal; anything else, e.g. `"unknown"` or
-   * `"wallet:0x…"`, is a bucket of its own). With `res`, sets the IETF `RateLimit-Policy` and `RateLimit`
-   * (`r` remaining, `t` seconds to reset) headers, on success and on the 429.
+   * `"wallet:0x…"`, is a bucket of its own). With `res` (an HTTP response), sets the IETF `RateLimit-Policy`
+   * and `RateLimit` (`r` remaining, `t` seconds to reset) headers, on success and on the 429.
    * @throws AppError RATE_LIMITED with `retryAfterSec`.
    */
-  async consume(ip: string | undefined, res?: Response): Promise<void> {
+  async consume(ip: string | undefined, res?: RateLimitHeaderSink): Promise<void> {
     try {
       const r = await this.limiter.consume(clientKey(ip));
       this.setHeaders(res, r);
@@ -75,7 +87,7 @@ export class ClientRateLimiter {
     }
   }
 
-  private setHeaders(res: Response | undefined, r: RateLimiterRes): void {
+  private setHeaders(res: RateLimitHeaderSink | undefined, r: RateLimiterRes): void {
     if (!res || res.headersSent) return;
     res.setHeader("RateLimit-Policy", this.policyHeader);
     res.setHeader("RateLimit", `"${this.policy}";r=${Math.max(0, r.remainingPoints)};t=${Math.max(0, Math.ceil(r.msBeforeNext / 1000))}`);
@@ -101,17 +113,4 @@ export class FreeRateLimiter extends ClientRateLimiter {
   constructor(perMin: number, redis?: RedisHandle) {
     super({ perMin, keyName: "rl-free", what: "free requests", policy: "free", redis });
   }
-}
-
-/**
- * Express middleware consuming one point of `limiter` per request, keyed by `req.ip`: over the limit it
- * answers 429 with `Retry-After` and the route does not run.
- */
-export function limitByClient(limiter: ClientRateLimiter): RequestHandler {
-  return (req, res, next) => {
-    limiter.consume(req.ip, res).then(
-      () => next(),
-      (err: unknown) => sendError(res, err),
-    );
-  };
 }

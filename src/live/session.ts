@@ -111,7 +111,7 @@ export class StreamSession {
     this.minute++;
     if (!gate || !wallet) return "paid";
     const out = await gate.debit(wallet, def.pricePerMinuteUsd, `stream_${def.topic}`);
-    if (!out.ok) {
+    if (out.kind === "payment_required") {
       this.refusal = out.reason;
       return "refused";
     }

@@ -1,8 +1,8 @@
 import { bazaarResourceServerExtension, declareDiscoveryExtension } from "@x402/extensions/bazaar";
 import { match } from "path-to-regexp";
 import { isFree, type AnyTool } from "../registry/tool.js";
-import { jsonSchema, splitExample, splitInput, type JsonSchema } from "./json-schema.js";
-import { outputExample } from "./output-example.js";
+import { jsonSchema, splitExample, splitInput, type JsonSchema } from "../registry/json-schema.js";
+import { outputExample } from "../registry/output-example.js";
 
 /*
  * x402 Bazaar discovery (`@x402/extensions/bazaar`), built from the registry: every paid tool's 402 declares

@@ -20,6 +20,9 @@ export interface MppSettings {
   tempo: { currency: Address; recipient: Address; chainId: number };
 }
 
+/** CAIP-2 id of Tempo mainnet, named in the receipts of `tempo` payments. */
+export const TEMPO_NETWORK = "tempo:4217";
+
 /** An MPP credential turned into something the pipeline can settle. */
 export type MppPayment =
   /** `evm`: the same EIP-3009 authorization as x402, settled through the payment processor. */

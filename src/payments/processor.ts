@@ -1,50 +1,21 @@
-import type { PaymentPayload, PaymentRequired, PaymentRequirements, ResourceInfo, SettleResponse } from "@x402/core/types";
+import type { PaymentPayload, PaymentRequired, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from "@x402/extensions/payment-identifier";
 import type { Address } from "viem";
-import { discoveryExtensions, resourceMetadata } from "../docs/bazaar.js";
+import { discoveryExtensions, resourceMetadata } from "./bazaar.js";
 import { AppError, toAppError } from "../errors.js";
 import { logger } from "../lib/log.js";
 import type { AnyTool } from "../registry/tool.js";
 import type { AuthorizationReader } from "./chain.js";
 import type { AuthorizationState, IdempotentRecord, PaymentLedger, PendingState, PrepaidState } from "./ledger.js";
 import { checkPaymentPayload, isRefusal, type Authorization, type CheckedPayload } from "./payload.js";
+import type { PaymentCheck, PaymentRequest, SettleOutcome, VerifiedPayment } from "./outcomes.js";
 import type { PaymentCatalog } from "./x402.js";
 
 /**
  * Extensions every 402 declares: clients may send an idempotency key (`payment-identifier`, optional). Each
- * paid tool's 402 also declares x402 Bazaar discovery (`bazaar`, see src/docs/bazaar.ts).
+ * paid tool's 402 also declares x402 Bazaar discovery (`bazaar`, see src/payments/bazaar.ts).
  */
 const DECLARED_EXTENSIONS = { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) };
-
-/** The outcome of checking a request's payment before the handler runs. */
-export type PaymentCheck =
-  /** No payment, or a payment that cannot be accepted: answer 402 with this object. */
-  | { kind: "required"; required: PaymentRequired }
-  /** The payment identifier was already used for this very request: answer with the stored result, no new charge. */
-  | { kind: "replay"; value: unknown; receipt: SettleResponse }
-  /** A pending settlement of this authorization turned out confirmed: answer with its stored result, once. */
-  | { kind: "confirmed"; value: unknown; receipt: SettleResponse }
-  /** Payment verified (and, for upfront tools, already settled): run the handler, then `settle`. */
-  | { kind: "verified"; payment: VerifiedPayment };
-
-/** The outcome of settling after the handler succeeded. */
-export type SettleResult =
-  | { kind: "settled"; receipt: SettleResponse }
-  /** Settlement refused: withhold the data and answer 402. */
-  | { kind: "failed"; required: PaymentRequired }
-  /** Outcome unknown after reconciliation: withhold the data, keep it for a retry with the same authorization. */
-  | { kind: "unknown"; retryAfterSec: number };
-
-/** A verified payment, owned by one request. */
-export interface VerifiedPayment {
-  payer?: string;
-  /** Unique reference of the payment (the authorization's ledger key), for handlers that act once per payment. */
-  reference?: string;
-  /** Settles (or, for upfront tools, confirms the earlier settlement) and records `value` as the paid answer. */
-  settle(value: unknown): Promise<SettleResult>;
-  /** The handler failed: free the authorization and the payment identifier (nothing was charged). */
-  abandon(): void;
-}
 
 /** Options of {@link PaymentProcessor}. */
 export interface ProcessorOptions {
@@ -61,19 +32,6 @@ export interface ProcessorOptions {
  * take it over (the holder crashed). A slower holder is harmless: it then loses its compare-and-set.
  */
 const RECONCILE_LEASE_MARGIN_MS = 30_000;
-
-/**
- * One paid request as the processor sees it, whatever the transport: the tool, the resource its 402
- * names, the request's fingerprint (tool + canonical input: binds payment identifiers and owed runs to
- * one request) and its price (the tool's, or the input's for tools with `priceOf`).
- */
-export interface PaymentRequest {
-  tool: AnyTool;
-  resource: ResourceInfo;
-  fingerprint: string;
-  /** Decimal USD. */
-  priceUsd: string;
-}
 
 /** What reading the chain (or asking the facilitator again) says about a settlement of unknown outcome. */
 type Reconciled =
@@ -179,7 +137,8 @@ export class PaymentProcessor {
 
   constructor(
     readonly catalog: PaymentCatalog,
-    private readonly ledger: PaymentLedger,
+    /** Authorizations and payment identifiers (shared with the credits' `requestId`s). */
+    readonly ledger: PaymentLedger,
     private readonly opts: ProcessorOptions = {},
   ) {
     this.reconcileWindowMs = opts.reconcileWindowMs ?? 15_000;
@@ -207,13 +166,14 @@ export class PaymentProcessor {
    * signature: the very same signed payload (compared by digest) or a new one that the facilitator verifies.
    * @param raw the decoded payment payload as the client sent it (any shape; undefined when none was sent).
    * @param fingerprint tool + canonical input of the request (binds a payment identifier to one request).
+   * @returns the check's outcome (vocabulary: src/payments/outcomes.ts).
    * @throws AppError CONFLICT when a payment identifier is reused for a different request or is still in
    *   flight; facilitator errors propagate (the caller answers 503, nothing was charged).
    */
   async check(r: PaymentRequest, raw: unknown): Promise<PaymentCheck> {
     const { tool, fingerprint } = r;
     const rs = this.catalog.resourceServer;
-    const required = async (error: string, payload?: PaymentPayload) => ({ kind: "required" as const, required: await this.paymentRequired(r, error, payload) });
+    const required = async (error: string, payload?: PaymentPayload) => ({ kind: "payment_required" as const, required: await this.paymentRequired(r, error, payload) });
     if (raw === undefined || raw === null) return required("Payment required");
     const checked = checkPaymentPayload(raw);
     if (isRefusal(checked)) return required(checked.reason);
@@ -289,7 +249,7 @@ export class PaymentProcessor {
     if (tool.paymentFlow === "upfront") {
       // State-creating tools: the charge must be final before anything is created.
       const pre = await settleNow();
-      if (pre.kind === "failed") return { kind: "required", required: pre.required };
+      if (pre.kind === "payment_required") return pre;
       if (pre.kind === "unknown") {
         // Reconciled on the retry with the same payment: once the transfer is confirmed, the run is owed.
         await this.ledger.set(key, { state: "pending", value: { [OWED_RUN]: fingerprint }, payload, requirements: match });
@@ -306,7 +266,7 @@ export class PaymentProcessor {
             if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, digest, result: { value, receipt: pre.receipt } });
             return pre;
           },
-          abandon: () => void this.owe(key, idKey, { state: "prepaid", fingerprint, digest, receipt: pre.receipt }),
+          abandon: () => this.owe(key, idKey, { state: "prepaid", fingerprint, digest, receipt: pre.receipt }),
         },
       };
     }
@@ -320,7 +280,7 @@ export class PaymentProcessor {
           if (r.kind === "unknown") await this.ledger.set(key, { state: "pending", value, payload, requirements: match });
           return r;
         },
-        abandon: () => void release(),
+        abandon: () => release(),
       },
     };
   }
@@ -337,13 +297,13 @@ export class PaymentProcessor {
     const blocked = await this.ledger.claim(key);
     if (blocked) {
       const reason = blocked.state === "settled" ? "credential_already_used" : "authorization_in_use";
-      return { kind: "required", required: await this.paymentRequired(r, reason) };
+      return { kind: "payment_required", required: await this.paymentRequired(r, reason) };
     }
     const release = () => this.ledger.release(key).catch((err: unknown) => logger.error({ err }, "payment ledger release failed"));
     return {
       kind: "verified",
       payment: {
-        settle: async (): Promise<SettleResult> => {
+        settle: async (): Promise<SettleOutcome> => {
           try {
             const receipt = await settle();
             await this.setSettled(key, receipt);
@@ -354,7 +314,7 @@ export class PaymentProcessor {
             return { kind: "unknown", retryAfterSec: 5 };
           }
         },
-        abandon: () => void release(),
+        abandon: () => release(),
       },
     };
   }
@@ -389,7 +349,7 @@ export class PaymentProcessor {
         if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, digest: owed.digest, result: { value, receipt: owed.receipt } });
         return { kind: "settled", receipt: owed.receipt };
       },
-      abandon: () => void this.owe(key, idKey, owed),
+      abandon: () => this.owe(key, idKey, owed),
     };
   }
 
@@ -408,13 +368,13 @@ export class PaymentProcessor {
   }
 
   /** {@link release}, then the 402 a retry needs. */
-  private async fail(a: SettleAttempt, reason: string): Promise<SettleResult> {
+  private async fail(a: SettleAttempt, reason: string): Promise<SettleOutcome> {
     await this.release(a);
-    return { kind: "failed", required: await this.paymentRequired(a.r, reason, a.payload) };
+    return { kind: "payment_required", required: await this.paymentRequired(a.r, reason, a.payload) };
   }
 
   /** Settles once; an exception or a `settlement_pending` answer is an unknown outcome and is reconciled. */
-  private async settle(a: SettleAttempt): Promise<SettleResult> {
+  private async settle(a: SettleAttempt): Promise<SettleOutcome> {
     const { key, payload, match } = a;
     const tool = a.r.tool;
     let receipt: SettleResponse | undefined;
@@ -485,7 +445,7 @@ export class PaymentProcessor {
    */
   private async resumePending(key: string, idKey: string | undefined, pending: PendingState, r: PaymentRequest): Promise<PaymentCheck> {
     const { auth, digest } = checkPaymentPayload(pending.payload) as CheckedPayload;
-    const refused = async (reason: string): Promise<PaymentCheck> => ({ kind: "required", required: await this.paymentRequired(r, reason, pending.payload) });
+    const refused = async (reason: string): Promise<PaymentCheck> => ({ kind: "payment_required", required: await this.paymentRequired(r, reason, pending.payload) });
     if ((pending.reconcilingUntilMs ?? 0) > Date.now()) return refused("authorization_in_use");
     const { reconcilingUntilMs: _expired, ...unheld } = pending;
     const held: PendingState = { ...unheld, reconcilingUntilMs: Date.now() + this.reconcileWindowMs + RECONCILE_LEASE_MARGIN_MS };
@@ -508,7 +468,7 @@ export class PaymentProcessor {
     if (typeof owedFor !== "string") {
       if (!(await swap({ state: "settled", receipt: outcome.receipt }))) return refused("authorization_in_use");
       if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint: r.fingerprint, digest, result: { value: pending.value, receipt: outcome.receipt } });
-      return { kind: "confirmed", value: pending.value, receipt: outcome.receipt };
+      return { kind: "replay", value: pending.value, receipt: outcome.receipt };
     }
     // An upfront request whose charge is now confirmed: run it once, for the request it paid for.
     const owed: PrepaidState = { state: "prepaid", fingerprint: owedFor, digest, receipt: outcome.receipt };

@@ -1,6 +1,5 @@
 import { z } from "zod";
-import type { AnyTool } from "../registry/tool.js";
-import { pathParams } from "../registry/tool.js";
+import { pathParams, type AnyTool } from "./tool.js";
 
 /** A JSON Schema object (draft 2020-12). */
 export type JsonSchema = Record<string, unknown> & { properties?: Record<string, JsonSchema>; required?: string[] };

@@ -1,4 +1,4 @@
-import type { AnyTool } from "../registry/tool.js";
+import type { AnyTool } from "./tool.js";
 import { jsonSchema, type JsonSchema } from "./json-schema.js";
 
 /*

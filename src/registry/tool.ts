@@ -1,5 +1,9 @@
 import type { z } from "zod";
 import type { ToolContext } from "../core/context.js";
+import type { CallerInfo, UnpaidCaller } from "../core/types.js";
+
+// The caller types live in the import-free src/core/types.ts; tool authors take them from here too.
+export type { CallerCredentials, CallerInfo, UnpaidCaller } from "../core/types.js";
 
 /** HTTP method of a tool's route. */
 export type HttpMethod = "GET" | "POST" | "DELETE";
@@ -48,13 +52,13 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
    * Optional asynchronous validation that runs before any payment is asked for (e.g. "is this symbol
    * listed on any venue?"). Throws an `AppError` (404 / 400 / 503); never charged.
    */
-  precheck?(input: z.output<I>, ctx: ToolContext): Promise<void>;
+  checkBeforePayment?(input: z.output<I>, ctx: ToolContext): Promise<void>;
   /**
    * Optional interim answer decided before any payment (e.g. CVD warm-up: the stream for a new symbol is
    * being established). When it returns a value, the mounts send it free of charge and uncached: HTTP with
    * `status` and `Retry-After`, MCP as a normal result with `_meta["marketgate/interim"]`.
    */
-  preflight?(input: z.output<I>, ctx: ToolContext, caller: PreflightCaller): Promise<InterimAnswer<z.output<O>> | undefined>;
+  interimAnswer?(input: z.output<I>, ctx: ToolContext, caller: UnpaidCaller): Promise<InterimAnswer<z.output<O>> | undefined>;
   /**
    * HTTP status of a successful answer of a free tool (default 200): 202 for an answer that only accepts
    * the request (a refund whose transfer is not confirmed yet). OpenAPI then documents a 202 with the same
@@ -81,46 +85,13 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
   handler(input: z.output<I>, ctx: ToolContext, caller: CallerInfo): Promise<z.output<O>>;
 }
 
-/** Credentials a caller presents to manage a resource it owns (an alert); every field optional. */
-export interface CallerCredentials {
-  /** The resource's manage token (`Authorization: Bearer <token>` / MCP `manage_token`). */
-  bearerToken?: string;
-  /** EIP-191 signature by the owner wallet (`X-Wallet-Signature` / MCP `wallet_signature`), 0x hex. */
-  walletSignature?: string;
-  /** Unix seconds covered by the signature (`X-Signed-At` / MCP `signed_at`). */
-  signedAt?: string;
-}
-
-/** Who is calling, as far as the transport can tell. */
-export interface CallerInfo {
-  /** Wallet that paid for this call (x402 / MPP payer, or the SIWX wallet of a credit-paid call), lower case. */
-  payer?: string;
-  /**
-   * Unique reference of the settled payment of this call (the x402 authorization's ledger key), for
-   * handlers that must act once per payment (credit top-ups).
-   */
-  paymentReference?: string;
-  /** Wallet proven by a Sign-In-With-X proof on this request (tools with `auth: "siwx"`), lower case. */
-  wallet?: string;
-  credentials: CallerCredentials;
-}
-
 /** A caller with no payment and no credentials. */
 export const ANONYMOUS: CallerInfo = Object.freeze({ credentials: Object.freeze({}) });
 
 /** MCP argument names of the {@link CallerCredentials} fields. */
 export const CREDENTIAL_ARGS = { manage_token: "bearerToken", wallet_signature: "walletSignature", signed_at: "signedAt" } as const;
 
-/** Who sends a request whose preflight runs (before any payment is known). */
-export interface PreflightCaller {
-  /**
-   * The client's address as the rate limiters key it (`req.ip`, also for MCP over HTTP): free work a
-   * preflight starts (a CVD warm-up) is budgeted per client. Undefined over MCP stdio (the operator's agent).
-   */
-  client?: string;
-}
-
-/** An answer sent instead of the paid one, free of charge (see {@link ToolDef.preflight}). */
+/** An answer sent instead of the paid one, free of charge (see {@link ToolDef.interimAnswer}). */
 export interface InterimAnswer<T> {
   status: number;
   retryAfterSec?: number;

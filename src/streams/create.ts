@@ -1,7 +1,7 @@
-import { ClientRateLimiter } from "../../http/rate-limit.js";
 import type { Config } from "../config.js";
 import type { Metrics } from "../core/metrics.js";
 import { logger } from "../lib/log.js";
+import { ClientRateLimiter } from "../lib/rate-limit.js";
 import type { RedisHandle } from "../state/redis.js";
 import type { PerpVenue, PerpVenueClient } from "../venues/perp/types.js";
 import type { TradeBackfill } from "./backfill/common.js";

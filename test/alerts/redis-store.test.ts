@@ -20,7 +20,7 @@ import type { ToolContext } from "../../src/core/context.js";
 import { HOUR_MS, MINUTE_MS } from "../../src/lib/time.js";
 import { logger } from "../../src/lib/log.js";
 import { RedisHandle } from "../../src/state/redis.js";
-import { precheckCreate } from "../../tools/alerts/create.js";
+import { checkCreateBeforePayment } from "../../tools/alerts/create.js";
 import { appError } from "../helpers/errors.js";
 import { fail, fakeSender, FakeSignals, ok, risk } from "../helpers/alert-fakes.js";
 import { startFreeStack } from "../helpers/free-stack.js";
@@ -512,7 +512,7 @@ describe.skipIf(!redisAvailable)("Redis unreachable", () => {
     expect(Date.now() - started).toBeLessThan(3000);
 
     // Before payment the caller is told nothing was charged either.
-    const pre = await appError(() => precheckCreate({ alerts: r.service } as unknown as ToolContext, "BTC", HOOK));
+    const pre = await appError(() => checkCreateBeforePayment({ alerts: r.service } as unknown as ToolContext, "BTC", HOOK));
     expect(pre).toMatchObject({ code: "UPSTREAM_UNAVAILABLE", retryAfterSec: 5 });
     expect(pre.message).toBe(`${ALERT_STORAGE_UNREACHABLE}; nothing was stored or charged, try again in a few seconds`);
 

@@ -8,11 +8,11 @@ import { extractDiscoveryInfo, type DiscoveredHTTPResource, type DiscoveredMCPRe
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_URL_BYTES } from "../../http/app.js";
-import { bazaarTags, MAX_DISCOVERY_URL_BYTES, v1OutputSchema } from "../../src/docs/bazaar.js";
+import { bazaarTags, MAX_DISCOVERY_URL_BYTES, v1OutputSchema } from "../../src/payments/bazaar.js";
 import { runDiscoveryChecks } from "../../src/docs/discovery-check.js";
 import { isProbeable } from "../../src/docs/discovery.js";
-import { splitExample } from "../../src/docs/json-schema.js";
-import { outputExample } from "../../src/docs/output-example.js";
+import { splitExample } from "../../src/registry/json-schema.js";
+import { outputExample } from "../../src/registry/output-example.js";
 import { isFree, pathParams, requestPath, type AnyTool } from "../../src/registry/tool.js";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { TOOLS } from "../../tools/index.js";
@@ -23,7 +23,7 @@ type Input = Record<string, string | number | boolean>;
 type Json = any;
 
 const PAID = TOOLS.filter((t) => !isFree(t));
-/** A webhook target the alert prechecks accept on the offline stack (loopback allowed, nothing listens). */
+/** A webhook target the alerts' checks before payment accept on the offline stack (loopback allowed, nothing listens). */
 const WEBHOOK = "https://127.0.0.1:9/marketgate";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WS_PATH } from "../../http/ws.js";
 import { loadConfig } from "../../src/config.js";
 import { buildX402Discovery, buildX402WellKnown } from "../../src/docs/discovery.js";
-import { jsonSchema } from "../../src/docs/json-schema.js";
+import { jsonSchema } from "../../src/registry/json-schema.js";
 import { buildLlmsFullTxt, buildLlmsTxt, llmsDocuments } from "../../src/docs/llms.js";
 import { buildOpenApi } from "../../src/docs/openapi.js";
 import { paymentOffers, priceBook, type PaymentOffers, type PriceBook } from "../../src/docs/pricing.js";

@@ -195,6 +195,6 @@ describe("hardening: payments, body parsing, URL length, metrics, MCP arguments"
     const settled = await (verified[0] as Extract<(typeof checks)[number], { kind: "verified" }>).payment.settle({});
     expect(settled.kind).toBe("settled");
     const again = await processor.checkExternal(r, key, async () => ({ success: true, transaction: "0x1", network: "tempo:4217" }));
-    expect(again.kind).toBe("required");
+    expect(again.kind).toBe("payment_required");
   });
 });

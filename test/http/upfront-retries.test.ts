@@ -14,7 +14,7 @@ import { until } from "../helpers/wait.js";
 const RETRIES = 6;
 /** `POST /price-alert` costs 0.04 USD: 40,000 USDC atomic units. */
 const PRICE_ATOMIC = 40_000n;
-/** Never met: the alert never fires (no webhook traffic), and a public IP literal passes the precheck without DNS. */
+/** Never met: the alert never fires (no webhook traffic), and a public IP literal passes the check before payment without DNS. */
 const ALERT = { symbol: "ETH", condition: "above", target_price: 1e9, webhook_url: "https://93.184.215.14/hook", expires_in_hours: 1 };
 
 /**
@@ -50,7 +50,7 @@ function concurrentRetries(name: string, ledgerEnv: () => Record<string, string>
     const url = () => `${stack.url}/price-alert`;
     const post = (sig?: string) =>
       fetch(url(), { method: "POST", headers: { "content-type": "application/json", ...(sig ? { "payment-signature": sig } : {}) }, body: JSON.stringify(ALERT) });
-    const alertsOf = async (address: string) => (await stack.service.ctx.alerts!.store.active("price", address.toLowerCase())).length;
+    const alertsOf = async (address: string) => (await stack.service.ctx.alerts!.listActive("price", address.toLowerCase())).length;
     const required = () => paymentRequired(url(), { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(ALERT) });
 
     it(`creates one alert and charges once for ${RETRIES} concurrent retries with the same payment`, async () => {

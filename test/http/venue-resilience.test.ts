@@ -4,7 +4,7 @@ import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 import { json } from "../helpers/json.js";
 import { header, paymentRequired, signPayment } from "../helpers/pay.js";
 
-/** Loads every perp venue's instrument list (the quote endpoint runs the precheck), so later requests only read data. */
+/** Loads every perp venue's instrument list (the quote endpoint runs the check before payment), so later requests only read data. */
 async function warmInstruments(baseUrl: string): Promise<void> {
   expect((await fetch(`${baseUrl}/api/v1/quote?path=/futures/funding-compare/SOL`)).status).toBe(200);
 }

@@ -1,21 +1,22 @@
 import { z } from "zod";
 import { ALERT_STORAGE_RETRY_SEC, ALERT_STORAGE_UNREACHABLE, isAlertStorageError } from "../../src/alerts/redis-store.js";
-import { MAX_LIFETIME_HOURS, type AlertService } from "../../src/alerts/service.js";
+import { MAX_LIFETIME_HOURS } from "../../src/alerts/service.js";
 import type { AlertKind, AlertRecord, DeliveryRecord, PriceParams } from "../../src/alerts/types.js";
 import type { ToolContext } from "../../src/core/context.js";
+import type { AlertPort } from "../../src/core/types.js";
 import { AppError } from "../../src/errors.js";
 
 /** Deliveries shown in an alert record, newest first. */
 export const SHOWN_DELIVERIES = 10;
 
 /** The alert service. @throws AppError UPSTREAM_UNAVAILABLE (503) when alerts are off (`ALERTS=off`). */
-export function alertService(ctx: ToolContext): AlertService {
+export function alertService(ctx: ToolContext): AlertPort {
   if (!ctx.alerts) throw new AppError("UPSTREAM_UNAVAILABLE", "alerts are disabled on this server (ALERTS=off)");
   return ctx.alerts;
 }
 
 /**
- * Runs a precheck (before any payment): an alert storage that cannot be reached answers 503 saying that
+ * Runs a check before payment: an alert storage that cannot be reached answers 503 saying that
  * nothing was stored or charged.
  */
 export async function beforePayment<T>(check: () => Promise<T>): Promise<T> {
@@ -114,7 +115,7 @@ function deliveryView(d: DeliveryRecord): z.infer<typeof Delivery> {
  * even read); `"owner"` adds every private field, and the latest deliveries when `withDeliveries`
  * (read from the store). The caller decides the visibility from the credentials.
  */
-export async function alertView(svc: AlertService, a: AlertRecord, opts: { visibility: AlertVisibility; withDeliveries: boolean }) {
+export async function alertView(svc: AlertPort, a: AlertRecord, opts: { visibility: AlertVisibility; withDeliveries: boolean }) {
   const view = {
     alert_id: a.id,
     type: a.kind,

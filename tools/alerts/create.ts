@@ -23,8 +23,8 @@ export const CreatedShape = {
   message: z.string(),
 };
 
-/** Precheck of a create request, before any payment: symbol listed on a perp venue, capacity, webhook URL safe. */
-export async function precheckCreate(ctx: ToolContext, symbol: string, webhookUrl: string): Promise<void> {
+/** The check before payment of a create request: symbol listed on a perp venue, capacity, webhook URL safe. */
+export async function checkCreateBeforePayment(ctx: ToolContext, symbol: string, webhookUrl: string): Promise<void> {
   const svc = alertService(ctx);
   await beforePayment(() => svc.checkCapacity());
   await Promise.all([requireListed(symbol, ctx), svc.checkWebhook(webhookUrl)]);

@@ -104,7 +104,7 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     stateful: true,
     // Only lengthens an alert: not destructive (MCP defaults destructiveHint to true when absent).
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-    precheck: async ({ id, add_hours }, ctx) => void (await beforePayment(() => alertService(ctx).extension(k.kind, id, add_hours))),
+    checkBeforePayment: async ({ id, add_hours }, ctx) => void (await beforePayment(() => alertService(ctx).extension(k.kind, id, add_hours))),
     async handler({ id, add_hours }, ctx) {
       const svc = alertService(ctx);
       const before = (await svc.require(k.kind, id)).expiresAt;

@@ -3,7 +3,7 @@ import type { PriceParams } from "../../src/alerts/types.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { PerpSymbol } from "../perp/common.js";
 import { ExpiresInHours, WebhookUrl, type AlertKindSpec } from "./common.js";
-import { createAlert, CreatedShape, precheckCreate } from "./create.js";
+import { createAlert, CreatedShape, checkCreateBeforePayment } from "./create.js";
 import { lifecycleTools } from "./lifecycle.js";
 
 const Side = z.enum(["above", "below"]);
@@ -52,7 +52,7 @@ export const priceAlertCreate = defineTool({
   stateful: true,
   // Creates an alert and destroys nothing: MCP clients need not warn as for a destructive call.
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-  precheck: (i, ctx) => precheckCreate(ctx, i.symbol, i.webhook_url),
+  checkBeforePayment: (i, ctx) => checkCreateBeforePayment(ctx, i.symbol, i.webhook_url),
   async handler(i, ctx, caller) {
     // Checked by the schema: at least one of the two is set, and they agree.
     const direction = (i.condition ?? i.direction)!;

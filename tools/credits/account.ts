@@ -48,7 +48,7 @@ export const creditsSetCaps = defineTool({
   handler: async (input, ctx, caller) => {
     const svc = creditsOf(ctx);
     const micro = (v?: string | null) => (v ? usdToMicro(v) : undefined);
-    const account = await svc.gate.ledger.setCaps(walletOf(caller), {
+    const account = await svc.ledger.setCaps(walletOf(caller), {
       perCallMaxMicro: micro(input.per_call_max_usd),
       perHourMaxMicro: micro(input.per_hour_max_usd),
       perDayMaxMicro: micro(input.per_day_max_usd),

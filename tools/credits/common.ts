@@ -1,9 +1,9 @@
 import { z } from "zod";
 import type { ToolContext } from "../../src/core/context.js";
+import type { CreditAccountsPort } from "../../src/core/types.js";
 import { AppError } from "../../src/errors.js";
 import { logger } from "../../src/lib/log.js";
 import { microToUsd, type CreditAccount, type CreditRefund, type SpendCaps } from "../../src/payments/credits/ledger.js";
-import type { CreditService } from "../../src/payments/credits/service.js";
 
 /** A USD amount as a decimal string (at most 6 decimals, USDC's precision). */
 export const UsdString = z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "a USD amount such as 5 or 0.25 (at most 6 decimals)");
@@ -59,7 +59,7 @@ function capsOut(c: SpendCaps): z.infer<typeof CapsOut> {
 }
 
 /** The answer shape of an account, with the wallet's latest refund. */
-export function accountOut(a: CreditAccount, svc: CreditService, refund: CreditRefund | undefined): z.infer<typeof AccountOut> {
+export function accountOut(a: CreditAccount, svc: CreditAccountsPort, refund: CreditRefund | undefined): z.infer<typeof AccountOut> {
   return {
     wallet: a.wallet,
     balance_usd: microToUsd(a.balanceMicro),
@@ -69,8 +69,8 @@ export function accountOut(a: CreditAccount, svc: CreditService, refund: CreditR
     credited_usd: microToUsd(a.creditedMicro),
     spent_usd: microToUsd(a.spentMicro),
     caps: capsOut(a.caps),
-    operator_caps: capsOut(svc.gate.settings.globalCaps),
-    refunds: svc.gate.settings.refund ? "on" : "off",
+    operator_caps: capsOut(svc.settings.globalCaps),
+    refunds: svc.settings.refund ? "on" : "off",
     custodial: true,
   };
 }
@@ -80,18 +80,18 @@ export function accountOut(a: CreditAccount, svc: CreditService, refund: CreditR
  * (a failed reconciliation is logged: the refund then shows as it stood), then its account (expired holds
  * returned) and latest refund. @throws the ledger's errors.
  */
-export async function readAccount(svc: CreditService, wallet: string): Promise<z.infer<typeof AccountOut>> {
+export async function readAccount(svc: CreditAccountsPort, wallet: string): Promise<z.infer<typeof AccountOut>> {
   await svc.refunds?.reconcileWallet(wallet).catch((err: unknown) => logger.warn({ err, wallet }, "credit refund reconciliation failed"));
-  return withRefund(svc, await svc.gate.ledger.account(wallet));
+  return withRefund(svc, await svc.ledger.account(wallet));
 }
 
 /** {@link accountOut} of `account` with the wallet's latest refund read from the ledger. */
-export async function withRefund(svc: CreditService, account: CreditAccount): Promise<z.infer<typeof AccountOut>> {
-  return accountOut(account, svc, await svc.gate.ledger.latestRefund(account.wallet));
+export async function withRefund(svc: CreditAccountsPort, account: CreditAccount): Promise<z.infer<typeof AccountOut>> {
+  return accountOut(account, svc, await svc.ledger.latestRefund(account.wallet));
 }
 
 /** The credits of this service. @throws AppError NOT_FOUND when credits (or payments) are off. */
-export function creditsOf(ctx: ToolContext): CreditService {
+export function creditsOf(ctx: ToolContext): CreditAccountsPort {
   if (!ctx.credits) throw new AppError("NOT_FOUND", "credits are off on this service (CREDITS=off, or payments are off)");
   return ctx.credits;
 }

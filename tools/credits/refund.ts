@@ -34,7 +34,7 @@ export const creditsRefund = defineTool({
   handler: async (_input, ctx, caller) => {
     const svc = creditsOf(ctx);
     const wallet = walletOf(caller);
-    if (!svc.gate.settings.refund || !svc.refunds) throw new AppError("FORBIDDEN", "refunds are off on this service (CREDITS_REFUND=off): credits are spent by calls only");
+    if (!svc.settings.refund || !svc.refunds) throw new AppError("FORBIDDEN", "refunds are off on this service (CREDITS_REFUND=off): credits are spent by calls only");
     const r = await svc.refunds.refund(wallet);
     if (r.status === "none") return { wallet, status: "none" as const, amount_usd: "0", tx_hash: null, refund_id: null };
     return { wallet, status: r.status, amount_usd: microToUsd(r.refund.amountMicro), tx_hash: r.refund.tx?.txHash ?? null, refund_id: r.refund.id };

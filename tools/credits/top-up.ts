@@ -29,8 +29,8 @@ export const creditsTopUp = defineTool({
     credited_now_usd: z.string().describe("what this top-up added (0 when this payment was already credited)"),
     payment_reference: z.string().describe("the settled authorization this top-up was credited for"),
   }),
-  precheck: async ({ amount_usd }, ctx) => {
-    const { settings } = creditsOf(ctx).gate;
+  checkBeforePayment: async ({ amount_usd }, ctx) => {
+    const { settings } = creditsOf(ctx);
     const v = usdToMicro(amount_usd);
     if (v < usdToMicro(settings.minTopUpUsd) || v > usdToMicro(settings.maxTopUpUsd)) {
       throw new AppError("BAD_REQUEST", `amount_usd must be between ${settings.minTopUpUsd} and ${settings.maxTopUpUsd}`, {
@@ -42,7 +42,7 @@ export const creditsTopUp = defineTool({
     const svc = creditsOf(ctx);
     if (!caller.payer || !caller.paymentReference) throw new AppError("BAD_REQUEST", "a top-up must be paid with x402 or MPP (payments are off?)");
     const amount = usdToMicro(amount_usd);
-    const { credited, account } = await svc.gate.ledger.credit(caller.payer.toLowerCase(), amount, caller.paymentReference);
+    const { credited, account } = await svc.ledger.credit(caller.payer.toLowerCase(), amount, caller.paymentReference);
     if (credited) svc.onCredited(amount);
     return { ...(await withRefund(svc, account)), credited_now_usd: credited ? microToUsd(amount) : "0", payment_reference: caller.paymentReference };
   },

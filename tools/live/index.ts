@@ -1,7 +1,7 @@
 import type { ToolContext } from "../../src/core/context.js";
 import { AppError } from "../../src/errors.js";
 import type { StreamDef } from "../../src/registry/stream.js";
-import type { PreflightCaller } from "../../src/registry/tool.js";
+import type { UnpaidCaller } from "../../src/registry/tool.js";
 import { validateStreams } from "../../src/registry/validate.js";
 import { PerpSymbol, requireListed } from "../perp/common.js";
 import { streams } from "../streams/common.js";
@@ -23,7 +23,7 @@ validateStreams(STREAMS);
  *   UPSTREAM_UNAVAILABLE when the topic needs live stores this instance does not run or every on-demand
  *   stream is in paid use, RATE_LIMITED over the client's warm-up budget.
  */
-export async function streamSymbol(def: StreamDef, raw: string | undefined, ctx: ToolContext, caller: PreflightCaller = {}): Promise<string | undefined> {
+export async function streamSymbol(def: StreamDef, raw: string | undefined, ctx: ToolContext, caller: UnpaidCaller = {}): Promise<string | undefined> {
   if (raw === undefined || raw === "") {
     if (def.symbol === "optional") return undefined;
     throw new AppError("BAD_REQUEST", `${def.path} needs a symbol`);

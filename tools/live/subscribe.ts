@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { jsonSchema } from "../../src/docs/json-schema.js";
+import { jsonSchema } from "../../src/registry/json-schema.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { streamPath } from "../../src/registry/stream.js";
 import { CONTROL_EVENTS } from "./common.js";

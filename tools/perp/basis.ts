@@ -48,7 +48,7 @@ export const basis = defineTool({
     best_carry_trade: z.object({ exchange: z.string(), annualized_yield_pct: z.number(), strategy: z.string() }).nullable(),
     missing_exchanges: MissingExchanges,
   }),
-  precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
+  checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
   async handler({ symbol }, ctx) {
     const [spot, venues] = await Promise.all([optionalRead(ctx.venues.spot.spotPrice(symbol)), perVenue(ctx, symbol, (c) => c.funding(symbol))]);
     const { results, answered, missing_exchanges } = venues;

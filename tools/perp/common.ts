@@ -44,7 +44,7 @@ export function perps(ctx: ToolContext): Record<PerpVenue, PerpVenueClient> {
 }
 
 /**
- * Precheck: 404 UNKNOWN_SYMBOL when every venue answered that it does not list `base`; 503 when no venue
+ * Check before payment: 404 UNKNOWN_SYMBOL when every venue answered that it does not list `base`; 503 when no venue
  * could say. Instrument lists are cached by the clients, so this costs no venue call most of the time.
  */
 export async function requireListed(base: string, ctx: ToolContext, venues: readonly PerpVenue[] = PERP_VENUES): Promise<void> {

@@ -43,7 +43,7 @@ export const fundingCompare = defineTool({
       .describe("null when fewer than two venues answered or every venue pays the same annualised rate"),
     missing_exchanges: MissingExchanges,
   }),
-  precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
+  checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
   async handler({ symbol }, ctx) {
     const { results, answered, missing_exchanges } = await perVenue(ctx, symbol, (c) => c.funding(symbol));
     const exchanges: Record<string, z.infer<typeof VenueFunding>> = {};

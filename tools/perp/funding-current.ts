@@ -49,7 +49,7 @@ export const fundingRate = defineTool({
       .describe("null when no venue reported open interest"),
     missing_exchanges: MissingExchanges,
   }),
-  precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
+  checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
   async handler({ symbol }, ctx) {
     const { results, answered, missing_exchanges } = await perVenue(ctx, symbol, async (c) => {
       const [f, oi] = await Promise.all([c.funding(symbol), optionalRead(c.openInterest(symbol))]);

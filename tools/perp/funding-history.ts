@@ -43,7 +43,7 @@ export const fundingHistory = defineTool({
       annualized_avg: z.number().describe("time-weighted, pct: sum of rates / hours covered x 8760 x 100"),
     }),
   }),
-  precheck: ({ symbol, exchange }, ctx) => requireListed(symbol, ctx, [exchange]),
+  checkBeforePayment: ({ symbol, exchange }, ctx) => requireListed(symbol, ctx, [exchange]),
   async handler({ symbol, limit, exchange }, ctx) {
     const client = perps(ctx)[exchange];
     const points = (await client.fundingHistory(symbol, limit)).slice(0, limit);

@@ -28,7 +28,7 @@ export const longShort = defineTool({
     aggregate: z.object({ avg_ls_ratio: z.number(), sentiment: z.string(), interpretation: z.string() }),
     missing_exchanges: MissingExchanges,
   }),
-  precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
+  checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
   async handler({ symbol }, ctx) {
     const { results, answered, missing_exchanges } = await perVenue(ctx, symbol, (c) => c.longShort(symbol));
     const exchanges: Record<string, { long_ratio: number; short_ratio: number; ls_ratio: number; source: string; period: string; as_of: string }> = {};

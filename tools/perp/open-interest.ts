@@ -28,7 +28,7 @@ export const openInterest = defineTool({
     interpretation: z.string(),
     missing_exchanges: MissingExchanges,
   }),
-  precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
+  checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
   async handler({ symbol }, ctx) {
     const { results, answered, missing_exchanges } = await perVenue(ctx, symbol, (c) => c.openInterest(symbol));
     const total = answered.reduce((s, v) => s + results[v]!.oiUsd, 0);

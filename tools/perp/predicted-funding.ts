@@ -48,7 +48,7 @@ export const predictedFunding = defineTool({
     funding_history: z.array(z.object({ time: z.string(), rate: z.number() })).describe("last settled rates, newest first"),
     predictions: z.record(z.string(), Prediction).describe("Hyperliquid predictedFundings per venue (binance, bybit, hyperliquid) when available"),
   }),
-  precheck: ({ symbol }, ctx) => requireListed(symbol, ctx, ["binance", "hyperliquid"]),
+  checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx, ["binance", "hyperliquid"]),
   async handler({ symbol }, ctx) {
     const binance = perps(ctx).binance;
     const listed = await optionalRead(binance.instrument(symbol));

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { ToolContext } from "../../src/core/context.js";
 import { AppError } from "../../src/errors.js";
-import type { CallerInfo, InterimAnswer, PreflightCaller } from "../../src/registry/tool.js";
+import type { CallerInfo, InterimAnswer, UnpaidCaller } from "../../src/registry/tool.js";
 import type { StreamService } from "../../src/streams/service.js";
 
 /** The streams (one process, or a replica of the ingest leader), or 503 when this instance runs without them (`STREAMS=off`). */
@@ -18,13 +18,13 @@ export const WarmupBody = z.object({
 });
 
 /**
- * Preflight of the CVD tools: pre-subscribed symbols are ready; another symbol is subscribed on its first
+ * The interim answer of the CVD tools: pre-subscribed symbols are ready; another symbol is subscribed on its first
  * request and answered with the warm-up body (HTTP 202, Retry-After 10), free of charge, until its
  * streams have run for the warm-up time. Subscribing a new symbol spends one of the caller's warm-ups.
  * @throws AppError RATE_LIMITED (429) over the client's `STREAM_WARMUPS_PER_MIN`; UPSTREAM_UNAVAILABLE (503,
  *   Retry-After) when every on-demand stream is in paid use. Neither is charged.
  */
-export async function warmup(symbol: string, ctx: ToolContext, caller: PreflightCaller): Promise<InterimAnswer<z.infer<typeof WarmupBody>> | undefined> {
+export async function warmup(symbol: string, ctx: ToolContext, caller: UnpaidCaller): Promise<InterimAnswer<z.infer<typeof WarmupBody>> | undefined> {
   if ((await streams(ctx).ensure(symbol, caller)) === "ready") return undefined;
   return {
     status: 202,

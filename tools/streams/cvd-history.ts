@@ -42,8 +42,8 @@ export const cvdHistory = defineTool({
   example: { symbol: "ETH", period: "24h" },
   input: z.object({ symbol: PerpSymbol, period: CvdPeriod.default("24h").describe("1h, 4h, 24h or 7d (default 24h)") }),
   output: z.union([HistoryBody, WarmupBody]),
-  precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
-  preflight: ({ symbol }, ctx, caller) => warmup(symbol, ctx, caller),
+  checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
+  interimAnswer: ({ symbol }, ctx, caller) => warmup(symbol, ctx, caller),
   async handler({ symbol, period }, ctx, caller) {
     notePaidUse(symbol, ctx, caller);
     const now = ctx.now();

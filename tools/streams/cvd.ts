@@ -45,8 +45,8 @@ export const cvd = defineTool({
   example: { symbol: "BTC", period: "1h" },
   input: z.object({ symbol: PerpSymbol, period: CvdPeriod.default("1h").describe("1h, 4h, 24h or 7d (default 1h)") }),
   output: z.union([CvdBody, WarmupBody]),
-  precheck: ({ symbol }, ctx) => requireListed(symbol, ctx),
-  preflight: ({ symbol }, ctx, caller) => warmup(symbol, ctx, caller),
+  checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
+  interimAnswer: ({ symbol }, ctx, caller) => warmup(symbol, ctx, caller),
   async handler({ symbol, period }, ctx, caller) {
     const m = streams(ctx);
     notePaidUse(symbol, ctx, caller);

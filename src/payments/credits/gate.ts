@@ -3,33 +3,11 @@ import { logger } from "../../lib/log.js";
 import type { Metrics } from "../../core/metrics.js";
 import type { AnyTool } from "../../registry/tool.js";
 import type { PaymentLedger } from "../ledger.js";
-import type { PaymentRequest, VerifiedPayment } from "../processor.js";
-import { microToUsd, usdToMicro, type CreditLedger, type ReserveOutcome, type ReserveRefusal, type SpendCaps } from "./ledger.js";
+import type { CreditCheck, DebitOutcome, PaymentRequest } from "../outcomes.js";
+import { microToUsd, usdToMicro, type CreditLedger, type ReserveOutcome, type ReserveRefusal } from "./ledger.js";
 import type { CreditSessions } from "./session.js";
 import { isSiwxRefusal, type SiwxIdentity, type SiwxRefusal, type SiwxVerifier } from "./siwx.js";
-
-/** Operator settings of prepaid credits. */
-export interface CreditSettings {
-  /** Smallest and largest top-up, decimal USD (defaults 0.10 and 100). */
-  minTopUpUsd: string;
-  maxTopUpUsd: string;
-  /** Per-wallet caps the operator sets for every wallet (on top of each wallet's own). */
-  globalCaps: SpendCaps;
-  /** `CREDITS_REFUND=on`: a wallet may ask for its unspent balance back (signed request). */
-  refund: boolean;
-}
-
-/** The outcome of paying one call from credits. */
-export type CreditCheck =
-  /** The proof or the balance does not pay for this call: answer the normal 402 with this reason. */
-  | { kind: "refused"; reason: string }
-  /** The same SIWX `requestId` already bought this very request: its stored answer, no new debit. */
-  | { kind: "replay"; wallet: string; value: unknown; remainingMicro: number; session?: string }
-  /**
-   * Reserved: run the handler, then `payment.settle` (debit) or `payment.abandon` (nothing debited).
-   * `session`: a fresh session token when a SIWX proof verified (send it back to the client).
-   */
-  | { kind: "verified"; wallet: string; payment: VerifiedPayment; remainingMicro: number; session?: string };
+import type { CreditSettings } from "./types.js";
 
 /** What a request presents to pay from credits: a SIWX proof, or a session token minted from an earlier one. */
 export interface CreditProof {
@@ -37,6 +15,12 @@ export interface CreditProof {
   siwx?: unknown;
   /** `X-Credits-Session` token. */
   session?: unknown;
+}
+
+/** A wallet that proved itself (see {@link CreditGate.signIn}). */
+export interface SignedIn extends SiwxIdentity {
+  /** A fresh session token, minted when a SIWX proof verified (not for a session token; sessions off: none). */
+  session?: string;
 }
 
 const REFUSALS: Record<ReserveRefusal, string> = {
@@ -54,9 +38,6 @@ function refusalReason(hold: Extract<ReserveOutcome, { ok: false }>, priceUsd: s
       : `the charge would exceed the ${hold.reason.slice(4).replace("_", "-")} cap of ${microToUsd(hold.limitMicro ?? 0)} USD`;
   return `${REFUSALS[hold.reason]}: ${detail}`;
 }
-
-/** The outcome of {@link CreditGate.debit}. */
-export type DebitOutcome = { ok: true; remainingMicro: number } | { ok: false; reason: string };
 
 /**
  * Prepaid credits as a payment method beside x402 and MPP, for every transport: a request proves its
@@ -83,23 +64,33 @@ export class CreditGate {
     readonly sessions?: CreditSessions,
   ) {}
 
-  /** Verifies a SIWX proof for `origin` (see {@link SiwxVerifier.verify}). */
-  authenticate(proof: unknown, origin: string): Promise<SiwxIdentity | SiwxRefusal> {
-    return this.siwx.verify(proof, origin);
+  /**
+   * The wallet a request proves, for `origin`: a credits session token when it carries one and sessions
+   * are on, else its SIWX proof (verified, its nonce spent; a fresh session token is minted for it). Every
+   * sign-in (credit-paid calls, `siwx` tools, SSE and WebSocket streams, `/mcp/live`) goes through here.
+   * @returns the wallet, or the refusal (the 402's reason). Rejects only when the nonce store is
+   *   unreachable (see {@link SiwxVerifier.verify}).
+   */
+  async signIn(proof: CreditProof, origin: string): Promise<SignedIn | SiwxRefusal> {
+    if (proof.session !== undefined && this.sessions) return this.sessions.verify(proof.session, origin);
+    const id = await this.siwx.verify(proof.siwx, origin);
+    if (isSiwxRefusal(id)) return id;
+    const session = this.sessions?.mint(id.wallet, origin);
+    return session ? { ...id, session } : id;
   }
 
   /**
    * Debits `priceUsd` from `wallet` now, for a metered service (a stream-minute): reserved atomically with
    * the caps and the balance, then committed with `label` (the debit log's and the metric's tool name).
-   * A refusal is `{ ok: false, reason }` (the 402 reason); nothing is debited then.
+   * A refusal is `payment_required` with the 402's reason; nothing is debited then.
    * @throws when the ledger is unreachable (nothing debited; a hold left by a failed commit is swept back).
    */
   async debit(wallet: string, priceUsd: string, label: string): Promise<DebitOutcome> {
     const priceMicro = usdToMicro(priceUsd);
     const hold = await this.ledger.reserve(wallet, priceMicro, { globalCaps: this.settings.globalCaps });
-    if (!hold.ok) return { ok: false, reason: refusalReason(hold, priceUsd, "top up with POST /api/v1/credits") };
+    if (!hold.ok) return { kind: "payment_required", reason: refusalReason(hold, priceUsd, "top up with POST /api/v1/credits") };
     if (await this.commit(hold.holdId, wallet, label)) this.metrics?.creditsSpentUsd.inc({ tool: label }, priceMicro / 1e6);
-    return { ok: true, remainingMicro: hold.balanceMicro };
+    return { kind: "settled", remainingMicro: hold.balanceMicro };
   }
 
   /**
@@ -119,17 +110,10 @@ export class CreditGate {
    *   UPSTREAM_UNAVAILABLE when the ledger is unreachable (nothing debited).
    */
   async check(r: PaymentRequest, proof: CreditProof, origin: string): Promise<CreditCheck> {
-    if (r.tool.priceOf) return { kind: "refused", reason: "credits_not_accepted: top-ups are paid with x402 or MPP" };
-    let id: SiwxIdentity | SiwxRefusal;
-    let session: string | undefined;
-    if (proof.session !== undefined && this.sessions) {
-      id = this.sessions.verify(proof.session, origin);
-    } else {
-      id = await this.siwx.verify(proof.siwx, origin);
-      if (!isSiwxRefusal(id)) session = this.sessions?.mint(id.wallet, origin);
-    }
-    if (isSiwxRefusal(id)) return { kind: "refused", reason: id.refusal };
-    const { wallet } = id;
+    if (r.tool.priceOf) return { kind: "payment_required", reason: "credits_not_accepted: top-ups are paid with x402 or MPP" };
+    const id = await this.signIn(proof, origin);
+    if (isSiwxRefusal(id)) return { kind: "payment_required", reason: id.refusal };
+    const { wallet, session } = id;
     // Credit-paid calls are limited per wallet as well as per client address (429 before any debit).
     await this.walletLimiter?.consume(`wallet:${wallet}`);
     const idKey = id.requestId ? `credits:${wallet}:${id.requestId}` : undefined;
@@ -147,12 +131,12 @@ export class CreditGate {
     });
     if (!hold.ok) {
       if (idKey) await this.idempotency.releaseIdempotent(idKey).catch(() => undefined);
-      return { kind: "refused", reason: refusalReason(hold, r.priceUsd, "top up with POST /api/v1/credits or pay this call with x402") };
+      return { kind: "payment_required", reason: refusalReason(hold, r.priceUsd, "top up with POST /api/v1/credits or pay this call with x402") };
     }
     const receipt = { success: true, transaction: "", network: "credits" as `${string}:${string}`, payer: wallet, amount: String(priceMicro) };
-    const release = () => {
-      void this.ledger.release(hold.holdId).catch((err: unknown) => logger.error({ err }, "credit hold release failed; the sweep returns it"));
-      if (idKey) void this.idempotency.releaseIdempotent(idKey).catch(() => undefined);
+    const release = async () => {
+      await this.ledger.release(hold.holdId).catch((err: unknown) => logger.error({ err }, "credit hold release failed; the sweep returns it"));
+      if (idKey) await this.idempotency.releaseIdempotent(idKey).catch(() => undefined);
     };
     return {
       kind: "verified",

@@ -3,6 +3,7 @@ import { AppError } from "../../errors.js";
 import { logger } from "../../lib/log.js";
 import { microToUsd, type CreditLedger, type CreditRefund, type RefundEnd, type RefundReason, type RefundTx } from "./ledger.js";
 import type { RefundChain } from "./relayer.js";
+import type { RefundAnswer } from "./types.js";
 
 /** Options of {@link CreditRefunds}. */
 export interface CreditRefundOptions {
@@ -19,15 +20,6 @@ export interface CreditRefundOptions {
   /** The clock (tests move it). */
   now?: () => number;
 }
-
-/** The answer to a refund request. */
-export type RefundAnswer =
-  /** The balance was 0: nothing to refund. */
-  | { status: "none" }
-  /** The transfer is mined. */
-  | { status: "confirmed"; refund: CreditRefund }
-  /** The transfer may be on its way and is not confirmed yet (or an earlier refund of the wallet still is): nothing more was taken. */
-  | { status: "pending"; refund: CreditRefund };
 
 /** How long a sender keeps trying to get a transaction accepted (new nonces after clashes), ms. */
 const SEND_WINDOW_MS = 30_000;

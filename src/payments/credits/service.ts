@@ -1,5 +1,6 @@
 import type { Config } from "../../config.js";
 import type { Metrics } from "../../core/metrics.js";
+import type { CreditAccountsPort } from "../../core/types.js";
 import { logger } from "../../lib/log.js";
 import type { AnyTool } from "../../registry/tool.js";
 import type { RedisHandle } from "../../state/redis.js";
@@ -13,13 +14,16 @@ import { RelayerRefundChain } from "./relayer.js";
 import { CreditSessions } from "./session.js";
 import { SiwxVerifier } from "./siwx.js";
 
-/** Prepaid credits as the tools see them: the gate (ledger, settings) and, with a `self` facilitator, refunds. */
-export interface CreditService {
+/**
+ * Prepaid credits as the service wires them: the gate the mounts pay through, and the tools' credit port
+ * ({@link CreditAccountsPort}: the gate's ledger and settings and, with a `self` facilitator, refunds).
+ */
+export interface CreditService extends CreditAccountsPort {
   gate: CreditGate;
   /**
    * Refunds paid by the `self` facilitator's relayer. Present whenever that facilitator is configured, so
    * that refunds left pending are reconciled even after `CREDITS_REFUND` was turned off; new refunds are
-   * accepted only when `gate.settings.refund` is on.
+   * accepted only when `settings.refund` is on.
    */
   refunds?: CreditRefunds;
   /** Counts a top-up in `/metrics` (`marketgate_credits_credited_usd_total`). */
@@ -107,6 +111,8 @@ export function createCreditService(
   sweeper.unref();
   return {
     gate,
+    settings: gate.settings,
+    ledger,
     refunds,
     onCredited: (amountMicro) => deps.metrics.creditsCreditedUsd.inc(amountMicro / 1e6),
     close: async () => {

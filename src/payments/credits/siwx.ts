@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { buildSIWxSchema, parseSIWxHeader, SIWxPayloadSchema, verifySIWxSignature, type EVMMessageVerifier, type SIWxPayload } from "@x402/extensions/sign-in-with-x";
+import type { PaymentRequired } from "@x402/core/types";
+import { buildSIWxSchema, parseSIWxHeader, SIGN_IN_WITH_X, SIWxPayloadSchema, verifySIWxSignature, type EVMMessageVerifier, type SIWxPayload } from "@x402/extensions/sign-in-with-x";
 import { createPublicClient, http } from "viem";
 import type { CreditLedger } from "./ledger.js";
 
@@ -147,4 +148,15 @@ export function siwxChallenge(resourceUrl: string, origin: string, networks: rea
     supportedChains: networks.map((chainId) => ({ chainId, type: chainId.startsWith("solana:") ? "ed25519" : "eip191" })),
     schema: buildSIWxSchema(),
   };
+}
+
+/**
+ * `required` with a fresh SIWX challenge ({@link siwxChallenge}) in its extensions, offering its payment
+ * networks: what every 402 of a service with credits carries, so that a client with credits signs in
+ * instead of paying. The only place a challenge is added to a 402 (src/core/call-pipeline.ts calls it).
+ * @param challengeUrl the URL whose path the challenge's `uri` names (HTTP: the resource; MCP: `<origin>/mcp`).
+ */
+export function withSiwxChallenge(required: PaymentRequired, origin: string, challengeUrl: string): PaymentRequired {
+  const networks = [...new Set(required.accepts.map((a) => a.network))];
+  return { ...required, extensions: { ...required.extensions, [SIGN_IN_WITH_X]: siwxChallenge(challengeUrl, origin, networks) } };
 }
