@@ -14,7 +14,7 @@ export interface SchedulerLease {
   redis: RedisHandle;
   /** This replica's identity (`REPLICA_ID`). */
   holderId: string;
-  /** Lease lifetime (`LEASE_TTL_MS`): a dead leader is replaced within it. */
+  /** Lease lifetime (`LEASE_TTL_MS`): a crashed leader is replaced within it (plus 50 ms; see `leaseTimings`). */
   ttlMs: number;
 }
 
@@ -89,10 +89,16 @@ export class AlertScheduler {
   private run(): void {
     if (this.task) return;
     void this.expireOverdue();
-    this.task = schedule(this.opts.evalCron, () => this.round(), { noOverlap: true, timezone: "UTC", name: "alert-evaluation" });
-    this.poll = setInterval(() => void this.dispatch(), this.opts.dispatchPollMs);
+    // Past the lease's safety deadline (its loss is being handled) another replica may lead: start nothing.
+    this.task = schedule(this.opts.evalCron, () => (this.mayLead() ? this.round() : undefined), { noOverlap: true, timezone: "UTC", name: "alert-evaluation" });
+    this.poll = setInterval(() => (this.mayLead() ? void this.dispatch() : undefined), this.opts.dispatchPollMs);
     this.poll.unref();
     void this.dispatch();
+  }
+
+  /** Without a lease: always; with one: while it is held within its safety deadline. */
+  private mayLead(): boolean {
+    return !this.opts.lease || this.lease?.isLeader === true;
   }
 
   /** The store call runs synchronously from `run()` (a synchronous store has applied expiries when `start()` returns). */
@@ -136,7 +142,7 @@ export class AlertScheduler {
     await this.dispatching;
   }
 
-  /** Stops rounds and polling (and releases the lease, so another replica takes over at once) and waits for the round and the attempts in flight. */
+  /** Stops rounds and polling (and releases the lease, so another replica takes over within a third of its TTL) and waits for the round and the attempts in flight. */
   async stop(): Promise<void> {
     const lease = this.lease;
     this.lease = undefined;

@@ -2,12 +2,15 @@ import { createClient } from "redis";
 import type { Logger } from "../lib/log.js";
 import { registerSecretUrl } from "../lib/redact.js";
 
+/** Longest wait between two reconnection attempts, ms (the backoff is 100 ms × attempts up to this). */
+export const RECONNECT_MAX_DELAY_MS = 2000;
+
 /** A node-redis client that fails fast while disconnected and reconnects by itself (100 ms × attempts, at most 2 s). */
 function newClient(url: string) {
   return createClient({
     url,
     disableOfflineQueue: true,
-    socket: { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * (retries + 1), 2000) },
+    socket: { connectTimeout: 2000, reconnectStrategy: (retries: number) => Math.min(100 * (retries + 1), RECONNECT_MAX_DELAY_MS) },
   });
 }
 
@@ -32,6 +35,8 @@ export class RedisHandle {
   readonly prefix: string;
   private readonly extra: Redis[] = [];
   private wasReady = false;
+  private mainReadyCount = 0;
+  private readonly readyListeners = new Set<(reconnected: boolean) => void>();
 
   constructor(private readonly opts: RedisOptions) {
     // The URL may carry the password (redis://:password@host); node-redis errors may echo it.
@@ -46,8 +51,17 @@ export class RedisHandle {
       if (this.wasReady) this.opts.log.warn({ err: err.message, client: name }, "redis error");
     });
     c.on("ready", () => {
-      if (name === "main") this.opts.log.info("redis connected");
       this.wasReady = true;
+      if (name !== "main") return;
+      this.opts.log.info("redis connected");
+      const reconnected = ++this.mainReadyCount > 1;
+      for (const fn of this.readyListeners) {
+        try {
+          fn(reconnected);
+        } catch (err) {
+          this.opts.log.error({ err }, "redis ready listener failed");
+        }
+      }
     });
     return c;
   }
@@ -69,6 +83,15 @@ export class RedisHandle {
   /** True while the main connection is usable. */
   get ready(): boolean {
     return this.client.isReady;
+  }
+
+  /**
+   * Calls `fn` each time the main connection becomes usable: `reconnected` is false on the first connection
+   * and true after every loss (e.g. a lease renews at once rather than at its next tick). Returns the unsubscribe.
+   */
+  onReady(fn: (reconnected: boolean) => void): () => void {
+    this.readyListeners.add(fn);
+    return () => this.readyListeners.delete(fn);
   }
 
   /** A separate connection (for blocking reads), connected in the background and closed with this handle. */

@@ -25,14 +25,14 @@ export const LATEST_TRADES = 10;
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `fn` every 25 ms until it returns a truthy value, or throws after `ms`. */
-export async function until<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 10_000): Promise<T> {
+/** Polls `fn` every `pollMs` (default 25) until it returns a truthy value, or throws after `ms`. */
+export async function until<T>(what: string, fn: () => T | undefined | null | false | Promise<T | undefined | null | false>, ms = 10_000, pollMs = 25): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();
     if (v) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
+    await sleep(pollMs);
   }
 }
 

@@ -12,19 +12,37 @@ export interface ServiceProcess {
   stderr(): string;
 }
 
+/** How long a service process may take to log "marketgate listening": tsx compiles at startup, slowly on a loaded machine. */
+export const SERVICE_START_TIMEOUT_MS = 120_000;
+
 /** Entry of a payment-free service process (the production entry refuses to start without PAY_TO). */
 export const FREE_SERVICE_ENTRY = "test/helpers/free-service-main.ts";
 
 /**
+ * Settings naming a service's state (shared Redis, its key prefix, lease identity, data directory): a
+ * service process takes them from the test's `env` only, never from the test runner's environment, so an
+ * "embedded" process never shares a Redis (or a `.data` directory) with other tests or earlier runs.
+ */
+export const STATE_ENV = ["REDIS_URL", "REDIS_PREFIX", "REPLICA_ID", "LEASE_TTL_MS", "DATA_DIR"] as const;
+
+/** This process's environment without {@link STATE_ENV}, then `env`; `DATA_DIR` defaults to `:memory:`. */
+export function serviceProcessEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const inherited: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of STATE_ENV) delete inherited[k];
+  return { ...inherited, DATA_DIR: ":memory:", ...env };
+}
+
+/**
  * Starts a service in its own OS process (through tsx): the production entry `src/main.ts` by default,
- * or `opts.entry` (e.g. {@link FREE_SERVICE_ENTRY}), with `env` on top of this process's environment.
+ * or `opts.entry` (e.g. {@link FREE_SERVICE_ENTRY}), with `env` on top of this process's environment
+ * minus its state settings ({@link serviceProcessEnv}).
  * Resolves with its URL once it logs "marketgate listening". Its stderr is kept for the error message
- * when it fails to start within `timeoutMs`.
+ * when it fails to start within `timeoutMs` (default {@link SERVICE_START_TIMEOUT_MS}).
  */
 export function startServiceProcess(env: Record<string, string>, opts: { timeoutMs?: number; entry?: string } = {}): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ["--import", "tsx", opts.entry ?? "src/main.ts"], {
     // Info level: the "marketgate listening" line is how the URL is learnt.
-    env: { ...process.env, ...env, LOG_LEVEL: "info" },
+    env: { ...serviceProcessEnv(env), LOG_LEVEL: "info" },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const exited = new Promise<void>((r) => child.once("exit", () => r()));
@@ -36,8 +54,8 @@ export function startServiceProcess(env: Record<string, string>, opts: { timeout
     const log: string[] = [];
     const timer = setTimeout(() => {
       void kill();
-      reject(new Error(`service did not start within ${opts.timeoutMs ?? 30_000} ms:\n${log.slice(-20).join("\n")}`));
-    }, opts.timeoutMs ?? 30_000);
+      reject(new Error(`service did not start within ${opts.timeoutMs ?? SERVICE_START_TIMEOUT_MS} ms:\n${log.slice(-20).join("\n")}`));
+    }, opts.timeoutMs ?? SERVICE_START_TIMEOUT_MS);
     createInterface({ input: child.stderr! }).on("line", (line) => {
       log.push(line);
       if (log.length > 200) log.shift();
@@ -54,8 +72,8 @@ export function startServiceProcess(env: Record<string, string>, opts: { timeout
 
 /**
  * Payment-free service processes for multi-process tests: the returned function starts one
- * ({@link FREE_SERVICE_ENTRY}, up to 45 s to start, tsx compiles at startup); every process it started is
- * SIGKILLed after each test of the calling file. Call it after `cleanupAfterEach()` so that the processes
+ * ({@link FREE_SERVICE_ENTRY}, up to {@link SERVICE_START_TIMEOUT_MS} to start);
+ * every process it started is SIGKILLed after each test of the calling file. Call it after `cleanupAfterEach()` so that the processes
  * are gone before their directories are removed.
  */
 export function freeServiceProcesses(): (env: Record<string, string>) => Promise<ServiceProcess> {
@@ -65,7 +83,7 @@ export function freeServiceProcesses(): (env: Record<string, string>) => Promise
     running.clear();
   });
   return async (env) => {
-    const p = await startServiceProcess(env, { entry: FREE_SERVICE_ENTRY, timeoutMs: 45_000 });
+    const p = await startServiceProcess(env, { entry: FREE_SERVICE_ENTRY });
     running.add(p);
     return p;
   };

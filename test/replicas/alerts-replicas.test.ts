@@ -86,8 +86,10 @@ describe.skipIf(!redisAvailable)("alerts on three replicas", () => {
       await until("three deliveries", async () => receiver.requests.length >= 3, 20_000);
       const ids = receiver.requests.map((r) => r.headers[DELIVERY_HEADER.toLowerCase()]);
       expect(new Set(ids).size).toBe(ids.length);
-      const times = receiver.requests.map((r) => r.at);
-      for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThan(COOLDOWN_MS - 1000);
+      // The cooldown holds between triggers (the evaluation time each payload carries), whichever replica
+      // led; arrival times also carry each delivery's latency, which a loaded machine stretches.
+      const times = receiver.requests.map((r) => Date.parse((JSON.parse(r.body) as { timestamp: string }).timestamp));
+      for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(COOLDOWN_MS);
       for (const r of receiver.requests) {
         expect(verifyWebhookSignature(alert.webhook_secret, r.headers[TIMESTAMP_HEADER.toLowerCase()] as string, r.body, r.headers[SIGNATURE_HEADER.toLowerCase()] as string)).toBe(true);
       }
@@ -122,6 +124,6 @@ describe.skipIf(!redisAvailable)("alerts on three replicas", () => {
       expect(after.trigger_count).toBeGreaterThanOrEqual(sends.size);
       expect(replicas.every((r) => r.child.exitCode === null)).toBe(true);
     },
-    120_000,
+    300_000,
   );
 });

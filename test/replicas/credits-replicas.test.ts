@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startAnvil, type AnvilHandle } from "../../src/payments/local-chain/anvil.js";
 import { provisionLocalChain, type ProvisionedChain } from "../../src/payments/local-chain/provision.js";
 import { offlineServiceEnv } from "../../src/sandbox/sim-env.js";
@@ -17,17 +17,33 @@ import { redisAvailable, TEST_REDIS_URL as REDIS_URL } from "../helpers/redis-av
 import { deleteRedisPrefix } from "../helpers/redis-keys.js";
 
 
-/** Credits on the production entry in separate OS processes: three replicas on one Redis, and one embedded process killed with SIGKILL. */
+/**
+ * Credits on the production entry in separate OS processes: three replicas on one Redis, and one embedded
+ * process killed with SIGKILL. Each test has its own state: a fresh Redis prefix, a fresh data directory,
+ * and processes that take `REDIS_URL`/`DATA_DIR` from the test only (service-process.ts), all removed after it.
+ */
 describe.skipIf(!redisAvailable)("credits across processes", () => {
   let sim: RunningSimulator;
   let anvil: AnvilHandle;
   let chain: ProvisionedChain;
   const running: ServiceProcess[] = [];
-  const prefix = `test:${randomBytes(4).toString("hex")}:`;
-  const dataDir = mkdtempSync(join(tmpdir(), "mg-credits-"));
+  const prefixes: string[] = [];
+  const dirs: string[] = [];
+  /** A Redis prefix of this test alone. */
+  const freshPrefix = () => {
+    const p = `test:${randomBytes(4).toString("hex")}:`;
+    prefixes.push(p);
+    return p;
+  };
+  /** A data directory of this test alone. */
+  const freshDir = () => {
+    const d = mkdtempSync(join(tmpdir(), "mg-credits-"));
+    dirs.push(d);
+    return d;
+  };
   const payer = (i: number) => chain.funded[i]!;
   const start = async (env: Record<string, string>) => {
-    const p = await startServiceProcess({ ...offlineServiceEnv(sim, chain, anvil.rpcUrl), STREAMS: "off", ALERTS: "off", RATE_LIMIT_PER_MIN: "100000", ...env }, { timeoutMs: 60_000 });
+    const p = await startServiceProcess({ ...offlineServiceEnv(sim, chain, anvil.rpcUrl), STREAMS: "off", ALERTS: "off", RATE_LIMIT_PER_MIN: "100000", ...env });
     running.push(p);
     return p;
   };
@@ -43,14 +59,17 @@ describe.skipIf(!redisAvailable)("credits across processes", () => {
     anvil = await startAnvil({ port: 0, chainId: 8453 });
     chain = await provisionLocalChain({ rpcUrl: anvil.rpcUrl });
   }, 60_000);
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((r) => r.kill()));
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+    for (const p of prefixes.splice(0)) await deleteRedisPrefix(p);
+  });
   afterAll(async () => {
-    await Promise.all(running.map((r) => r.kill()));
     await Promise.allSettled([sim?.close(), anvil?.stop()]);
-    rmSync(dataDir, { recursive: true, force: true });
-    await deleteRedisPrefix(prefix);
   });
 
   it("three replicas on Redis: a top-up on one, 20 concurrent calls spread over all against a balance for 10 are served 10 times, a dead replica loses nothing", async () => {
+    const prefix = freshPrefix();
     const replicas = await Promise.all([0, 1, 2].map(() => start({ REDIS_URL, REDIS_PREFIX: prefix, CREDITS_MIN_TOP_UP_USD: "0.05" })));
     await topUp(replicas[0]!.url, 1, "0.05");
     // Prices cost 0.005: the balance covers 10 of these 20 distinct (uncached) calls.
@@ -60,15 +79,27 @@ describe.skipIf(!redisAvailable)("credits across processes", () => {
     await replicas[0]!.kill();
     const me = await json(await signed(replicas[2]!.url, "/api/v1/credits", 1));
     expect(me).toMatchObject({ balance_usd: "0", spent_usd: "0.05", credited_usd: "0.05" });
-  }, 120_000);
+  }, 300_000);
 
   it("embedded: balances and spending survive kill -9 and a restart", async () => {
-    const env = { DATA_DIR: dataDir };
-    const first = await start(env);
-    await topUp(first.url, 2, "0.5");
-    expect((await signed(first.url, "/api/v1/prices?symbols=btc,eth", 2)).status).toBe(200);
-    await first.kill("SIGKILL");
-    const second = await start(env);
-    expect(await json(await signed(second.url, "/api/v1/credits", 2))).toMatchObject({ balance_usd: "0.495", spent_usd: "0.005", credited_usd: "0.5" });
-  }, 120_000);
+    // A runner whose environment names a Redis (a developer's shell, a CI job) must not turn these
+    // "embedded" processes into Redis ones sharing a prefix across runs: an unreachable one here.
+    const saved = { REDIS_URL: process.env.REDIS_URL, REDIS_PREFIX: process.env.REDIS_PREFIX };
+    process.env.REDIS_URL = "redis://127.0.0.1:1";
+    process.env.REDIS_PREFIX = "mg-shared-across-runs:";
+    try {
+      const env = { DATA_DIR: freshDir() };
+      const first = await start(env);
+      await topUp(first.url, 2, "0.5");
+      expect((await signed(first.url, "/api/v1/prices?symbols=btc,eth", 2)).status).toBe(200);
+      await first.kill("SIGKILL");
+      const second = await start(env);
+      expect(await json(await signed(second.url, "/api/v1/credits", 2))).toMatchObject({ balance_usd: "0.495", spent_usd: "0.005", credited_usd: "0.5" });
+    } finally {
+      for (const [k, v] of Object.entries(saved)) {
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
+      }
+    }
+  }, 300_000);
 });

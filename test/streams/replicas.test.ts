@@ -1,7 +1,7 @@
 /**
  * Two service processes sharing one Redis (REDIS_URL) in front of the venue simulator: one ingests the
  * venue streams (the lease holder) and both serve CVD; SIGKILL the ingesting one and the other takes over
- * within the lease TTL, backfilling from REST (and, for the venues whose REST serves only their latest
+ * within the lease TTL (plus 50 ms), backfilling from REST (and, for the venues whose REST serves only their latest
  * trades, from its standby feeds) what nobody streamed, so the CVD history has no hole and no trade counts
  * twice (checked against the simulator's deterministic tape through the replicated buckets).
  */
@@ -15,6 +15,7 @@ import { cleanupAfterEach, tempDir } from "../helpers/scratch.js";
 import { freeServiceProcesses } from "../helpers/service-process.js";
 import { until } from "../helpers/wait.js";
 import { redisAvailable } from "../helpers/redis-available.js";
+import { leaseTimings } from "../../src/state/lease.js";
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
 const LEASE_TTL_MS = 2000;
@@ -135,9 +136,12 @@ describe.skipIf(!redisAvailable)("two replicas sharing one Redis: one ingests, b
       const before = await snapshot();
       const killedAt = Date.now();
       await leader.kill("SIGKILL");
-      await until("the follower to acquire the streams lease", async () => (await redis.get(`${prefix}lease:streams`)) === follower.id, LEASE_TTL_MS + 5000);
+      const bound = leaseTimings(LEASE_TTL_MS).takeoverAfterCrashMs;
+      await until("the follower to acquire the streams lease", async () => (await redis.get(`${prefix}lease:streams`)) === follower.id, bound + 10_000, 10);
       const takeoverMs = Date.now() - killedAt;
-      expect(takeoverMs).toBeLessThan(LEASE_TTL_MS + 1500);
+      console.info(`takeover ${takeoverMs} ms after SIGKILL (documented bound ${bound} ms)`);
+      // A loaded machine delays the survivor's timer: the allowance on top of the documented bound.
+      expect(takeoverMs).toBeLessThan(bound + 1500);
 
       // The takeover backfill marks the gap (`filled`, or `unfilled` where REST falls short) and publishes.
       let seen: Snapshot | undefined;
@@ -194,6 +198,6 @@ describe.skipIf(!redisAvailable)("two replicas sharing one Redis: one ingests, b
       const fineVolume = finePoints.reduce((x, p) => x + p.buy_volume + p.sell_volume, 0);
       expect(fineVolume).toBeGreaterThan(followerVolume);
     },
-    90_000,
+    300_000, // starting two service processes on a loaded machine
   );
 });

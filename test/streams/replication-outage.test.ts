@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisProxy, type RedisProxy } from "../helpers/redis-proxy.js";
-import { ReplicaHarness, sleep, until, type Replica } from "../helpers/replica-harness.js";
+import { REDIS_URL, ReplicaHarness, sleep, until, type Replica } from "../helpers/replica-harness.js";
 import { CVD_BUCKET_MS } from "../../src/streams/store/cvd-math.js";
 import type { StreamVenue } from "../../src/streams/types.js";
 import { redisAvailable } from "../helpers/redis-available.js";
@@ -80,6 +81,54 @@ describe.skipIf(!redisAvailable)("a leader cut off from Redis while another take
     const after = h.exactness(b, "okx", a.feeds.find((f) => f.venue === "okx")!.startedAt + 1);
     console.info(`partition: OKX trades on the new leader ${before.counted}/${before.expected} after its takeover, ${after.counted}/${after.expected} after the merge`);
   });
+});
+
+describe.skipIf(!redisAvailable)("a renewal answered after the lease key expired, nobody else holding it", () => {
+  const h = harness();
+  let proxy: RedisProxy;
+  let a: Replica;
+  let direct: Awaited<ReturnType<typeof connectDirect>>;
+  const connectDirect = () => createClient({ url: REDIS_URL }).connect();
+
+  beforeAll(async () => {
+    proxy = await startRedisProxy();
+    direct = await connectDirect();
+    a = await h.startReplica("A", proxy.url);
+    await until("A to lead", () => a.rs.isLeader, 10_000);
+  });
+  afterAll(async () => {
+    proxy?.resume();
+    await h.close();
+    await proxy?.close();
+    await direct?.close();
+  });
+
+  it("the leader steps down at its deadline, keeps ingesting, takes the key back when Redis answers and carries on with the same feeds: nothing handed over, nothing lost", async () => {
+    await until("A to count BTC", () => a.rs.cvd.cumulative("BTC").total.trades > 100);
+    const managers = a.feeds.length;
+    const backfills = h.backfillCalls.length;
+    const key = `${h.opts.prefix}lease:streams`;
+    proxy.stall(); // A's requests, its renewals among them, reach Redis only after resume()
+    await until("A to step down", () => !a.rs.isLeader, 3 * LEASE_TTL_MS + 5000);
+    expect(await direct.get(key)).toBe("A"); // before its key expires
+    await until("the key to expire", async () => (await direct.get(key)) === null, 3 * LEASE_TTL_MS + 5000);
+    await until("A to be cut off", () => a.rs.isCutOff, 10_000);
+    const during = a.rs.cvd.cumulative("BTC").total.trades;
+    await until("A to keep ingesting", () => a.rs.cvd.cumulative("BTC").total.trades > during + 20, 10_000);
+
+    proxy.resume();
+    await until("A to lead again", () => a.rs.isLeader && !a.rs.isCutOff, 20_000);
+    expect(await direct.get(key)).toBe("A");
+    // The same feeds carried on: no handover to itself, no takeover backfill.
+    expect(a.feeds.length).toBe(managers);
+    expect(h.backfillCalls.length).toBe(backfills);
+    expect(await direct.xLen(`${h.opts.prefix}streams:handoff`)).toBe(0);
+    // What A counted meanwhile was published: a replica started now loads every trade, once.
+    const b = await h.startReplica("B");
+    await sleep(300);
+    await h.settled(a, [b]);
+    expectExact(h, b, a);
+  }, 90_000);
 });
 
 for (const first of ["A", "B"] as const) {

@@ -31,6 +31,8 @@ export interface LeaderOptions {
   settleMs: number;
   /** The manager of the current leadership (null while following): jobs of an earlier one stop. */
   current: () => StreamManager | null;
+  /** True while the lease is within its safety deadline: the periodic jobs pause otherwise. */
+  leading: () => boolean;
   /** True once the replication is stopping. */
   stopped: () => boolean;
   /** Receives each state publication before it is written (the leader serves its own states). */
@@ -184,7 +186,7 @@ export class Leader {
   private startWantedPoll(manager: StreamManager): void {
     this.stopPolling();
     this.wantedTimer = setInterval(() => {
-      if (this.opts.current() !== manager) return;
+      if (this.opts.current() !== manager || !this.opts.leading()) return;
       void this.pollWanted(manager).catch(() => undefined);
       void this.pollHandoffs(manager).catch((err: unknown) => this.opts.log.warn({ err: (err as Error).message }, "streams: merging a handoff failed; retrying"));
     }, this.opts.wantedPollMs);

@@ -30,6 +30,8 @@ export interface PublisherOptions {
   retryMs?: number;
   /** After each successful publication: the highest `seq` given to {@link Publisher.addCvd} it included. */
   onPublished?: (seq: number) => void;
+  /** Checked before each publication (the leader's lease is valid); false keeps everything pending and retries later. */
+  mayPublish?: () => boolean;
 }
 
 interface Pending {
@@ -177,6 +179,7 @@ export class Publisher {
   private async publishOnce(): Promise<boolean> {
     const snap = this.pending;
     if (size(snap) === 0) return true;
+    if (this.opts.mayPublish && !this.opts.mayPublish()) return false;
     this.pending = empty();
     const { redis, keys, now: clock } = this.opts;
     const now = clock();

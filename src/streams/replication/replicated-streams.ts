@@ -1,6 +1,6 @@
 import { AppError } from "../../errors.js";
 import { logger as rootLogger, type Logger } from "../../lib/log.js";
-import { Lease, leaseHolder } from "../../state/lease.js";
+import { Lease, leaseHolder, type LeaseLoss } from "../../state/lease.js";
 import type { RedisHandle } from "../../state/redis.js";
 import { PRE_SUBSCRIBED, type StreamManager } from "../manager.js";
 import type { StreamReadiness, StreamService } from "../service.js";
@@ -73,8 +73,9 @@ function disconnected(venue: StreamVenue): FeedState {
  * `streams` lease, runs the venue feeds (a {@link StreamManager} writing to its local stores) and publishes
  * what its stores write to Redis (see `layout.ts`); every replica, the leader included, serves reads from
  * its own local stores, which followers keep in sync by a full load at start and by tailing the change
- * stream. When the leader dies, another replica acquires the lease within its TTL, catches up, starts its
- * feeds and backfills from REST what nobody streamed since the last replicated trade of each (venue, base).
+ * stream. When the leader dies, another replica acquires the lease within its TTL (plus 50 ms; see
+ * `leaseTimings`), catches up, starts its feeds and backfills from REST what nobody streamed since the
+ * last replicated trade of each (venue, base).
  *
  * On-demand symbols: `ensure` on any replica records the request in `streams:wanted`; the leader
  * subscribes what is requested and publishes its on-demand symbols with their subscription times, so a
@@ -84,8 +85,9 @@ function disconnected(venue: StreamVenue): FeedState {
  * {@link StandbyFeeds}); a follower taking over fills the takeover gap from their buffer.
  *
  * Redis unreachable: followers serve what they hold; the leader keeps ingesting into its local store, also
- * after its lease lapsed (it is then "cut off": it publishes nothing). When Redis answers again, a leader
- * whose lease held, or that wins it back with nobody having published meanwhile, publishes what changed
+ * past its lease's safety deadline (it is then "cut off": it publishes nothing, and {@link isLeader} is
+ * false from that deadline on). When Redis answers again, a leader whose lease held, or that renews or
+ * takes it back (nobody else held it) with nobody having published meanwhile, publishes what changed
  * (absolute values); otherwise another replica led meanwhile, and the cut-off replica hands over the trades
  * it counted since its last publication (with the intervals its feeds covered) for the leader to merge by
  * trade id, then reloads from Redis and follows. Nothing here throws to its caller except `ensure`'s
@@ -140,6 +142,8 @@ export class ReplicatedStreams implements StreamService {
       now: this.now,
       log: this.log,
       onPublished: (seq) => this.journal.published(seq),
+      // Past the lease's safety deadline another replica may lead: publish nothing until it is renewed.
+      mayPublish: () => this.lease.isLeader,
     });
     const shared = { redis: opts.redis, keys: this.keys, cvd: opts.cvd, liquidations: opts.liquidations, now: this.now, log: this.log };
     this.follower = new Follower({ ...shared, tailBlockMs: opts.tailBlockMs ?? 1000 });
@@ -154,6 +158,7 @@ export class ReplicatedStreams implements StreamService {
       maxBackfillMs: opts.maxBackfillMs ?? 30 * 60_000,
       settleMs: opts.settleMs ?? 250,
       current: () => this.manager,
+      leading: () => this.lease.isLeader,
       stopped: () => this.stopped,
       onStates: (value) => (this.leaderStates = { value, fetchedAt: value.at }),
     });
@@ -161,16 +166,16 @@ export class ReplicatedStreams implements StreamService {
       name: STREAMS_LEASE,
       holderId: opts.replicaId,
       ttlMs: opts.leaseTtlMs,
-      // Both return at once: the lease renews on its own schedule while the role changes run in order.
+      // The role changes run in order; the lease renews on its own schedule meanwhile.
       onAcquire: () => void this.enqueue(() => this.lead()),
-      onLose: () => void this.enqueue(() => this.follow()),
+      onLose: (reason) => void this.enqueue(() => this.follow(reason)),
       log: this.log,
     });
   }
 
-  /** True while this replica runs the feeds. */
+  /** True while this replica runs the feeds and publishes: it leads and its lease is within its safety deadline. */
   get isLeader(): boolean {
-    return this.leading && this.manager !== null;
+    return this.leading && this.manager !== null && this.lease.isLeader;
   }
 
   /** True while this replica ingests without the lease (cut off from Redis when it lapsed). */
@@ -178,9 +183,10 @@ export class ReplicatedStreams implements StreamService {
     return this.detached;
   }
 
-  /** The backfill after the latest takeover, while it runs (for tests); resolved otherwise. */
-  takeoverDone(): Promise<void> {
-    return this.leader.takeoverDone();
+  /** The backfill after the latest takeover (for tests): waits for the role change under way, then for its backfill. */
+  async takeoverDone(): Promise<void> {
+    await this.transitions;
+    await this.leader.takeoverDone();
   }
 
   /** Loads the replicated state, follows the change stream and competes for the ingest lease. */
@@ -362,16 +368,22 @@ export class ReplicatedStreams implements StreamService {
   }
 
   /**
-   * Stops ingesting. Something counted is unpublished and cannot be handed over now (Redis unreachable):
-   * keeps the feeds running, cut off, to hand over or resume later. Otherwise stops the feeds (handing over
-   * what was not published, if anything) and follows the change stream again, from the last entry this
-   * replica saw or wrote.
+   * Stops leading. The lease expired (no renewal answered in time; it may come back, nobody else may hold
+   * it): keeps the feeds running, cut off, publishing nothing, to resume or hand over once Redis tells.
+   * Something counted is unpublished and cannot be handed over now (Redis unreachable): the same.
+   * Otherwise stops the feeds (handing over what was not published, if anything) and follows the change
+   * stream again, from the last entry this replica saw or wrote.
    */
-  private async follow(): Promise<void> {
+  private async follow(reason: LeaseLoss): Promise<void> {
     const m = this.manager;
     this.leading = false;
     this.leader.stopPolling();
     this.publisher.disable();
+    if (m && !this.stopped && reason === "expired") {
+      this.detached = true;
+      this.log.warn({ symbols: m.subscribedBases().length }, "streams: lease expired before a renewal answered; ingesting locally, publishing nothing, until it is renewed or another replica leads");
+      return;
+    }
     if (m && !this.stopped) {
       const unpublished = this.journal.size > 0 || this.publisher.pendingCount > 0;
       if (unpublished && this.redis.ready && (await this.handOff())) return;
@@ -455,7 +467,7 @@ export class ReplicatedStreams implements StreamService {
   private async tick(): Promise<void> {
     try {
       if (this.leading && this.manager) {
-        await this.leader.tick();
+        if (this.lease.isLeader) await this.leader.tick();
       } else if (this.detached) {
         if (!this.redis.ready) return;
         const holder = await leaseHolder(this.redis, STREAMS_LEASE);
