@@ -26,7 +26,7 @@ import { fixedClock } from "../src/sim/clock.js";
 import { createMarketModel } from "../src/sim/market.js";
 import { perpModelFor, type PerpSimVenue } from "../src/sim/perp-model.js";
 import { tapeFor } from "../src/sim/tape.js";
-import { PRE_SUBSCRIBED } from "../src/streams/manager.js";
+import { PRE_SUBSCRIBED } from "../src/ingestion/manager.js";
 
 /** Default alert threshold (tools/alerts/liquidation.ts) whose firing rate is reported. */
 const ALERT_THRESHOLD_PCT = 5;

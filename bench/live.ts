@@ -24,7 +24,7 @@ import http, { type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { cpus } from "node:os";
 import { isMainThread, parentPort, Worker } from "node:worker_threads";
-import type { Liquidation } from "../src/streams/types.js";
+import type { Liquidation } from "../src/ingestion/types.js";
 import { percentile, writeResults, writeSection } from "./report.js";
 
 const SUBSCRIBERS = Number(process.env.BENCH_LIVE_SUBSCRIBERS ?? 1000);
@@ -436,7 +436,7 @@ async function main(): Promise<void> {
   const { startOfflineStack } = await import("../src/sandbox/offline-stack.js");
   const { siwxHeader } = await import("../src/payments/credits/client.js");
   const { formatSse } = await import("../src/live/sse.js");
-  const { formatLiquidation } = await import("../src/streams/store/liquidation-store.js");
+  const { formatLiquidation } = await import("../src/ingestion/store/liquidation-store.js");
   const { ExactEvmScheme } = await import("@x402/evm/exact/client");
   const { wrapFetchWithPayment, x402Client } = await import("@x402/fetch");
   const { privateKeyToAccount } = await import("viem/accounts");
@@ -464,7 +464,7 @@ async function main(): Promise<void> {
     },
   });
   if (wallets > stack.payers.length) throw new Error(`${SUBSCRIBERS} subscribers need ${wallets} wallets; the stack funds ${stack.payers.length}`);
-  const store = stack.service.ctx.streams!.liquidations;
+  const store = stack.service.ctx.ingestion!.liquidations;
   const port = Number(new URL(stack.url).port);
   const streamUrl = `${stack.url}${STREAM_PATH}`;
 

@@ -25,7 +25,7 @@ import { canonicalTokens } from "../src/assets/tokens.js";
 import { requestPath, type AnyTool } from "../src/registry/tool.js";
 import { startOfflineStack, type OfflineStack } from "../src/sandbox/offline-stack.js";
 import { SIM_PERP_BASES } from "../src/sim/perp-model.js";
-import { PRE_SUBSCRIBED } from "../src/streams/manager.js";
+import { PRE_SUBSCRIBED } from "../src/ingestion/manager.js";
 import { TOOLS } from "../tools/index.js";
 import { writeResults, writeSection } from "./report.js";
 
@@ -251,7 +251,7 @@ async function main(): Promise<void> {
     await sleep(Math.max(0, (at - atMin()) * 60_000));
     const h = { min: +atMin().toFixed(2), ...liveHeap() };
     samples.push(h);
-    const s = stack.service.ctx.streams;
+    const s = stack.service.ctx.ingestion;
     process.stdout.write(
       `${h.min.toFixed(1).padStart(5)} min  heap ${h.heapMb} MB  external ${h.externalMb} MB  RSS ${h.rssMb} MB  paid ${load.tallies.paid.total}  cached reads ${load.tallies.cached.total}  mcp ${load.tallies.mcp.total}  streamed ${s?.subscribedBases().length ?? 0}\n`,
     );
@@ -261,7 +261,7 @@ async function main(): Promise<void> {
   await load.stop();
   const end = samples.at(-1)!;
   snapshot("end");
-  const s = stack.service.ctx.streams;
+  const s = stack.service.ctx.ingestion;
   const streamed = { symbols: s?.subscribedBases().length ?? 0, on_demand: s?.onDemandCount ?? 0 };
   await stack.close();
 

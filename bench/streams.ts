@@ -18,12 +18,12 @@ import { loadConfig } from "../src/config.js";
 import { simEnv } from "../src/sandbox/sim-env.js";
 import { createService } from "../src/service.js";
 import { startSimulator } from "../src/sim/server.js";
-import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../src/streams/feeds/normalise.js";
+import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../src/ingestion/feeds/normalise.js";
 import { parseBinanceMessage, scanBinanceAggTrade } from "../src/venues/binance/feed-parse.js";
 import { parseBybitMessage, scanBybitPublicTrade } from "../src/venues/bybit/feed-parse.js";
-import { CvdStore } from "../src/streams/store/cvd-store.js";
-import { openStreamDb } from "../src/streams/store/db.js";
-import { STREAM_VENUES, type Trade } from "../src/streams/types.js";
+import { CvdStore } from "../src/ingestion/store/cvd-store.js";
+import { openStreamDb } from "../src/ingestion/store/db.js";
+import { STREAM_VENUES, type Trade } from "../src/ingestion/types.js";
 import { percentile, writeResults, writeSection } from "./report.js";
 
 process.env.LOG_LEVEL ??= "silent";
@@ -260,7 +260,7 @@ interface ProfileNode {
  * A CPU profile (V8 sampling, 100 µs) of the ingest loop alone, frames built outside it, summarised by
  * where each sample's time went: JSON.parse (self time of `decode`, which calls it: the frames the layout
  * scanners leave to it), the venue parsers (src/venues/<venue>/feed-parse.ts and the rest of
- * src/streams/feeds, their scanners' regular expressions included), the CVD store (src/streams/store: validation, de-duplication, buckets), its
+ * src/ingestion/feeds, their scanners' regular expressions included), the CVD store (src/ingestion/store: validation, de-duplication, buckets), its
  * SQLite write-through (anything under the flush), the garbage collector (every collection sampled in the
  * window: V8 gives them no caller), and the rest of the loop (the loop itself, the instrument lookup).
  * Code without a source (builtins, compiled regular expressions) counts for the function that called it.
@@ -312,11 +312,11 @@ async function profileIngest(tape: Tape, seconds: number): Promise<ProfileSummar
           ? "gc"
           : root === "writePending"
             ? "sqlite_write_through"
-            : code.functionName === "decode" && url.includes("/streams/feeds/")
+            : code.functionName === "decode" && url.includes("/ingestion/feeds/")
               ? "json_parse"
-              : url.includes("/streams/feeds/") || /\/venues\/[^/]+\/feed-parse\./.test(url)
+              : url.includes("/ingestion/feeds/") || /\/venues\/[^/]+\/feed-parse\./.test(url)
                 ? "venue_parser"
-                : url.includes("/streams/store/")
+                : url.includes("/ingestion/store/")
                   ? "cvd_store"
                   : "other";
       totals[part] += deltas[i] ?? 0;
@@ -362,7 +362,7 @@ function memory(symbols: number): { bytes_per_symbol: number; buckets_per_symbol
 async function latency(): Promise<{ p50_ms: number; p99_ms: number; samples: number }> {
   const sim = await startSimulator();
   const service = await createService({ config: loadConfig({ HOST: "127.0.0.1", PORT: "0", ...simEnv(sim) }) });
-  const m = service.ctx.streams!;
+  const m = service.ctx.ingestion!;
   const lags: number[] = [];
   const add = m.cvd.add.bind(m.cvd);
   m.cvd.add = (trades) => {
@@ -443,7 +443,7 @@ async function main(): Promise<void> {
     ),
     ingestRow("both, as recorded", ing.all, "the mix of the issue 5 row"),
     "",
-    `**Where the time goes**: CPU profile of the ingest loop alone (V8 sampling every 100 µs, ${PROFILE_SECONDS} s per row), by part: JSON.parse (the parsers' \`decode\`: frames the scanners leave to it), the venue parsers (src/venues/<venue>/feed-parse.ts and the rest of src/streams/feeds: the layout scanners, their regular expressions included, and the trades they build), the CVD store (src/streams/store: validation, sequence ledger, id sets, buckets), its SQLite write-through, the garbage collector, other (the loop, the instrument lookup). Builtins count for the function that called them. V8 attributes collections to no caller: the GC column is every collection sampled while the loop was profiled, which includes collecting the frames each round builds before it is timed. The profile samples the main thread; the rates above count every thread of the process, V8's concurrent marking included, which the id sets of the Bybit rows keep busy.`,
+    `**Where the time goes**: CPU profile of the ingest loop alone (V8 sampling every 100 µs, ${PROFILE_SECONDS} s per row), by part: JSON.parse (the parsers' \`decode\`: frames the scanners leave to it), the venue parsers (src/venues/<venue>/feed-parse.ts and the rest of src/ingestion/feeds: the layout scanners, their regular expressions included, and the trades they build), the CVD store (src/ingestion/store: validation, sequence ledger, id sets, buckets), its SQLite write-through, the garbage collector, other (the loop, the instrument lookup). Builtins count for the function that called them. V8 attributes collections to no caller: the GC column is every collection sampled while the loop was profiled, which includes collecting the frames each round builds before it is timed. The profile samples the main thread; the rates above count every thread of the process, V8's concurrent marking included, which the id sets of the Bybit rows keep busy.`,
     "",
     "| frames | JSON.parse | venue parser | CVD store | SQLite write-through | GC | other |",
     "|---|---|---|---|---|---|---|",

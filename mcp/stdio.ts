@@ -19,7 +19,7 @@ export interface StdioOptions {
 
 /**
  * MCP over stdio for the operator's own agent: every tool, payments off unless `MCP_PAYMENTS=true`
- * (then paid tools expect `_meta["x402/payment"]` as over HTTP), with the live streams and the alert
+ * (then paid tools expect `_meta["x402/payment"]` as over HTTP), with the venue ingestion and the alert
  * scheduler running as under HTTP. Logs go to stderr only.
  *
  * The process belongs to its client: when stdin ends (the client closed the pipe or went away), the
@@ -73,7 +73,7 @@ export async function runStdio(env: Record<string, string | undefined> = process
     transport.onclose = () => stop("transport closed");
     closers.push({ name: "mcp server", close: () => server.close() });
     await server.connect(transport);
-    await service.startStreams();
+    await service.startIngestion();
     // Alerts created over stdio are evaluated and delivered by this process too.
     service.alerts?.start();
     logger.info({ dataMode: config.dataMode, payments: config.mcpStdioPayments, simulator: opts.sim ?? false }, "marketgate MCP server on stdio");

@@ -35,7 +35,7 @@ import { createCreditService } from "./payments/credits/service.js";
 import { createFacilitators, createResourceServer, PaymentCatalog } from "./payments/x402.js";
 import type { AnyTool } from "./registry/tool.js";
 import { RedisHandle } from "./state/redis.js";
-import { createStreamService } from "./streams/create.js";
+import { createIngestion } from "./ingestion/create.js";
 import { createVenues } from "./venues/create.js";
 import { VERSION } from "./version.js";
 
@@ -64,12 +64,12 @@ export interface Service {
   info: ServiceInfo;
   /** Undefined when payments are off. */
   payments?: PaymentProcessor;
-  /** Starts the live streams (when configured) and listening; resolves with the bound URL. `close()` stops both. */
+  /** Starts the venue ingestion (when configured) and listening; resolves with the bound URL. `close()` stops both. */
   listen(port?: number, host?: string): Promise<{ url: string; server: Server; close(): Promise<void> }>;
-  /** Starts the live streams without HTTP (stdio MCP). */
-  startStreams(): Promise<void>;
-  /** Stops the streams and flushes their stores. */
-  stopStreams(): Promise<void>;
+  /** Starts the venue ingestion without HTTP (stdio MCP). */
+  startIngestion(): Promise<void>;
+  /** Stops the venue ingestion and flushes its stores. */
+  stopIngestion(): Promise<void>;
   /**
    * Releases everything the service holds without HTTP (the stdio MCP path): the alert scheduler, the
    * streams, the alert store, credits and Redis; `listen()`'s `close()` closes the HTTP server, then this.
@@ -127,7 +127,7 @@ function paymentProcessor(
 function toolContext(config: Config, deps: { metrics: Metrics; now?: () => number; redis?: RedisHandle }): { ctx: ToolContext; alertService?: AlertService } {
   const { venues, health } = createVenues(config, { metrics: deps.metrics });
   const now = deps.now ?? Date.now;
-  const streams = config.streams ? createStreamService({ ...config, streams: config.streams }, venues.perps, deps.metrics, deps.redis) : undefined;
+  const ingestion = config.streams ? createIngestion({ ...config, streams: config.streams }, venues.perps, deps.metrics, deps.redis) : undefined;
   const alertService = config.alerts ? createAlertService(config.alerts, now, deps.redis) : undefined;
   const ctx: ToolContext = {
     venues,
@@ -139,7 +139,7 @@ function toolContext(config: Config, deps: { metrics: Metrics; now?: () => numbe
     startedAt: Date.now(),
     now,
     log: logger,
-    streams,
+    ingestion,
     alerts: alertService,
     redis: deps.redis,
     replicaId: config.redis?.replicaId,
@@ -217,7 +217,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       : undefined;
   // `GET /ready`: Redis, chain RPC, facilitator and one venue per family (src/doctor/readiness.ts).
   const readiness = new Readiness({ health: ctx.health, venues: ctx.venues, redis, rpcUrl: config.payments.rpcUrl, network: config.payments.network, facilitator: paid?.facilitator });
-  const live = createLiveStreams(config, { streams: ctx.streams, readFunding: (symbol) => readFundingState(ctx, symbol), now: ctx.now });
+  const live = createLiveStreams(config, { ingestion: ctx.ingestion, readFunding: (symbol) => readFundingState(ctx, symbol), now: ctx.now });
   const app = createApp({
     config,
     live: { streams: STREAMS, live, ctx, symbolOf: streamSymbol },
@@ -248,7 +248,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     (closing ??= (async () => {
       await alerts?.stop();
       live.hub.close();
-      await ctx.streams?.stop();
+      await ctx.ingestion?.stop();
       await alertService?.store.close();
       await credits?.close();
       await redis?.close();
@@ -264,8 +264,8 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     payments,
     alerts,
     live,
-    startStreams: () => ctx.streams?.start() ?? Promise.resolve(),
-    stopStreams: () => ctx.streams?.stop() ?? Promise.resolve(),
+    startIngestion: () => ctx.ingestion?.start() ?? Promise.resolve(),
+    stopIngestion: () => ctx.ingestion?.stop() ?? Promise.resolve(),
     close,
     listen: async (port = config.port, host = config.host) => {
       // Refused before anything starts: with credits on, a public bind needs PUBLIC_URL (ConfigError).
@@ -277,7 +277,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       // requests with 503; wait a bounded time for it, then serve anyway (Redis may be down for long).
       await redis?.waitReady(REDIS_STARTUP_WAIT_MS).catch(() => logger.warn("redis not connected yet; serving anyway (paid and alert requests answer 503 until it is)"));
       return new Promise((resolve, reject) => {
-        void ctx.streams?.start().catch((err: unknown) => logger.error({ err }, "streams failed to start"));
+        void ctx.ingestion?.start().catch((err: unknown) => logger.error({ err }, "streams failed to start"));
         alerts?.start();
         const server = app.listen(port, host, (err?: Error) => {
           if (err) return reject(err);

@@ -7,7 +7,7 @@
 import type { DataMode } from "../config.js";
 import type { Logger } from "../lib/log.js";
 import type { RedisHandle } from "../state/redis.js";
-import type { StreamService } from "../streams/service.js";
+import type { IngestionService } from "../ingestion/service.js";
 import type { CoinGeckoClient } from "../venues/coingecko/client.js";
 import type { DexScreenerClient } from "../venues/dexscreener/client.js";
 import type { GeckoTerminalClient } from "../venues/geckoterminal/client.js";
@@ -46,8 +46,8 @@ export interface ToolContext {
   /** Current time in epoch ms (injectable for tests). */
   now(): number;
   log: Logger;
-  /** Live streams (CVD, liquidations); undefined when `STREAMS=off`. */
-  streams?: StreamService;
+  /** Venue ingestion (the CVD and liquidation stores it fills); undefined when `STREAMS=off`. */
+  ingestion?: IngestionService;
   /** Liquidation and price alerts (lifecycle and the reads of their store); undefined when `ALERTS=off`. */
   alerts?: AlertPort;
   /** Prepaid credit accounts (SIWX); undefined when payments or `CREDITS` are off. Set by the service once payments exist. */

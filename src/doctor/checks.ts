@@ -9,11 +9,11 @@ import type { Metrics } from "../core/metrics.js";
 import type { Logger } from "../lib/log.js";
 import { BinanceTradeBackfill } from "../venues/binance/backfill.js";
 import { BybitTradeBackfill } from "../venues/bybit/backfill.js";
-import type { TradeBackfill } from "../streams/backfill/common.js";
+import type { TradeBackfill } from "../ingestion/backfill/common.js";
 import { HyperliquidTradeBackfill } from "../venues/hyperliquid/backfill.js";
 import { OkxTradeBackfill } from "../venues/okx/backfill.js";
 import { createVenues } from "../venues/create.js";
-import type { StreamVenue } from "../streams/types.js";
+import type { StreamVenue } from "../ingestion/types.js";
 import type { VenueHealth } from "../core/venue-health.js";
 import { binanceSpotPrice, coingeckoSimplePrice, dexscreenerTokens, geckoterminalOhlcv, geckoterminalTokenPools, perpFunding, PROBE_PERP as PERP, PROBE_WETH as WETH } from "./probes.js";
 

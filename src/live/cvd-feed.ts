@@ -1,7 +1,7 @@
 import { clean } from "../analytics/funding.js";
-import { CVD_BUCKET_MS } from "../streams/store/cvd-math.js";
-import { CVD_RETENTION_MS, type CvdFlow, type CvdStore } from "../streams/store/cvd-store.js";
-import { STREAM_VENUES, type StreamVenue } from "../streams/types.js";
+import { CVD_BUCKET_MS } from "../ingestion/store/cvd-math.js";
+import { CVD_RETENTION_MS, type CvdFlow, type CvdStore } from "../ingestion/store/cvd-store.js";
+import { STREAM_VENUES, type StreamVenue } from "../ingestion/types.js";
 import { Listeners } from "./listeners.js";
 import { boundReplay, DEFAULT_RESUME_LIMITS, type ResumeLimits } from "./resume.js";
 import type { LiveEvent, ManagedFeed } from "./types.js";

@@ -1,6 +1,6 @@
 import { AppError } from "../errors.js";
 import type { StreamTopic } from "../registry/stream.js";
-import type { StreamService } from "../streams/service.js";
+import type { IngestionService } from "../ingestion/service.js";
 import { CvdFeed } from "./cvd-feed.js";
 import { FundingFeed, type FundingSnapshot } from "./funding-feed.js";
 import { LiquidationFeed } from "./liquidation-feed.js";
@@ -9,7 +9,7 @@ import type { LiveEvent, LiveListener, ManagedFeed } from "./types.js";
 
 /** What the hub reads: the live stores (absent with `STREAMS=off`), the funding reader, the clock and the resume limits. */
 export interface LiveHubDeps {
-  streams?: StreamService;
+  ingestion?: IngestionService;
   readFunding: (symbol: string) => Promise<FundingSnapshot>;
   now: () => number;
   fundingPollMs: number;
@@ -68,7 +68,7 @@ export class LiveHub {
 
   private create(topic: StreamTopic, symbol: string | undefined): ManagedFeed {
     if (topic === "funding") return new FundingFeed(symbol!, this.deps.readFunding, this.deps.now, this.deps.fundingPollMs);
-    const s = this.deps.streams;
+    const s = this.deps.ingestion;
     if (!s) throw new AppError("UPSTREAM_UNAVAILABLE", "live trade streams are disabled on this instance (STREAMS=off)");
     const resume = this.deps.resume ?? DEFAULT_RESUME_LIMITS;
     if (topic === "liquidations") return new LiquidationFeed(s.liquidations, symbol, this.deps.now, resume);
@@ -77,10 +77,10 @@ export class LiveHub {
 
   /**
    * A stream-minute of `topic` for `symbol` was paid: a CVD stream's on-demand symbol is then protected
-   * from eviction like one a paid `/cvd` call read (`StreamService.markPaid`). Never throws.
+   * from eviction like one a paid `/cvd` call read (`IngestionService.markPaid`). Never throws.
    */
   paidMinute(topic: StreamTopic, symbol: string | undefined): void {
-    if (topic === "cvd" && symbol) this.deps.streams?.markPaid?.(symbol);
+    if (topic === "cvd" && symbol) this.deps.ingestion?.markPaid?.(symbol);
   }
 
   /** Stops every feed (shutdown). */

@@ -1,4 +1,4 @@
-import { formatLiquidation, LIQUIDATION_MAX_AGE_MS, LIQUIDATION_MAX_EVENTS, liquidationFilterBase, type LiquidationRecord, type LiquidationStore } from "../streams/store/liquidation-store.js";
+import { formatLiquidation, LIQUIDATION_MAX_AGE_MS, LIQUIDATION_MAX_EVENTS, liquidationFilterBase, type LiquidationRecord, type LiquidationStore } from "../ingestion/store/liquidation-store.js";
 import { Listeners } from "./listeners.js";
 import { boundReplay, DEFAULT_RESUME_LIMITS, type ResumeLimits } from "./resume.js";
 import type { LiveEvent, ManagedFeed } from "./types.js";

@@ -1,5 +1,5 @@
 import type { Config } from "../config.js";
-import type { StreamService } from "../streams/service.js";
+import type { IngestionService } from "../ingestion/service.js";
 import type { FundingSnapshot } from "./funding-feed.js";
 import { LiveHub } from "./hub.js";
 import { StreamLimits } from "./limits.js";
@@ -13,11 +13,11 @@ export interface LiveStreams {
 }
 
 /** Wires the live streams from the configuration: the hub over the stores (or none with `STREAMS=off`) and the limits. */
-export function createLiveStreams(config: Config, deps: { streams?: StreamService; readFunding: (symbol: string) => Promise<FundingSnapshot>; now: () => number }): LiveStreams {
+export function createLiveStreams(config: Config, deps: { ingestion?: IngestionService; readFunding: (symbol: string) => Promise<FundingSnapshot>; now: () => number }): LiveStreams {
   const s = config.live;
   return {
     hub: new LiveHub({
-      streams: deps.streams,
+      ingestion: deps.ingestion,
       readFunding: deps.readFunding,
       now: deps.now,
       fundingPollMs: s.fundingPollMs,

@@ -6,7 +6,7 @@ import { liquidationStream } from "../../tools/live/liquidations.js";
 import { siwxHeader } from "../payments/credits/client.js";
 import type { DevAccount } from "../payments/local-chain/dev-accounts.js";
 import type { RunningSimulator } from "../sim/server.js";
-import { PRE_SUBSCRIBED } from "../streams/manager.js";
+import { PRE_SUBSCRIBED } from "../ingestion/manager.js";
 
 /** Length of a billed stream-minute in the sandbox demo (`LIVE_STREAM_MINUTE_MS`), so a few minutes are billed in seconds. */
 export const DEMO_STREAM_MINUTE_MS = 2000;

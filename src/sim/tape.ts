@@ -20,10 +20,10 @@
  *   priced at a bankruptcy price 0.3–0.5 % beyond the market.
  * Ids are derived from the slot (`slot × 16 + index`, monotone per instrument): Binance aggregate ids `a` (fills
  * `f..l` = `a×4 ..`), OKX `tradeId`, Bybit `seq`; Bybit `execId` is a UUID-shaped hash, Hyperliquid `tid` a 50-bit hash.
- * Normalised records follow `src/streams/types.ts` (USD per coin, base coins, taker side, liquidated position side).
+ * Normalised records follow `src/ingestion/types.ts` (USD per coin, base coins, taker side, liquidated position side).
  */
 import { LRUCache } from "lru-cache";
-import type { Liquidation, StreamVenue, Trade } from "../streams/types.js";
+import type { Liquidation, StreamVenue, Trade } from "../ingestion/types.js";
 import { fnv1a, hash4, mix32, normalFromHash, type MarketModel } from "./market.js";
 import { perpModelFor, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "./perp-model.js";
 import { fixed, hlNum, hlPx, roundTo, trimmed } from "./venues/wire.js";
@@ -122,7 +122,7 @@ export interface TapeLiquidation {
   readonly sz: string;
 }
 
-/** The tape as tests see it (`sim.tape`): normalised records per `src/streams/types.ts`. */
+/** The tape as tests see it (`sim.tape`): normalised records per `src/ingestion/types.ts`. */
 export interface SimTape {
   /**
    * Trades of the venue's main perp of `base` with `fromMs <= time < toMs`, oldest first (ties by id). Pure: the same

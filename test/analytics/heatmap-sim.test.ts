@@ -4,7 +4,7 @@ import { simEnv } from "../../src/sandbox/sim-env.js";
 import { createService, type Service } from "../../src/service.js";
 import { fixedClock } from "../../src/sim/clock.js";
 import { DEFAULT_SIM_SEED, startSimulator, type RunningSimulator } from "../../src/sim/server.js";
-import { PRE_SUBSCRIBED } from "../../src/streams/manager.js";
+import { PRE_SUBSCRIBED } from "../../src/ingestion/manager.js";
 import { parseOpenInterestHist } from "../../src/venues/binance/parse.js";
 import type { PerpInstrument } from "../../src/venues/perp/types.js";
 import { json } from "../helpers/json.js";

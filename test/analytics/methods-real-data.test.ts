@@ -11,8 +11,8 @@ import type { CallerInfo } from "../../src/registry/tool.js";
 import { fixedClock } from "../../src/sim/clock.js";
 import { startSimulator } from "../../src/sim/server.js";
 import { parseBinanceMessage } from "../../src/venues/binance/feed-parse.js";
-import { CvdStore } from "../../src/streams/store/cvd-store.js";
-import { openStreamDb } from "../../src/streams/store/db.js";
+import { CvdStore } from "../../src/ingestion/store/cvd-store.js";
+import { openStreamDb } from "../../src/ingestion/store/db.js";
 import { parseFundingRateHistory } from "../../src/venues/binance/parse.js";
 import { parseRiskLimit, riskLimitMarginUnit } from "../../src/venues/bybit/parse.js";
 import { parseOhlcv } from "../../src/venues/geckoterminal/parse.js";
@@ -293,7 +293,7 @@ describe("7. CVD states the exact bucket-aligned window it summed", () => {
     return store;
   }
   const ask = async (now: number, period: "1h" | "4h") => {
-    const ctx = { now: () => now, streams: { cvd: storeAt(now), activeConnections: () => 1 } } as unknown as ToolContext;
+    const ctx = { now: () => now, ingestion: { cvd: storeAt(now), activeConnections: () => 1 } } as unknown as ToolContext;
     return (await cvd.handler({ symbol: "SAND", period }, ctx, caller)) as { window_start: string; window_end: string; buy_volume: number; sell_volume: number };
   };
 

@@ -1,4 +1,4 @@
-import type { Liquidation } from "../../src/streams/types.js";
+import type { Liquidation } from "../../src/ingestion/types.js";
 
 /** The n-th of a series of distinct, valid liquidations of `base` on Bybit, stamped within the last second. */
 export function testLiquidation(n: number, base = "BTC"): Liquidation {

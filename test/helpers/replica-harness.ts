@@ -2,18 +2,18 @@ import { createHash } from "node:crypto";
 import { createClient } from "redis";
 import { logger } from "../../src/lib/log.js";
 import { RedisHandle } from "../../src/state/redis.js";
-import type { BackfillResult, TradeBackfill } from "../../src/streams/backfill/common.js";
-import type { SubscribeResult, VenueFeed } from "../../src/streams/feeds/feed-base.js";
-import { StreamManager } from "../../src/streams/manager.js";
-import { ReplicatedStreams } from "../../src/streams/replication/replicated-streams.js";
-import { StandbyFeeds } from "../../src/streams/replication/standby.js";
-import { CvdStore, type CvdBucketRow } from "../../src/streams/store/cvd-store.js";
-import { openStreamDb } from "../../src/streams/store/db.js";
-import { LiquidationStore } from "../../src/streams/store/liquidation-store.js";
-import { STREAM_VENUES, type FeedState, type Liquidation, type StreamGap, type StreamVenue, type Trade } from "../../src/streams/types.js";
+import type { BackfillResult, TradeBackfill } from "../../src/ingestion/backfill/common.js";
+import type { SubscribeResult, VenueFeed } from "../../src/ingestion/feeds/feed-base.js";
+import { IngestionManager } from "../../src/ingestion/manager.js";
+import { ReplicatedIngestion } from "../../src/ingestion/replication/replicated-ingestion.js";
+import { StandbyFeeds } from "../../src/ingestion/replication/standby.js";
+import { CvdStore, type CvdBucketRow } from "../../src/ingestion/store/cvd-store.js";
+import { openStreamDb } from "../../src/ingestion/store/db.js";
+import { LiquidationStore } from "../../src/ingestion/store/liquidation-store.js";
+import { STREAM_VENUES, type FeedState, type Liquidation, type StreamGap, type StreamVenue, type Trade } from "../../src/ingestion/types.js";
 
 /*
- * Replicated streams in one process for tests: real Redis, scripted venue feeds and REST backfills over one
+ * Replicated ingestion in one process for tests: real Redis, scripted venue feeds and REST backfills over one
  * deterministic tape, so what each replica holds can be compared exactly with the tape.
  */
 
@@ -146,7 +146,7 @@ export class FakeFeed {
 
 export interface Replica {
   id: string;
-  rs: ReplicatedStreams;
+  rs: ReplicatedIngestion;
   redis: RedisHandle;
   /** The feeds of every manager this replica ran, in order. */
   feeds: FakeFeed[];
@@ -209,7 +209,7 @@ export class ReplicaHarness {
     const feeds: FakeFeed[] = [];
     const standbyFeeds: FakeFeed[] = [];
     const standby = this.opts.standby ?? [];
-    const rs = new ReplicatedStreams({
+    const rs = new ReplicatedIngestion({
       redis,
       cvd,
       liquidations,
@@ -224,7 +224,7 @@ export class ReplicaHarness {
       createManager: () => {
         const set = Object.fromEntries(STREAM_VENUES.map((v) => [v, new FakeFeed(v, this.tape)])) as Record<StreamVenue, FakeFeed>;
         feeds.push(...Object.values(set));
-        return new StreamManager(set as unknown as Record<StreamVenue, VenueFeed>, this.backfills, cvd, liquidations, { preSubscribed: pre, warmupMs: 500, maxOnDemand: 1 });
+        return new IngestionManager(set as unknown as Record<StreamVenue, VenueFeed>, this.backfills, cvd, liquidations, { preSubscribed: pre, warmupMs: 500, maxOnDemand: 1 });
       },
       createStandby:
         standby.length === 0

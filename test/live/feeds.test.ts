@@ -3,12 +3,12 @@ import { CvdFeed, CVD_CLOSE_GRACE_MS } from "../../src/live/cvd-feed.js";
 import { FundingFeed, type FundingSnapshot } from "../../src/live/funding-feed.js";
 import { LiveHub } from "../../src/live/hub.js";
 import { LiquidationFeed } from "../../src/live/liquidation-feed.js";
-import { LiquidationStore } from "../../src/streams/store/liquidation-store.js";
+import { LiquidationStore } from "../../src/ingestion/store/liquidation-store.js";
 import { RESUME_MAX_EVENTS } from "../../src/live/resume.js";
 import type { LiveEvent } from "../../src/live/types.js";
-import { CvdStore } from "../../src/streams/store/cvd-store.js";
-import { openStreamDb } from "../../src/streams/store/db.js";
-import type { Trade } from "../../src/streams/types.js";
+import { CvdStore } from "../../src/ingestion/store/cvd-store.js";
+import { openStreamDb } from "../../src/ingestion/store/db.js";
+import type { Trade } from "../../src/ingestion/types.js";
 import { cleanupAfterEach, manualClock } from "../helpers/scratch.js";
 import { until } from "../helpers/wait.js";
 

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { RESUME_MAX_EVENTS } from "../../src/live/resume.js";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
-import { CVD_BUCKET_MS } from "../../src/streams/store/cvd-math.js";
-import type { Liquidation } from "../../src/streams/types.js";
+import { CVD_BUCKET_MS } from "../../src/ingestion/store/cvd-math.js";
+import type { Liquidation } from "../../src/ingestion/types.js";
 import { siwxHeader } from "../helpers/siwx.js";
 import { until } from "../helpers/wait.js";
 
@@ -29,7 +29,7 @@ interface Got {
 describe("stream resume is bounded on SSE and WebSocket", () => {
   let stack: OfflineStack;
   const payer = () => stack.payers[5]!;
-  const streams = () => stack.service.ctx.streams!;
+  const streams = () => stack.service.ctx.ingestion!;
   /** `n` ATOM liquidations at `timeMs` + k ms (ids assigned by the store). */
   const liquidations = (n: number, timeMs: number): Liquidation[] =>
     Array.from({ length: n }, (_, k) => ({ venue: "bybit", base: "ATOM", venueSymbol: "ATOMUSDT", time: timeMs + k, side: k % 2 ? "long" : "short", price: 5 + k / 1000, size: 10 + k, valueUsd: (5 + k / 1000) * (10 + k) }));

@@ -5,7 +5,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
-import type { Liquidation } from "../../src/streams/types.js";
+import type { Liquidation } from "../../src/ingestion/types.js";
 import { testLiquidation } from "../helpers/liquidations.js";
 import { json } from "../helpers/json.js";
 import { siwxHeader } from "../helpers/siwx.js";
@@ -34,7 +34,7 @@ describe("paid live streams over SSE and WebSocket", () => {
   };
   const account = async (i: number) => json(await fetch(`${stack.url}/api/v1/credits`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/api/v1/credits`) } }));
   const liquidation = testLiquidation;
-  const inject = (events: Liquidation[]) => stack.service.ctx.streams!.liquidations.add(events);
+  const inject = (events: Liquidation[]) => stack.service.ctx.ingestion!.liquidations.add(events);
 
   /** Opens an SSE stream with the official-shaped `eventsource` client, a SIWX header on the first request. */
   const open = async (i: number, path: string, headers: Record<string, string> = {}) => {
@@ -118,7 +118,7 @@ describe("paid live streams over SSE and WebSocket", () => {
     const reused = await fetch(`${stack.url}/stream/funding/BTC`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(1).privateKey, `${stack.url}/stream/funding/BTC`, { nonce: "0123456789abcdef0123456789abcdef" }) } });
     expect(reused.status).toBe(402);
     expect((await json(reused)).error).toMatch(/nonce/);
-    const stored = stack.service.ctx.streams!.liquidations.recent({ limit: 1000, symbol: "ETH" }).map((r) => r.id);
+    const stored = stack.service.ctx.ingestion!.liquidations.recent({ limit: 1000, symbol: "ETH" }).map((r) => r.id);
     const after = stored.slice(0, stored.indexOf(cut)).reverse();
     // The simulator's own feeds keep storing liquidations (ETH too): one stored after the stream closed is
     // in `after` but was never sent, so compare up to what the stream received.

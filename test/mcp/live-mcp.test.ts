@@ -10,7 +10,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { liveMcpHandler } from "../../mcp/live-server.js";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
-import type { Liquidation } from "../../src/streams/types.js";
+import type { Liquidation } from "../../src/ingestion/types.js";
 import { testLiquidation } from "../helpers/liquidations.js";
 import { STREAMS, streamSymbol } from "../../tools/live/index.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
@@ -73,7 +73,7 @@ describe("live MCP resources with subscriptions (/mcp/live, payments on)", () =>
     expect(res.status).toBe(200);
   };
   const account = async (i: number) => json(await fetch(`${stack.url}/api/v1/credits`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/api/v1/credits`) } }));
-  const inject = (events: Liquidation[]) => stack.service.ctx.streams!.liquidations.add(events);
+  const inject = (events: Liquidation[]) => stack.service.ctx.ingestion!.liquidations.add(events);
   /** Injects one liquidation of `base` per poll until `updates` grows (the client opens its notification stream asynchronously). */
   const firstUpdate = (updates: string[], base: string) => {
     const before = updates.length;
@@ -269,7 +269,7 @@ describe("live MCP resources with subscriptions (/mcp/live, payments on)", () =>
 describe("live MCP sessions: cap, eviction, idle timeout (payments off)", () => {
   let s: FreeStack;
   let idle: { server: HttpServer; url: string; handler: ReturnType<typeof liveMcpHandler> };
-  const inject = (events: Liquidation[]) => s.service.ctx.streams!.liquidations.add(events);
+  const inject = (events: Liquidation[]) => s.service.ctx.ingestion!.liquidations.add(events);
 
   beforeAll(async () => {
     s = await startFreeStack({ LIVE_STREAMS_MAX: "2", FREE_RATE_LIMIT_PER_MIN: "100000" });

@@ -6,7 +6,7 @@ import { DEFAULT_REPLAY_DIR } from "../../src/sim/replay.js";
 import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 import { createTape } from "../../src/sim/tape.js";
 import { replayWsAvailable } from "../../src/sim/ws/replay.js";
-import type { Liquidation, Trade } from "../../src/streams/types.js";
+import type { Liquidation, Trade } from "../../src/ingestion/types.js";
 
 /** A fixed start, not aligned to any grid. */
 const T0 = Date.parse("2026-11-21T12:34:56.789Z");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig, SETTING_NAMES } from "../../src/config.js";
-import { backfillDefaults } from "../../src/streams/backfill/common.js";
+import { backfillDefaults } from "../../src/ingestion/backfill/common.js";
 import {
   BINANCE_ENDPOINTS,
   BYBIT_ENDPOINTS,

@@ -4,7 +4,7 @@ import type { StreamDef } from "../../src/registry/stream.js";
 import type { UnpaidCaller } from "../../src/registry/tool.js";
 import { validateStreams } from "../../src/registry/validate.js";
 import { PerpSymbol, requireListed } from "../perp/common.js";
-import { streams } from "../streams/common.js";
+import { ingestion } from "../streams/common.js";
 import { cvdStream } from "./cvd.js";
 import { fundingStream } from "./funding.js";
 import { liquidationStream } from "./liquidations.js";
@@ -31,8 +31,8 @@ export async function streamSymbol(def: StreamDef, raw: string | undefined, ctx:
   const parsed = PerpSymbol.safeParse(raw);
   if (!parsed.success) throw new AppError("BAD_REQUEST", `'${raw.slice(0, 40)}' is not a perpetual symbol`);
   const base = parsed.data;
-  if (def.topic !== "funding") streams(ctx);
+  if (def.topic !== "funding") ingestion(ctx);
   await requireListed(base, ctx);
-  if (def.topic === "cvd") await streams(ctx).ensure(base, caller);
+  if (def.topic === "cvd") await ingestion(ctx).ensure(base, caller);
   return base;
 }

@@ -134,16 +134,16 @@ async function longShortRatio(ctx: ToolContext, symbol: string): Promise<{ ratio
 /**
  * Realised liquidations of `symbol` from the live feeds (`/liquidation/recent`'s store) over the last
  * {@link FEEDBACK_HOURS} (less when the feeds have been connected for less; none under an hour), from the venues
- * whose feed covers the symbol and was connected all along. Null without streams, when the store's 1,000-event
+ * whose feed covers the symbol and was connected all along. Null without ingestion, when the store's 1,000-event
  * cap dropped events of the day, or without such a venue. `coverage` is those venues' share of open interest.
  */
 function recentLiquidations(ctx: ToolContext, symbol: string, market: HeatmapMarket): { recent: RecentLiquidations; venues: PerpVenue[] } | null {
-  const streams = ctx.streams;
-  if (!streams || !(market.openInterestUsd > 0)) return null;
+  const ingestion = ctx.ingestion;
+  if (!ingestion || !(market.openInterestUsd > 0)) return null;
   const now = ctx.now();
-  if (streams.liquidations.stats(now).capped) return null;
-  const subscribed = streams.subscribedBases().map((b) => b.toUpperCase()).includes(symbol.toUpperCase());
-  const states = new Map(streams.states().map((s) => [s.venue as string, s]));
+  if (ingestion.liquidations.stats(now).capped) return null;
+  const subscribed = ingestion.subscribedBases().map((b) => b.toUpperCase()).includes(symbol.toUpperCase());
+  const states = new Map(ingestion.states().map((s) => [s.venue as string, s]));
   const venues = LIQUIDATION_VENUES.filter((v) => {
     const st = states.get(v);
     // Bybit's allLiquidation covers subscribed symbols only; Binance and OKX feeds cover every symbol.
@@ -156,7 +156,7 @@ function recentLiquidations(ctx: ToolContext, symbol: string, market: HeatmapMar
   const from = now - hours * HOUR_MS;
   let longUsd = 0;
   let shortUsd = 0;
-  for (const e of streams.liquidations.recent({ symbol, limit: 1000 })) {
+  for (const e of ingestion.liquidations.recent({ symbol, limit: 1000 })) {
     if (e.time < from || !venues.includes(e.venue as PerpVenue)) continue;
     if (e.side === "long") longUsd += e.valueUsd;
     else shortUsd += e.valueUsd;

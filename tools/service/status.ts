@@ -6,7 +6,7 @@ import { replayedEndpoints } from "../../src/core/request-scope.js";
 import { readSummary } from "../../src/doctor/summary.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { leaseHolder } from "../../src/state/lease.js";
-import { STREAMS_LEASE } from "../../src/streams/replication/replicated-streams.js";
+import { STREAMS_LEASE } from "../../src/ingestion/replication/replicated-ingestion.js";
 import { isoNow, Timestamp } from "../common.js";
 
 const VenueState = z.object({
@@ -131,7 +131,7 @@ export const serviceStatus = defineTool({
             }
           : null,
       venues: ctx.health.snapshot(),
-      streams: (ctx.streams?.states() ?? []).map((f) => ({
+      streams: (ctx.ingestion?.states() ?? []).map((f) => ({
         venue: f.venue,
         connected: f.connected,
         connected_since: f.connectedSince === null ? null : new Date(f.connectedSince).toISOString(),

@@ -2,12 +2,12 @@ import { z } from "zod";
 import type { ToolContext } from "../../src/core/context.js";
 import { AppError } from "../../src/errors.js";
 import type { CallerInfo, InterimAnswer, UnpaidCaller } from "../../src/registry/tool.js";
-import type { StreamService } from "../../src/streams/service.js";
+import type { IngestionService } from "../../src/ingestion/service.js";
 
-/** The streams (one process, or a replica of the ingest leader), or 503 when this instance runs without them (`STREAMS=off`). */
-export function streams(ctx: ToolContext): StreamService {
-  if (!ctx.streams) throw new AppError("UPSTREAM_UNAVAILABLE", "live trade streams are disabled on this instance (STREAMS=off)");
-  return ctx.streams;
+/** The venue ingestion (one process, or a replica of the ingest leader), or 503 when this instance runs without it (`STREAMS=off`). */
+export function ingestion(ctx: ToolContext): IngestionService {
+  if (!ctx.ingestion) throw new AppError("UPSTREAM_UNAVAILABLE", "live trade streams are disabled on this instance (STREAMS=off)");
+  return ctx.ingestion;
 }
 
 /** The warm-up body (docs/methods/streams.md, "Symbols"). */
@@ -25,7 +25,7 @@ export const WarmupBody = z.object({
  *   Retry-After) when every on-demand stream is in paid use. Neither is charged.
  */
 export async function warmup(symbol: string, ctx: ToolContext, caller: UnpaidCaller): Promise<InterimAnswer<z.infer<typeof WarmupBody>> | undefined> {
-  if ((await streams(ctx).ensure(symbol, caller)) === "ready") return undefined;
+  if ((await ingestion(ctx).ensure(symbol, caller)) === "ready") return undefined;
   return {
     status: 202,
     retryAfterSec: 10,
@@ -38,7 +38,7 @@ export async function warmup(symbol: string, ctx: ToolContext, caller: UnpaidCal
  * off nobody pays), so its on-demand stream is not evicted for a free warm-up.
  */
 export function notePaidUse(symbol: string, ctx: ToolContext, caller: CallerInfo): void {
-  if (caller.payer) streams(ctx).markPaid?.(symbol);
+  if (caller.payer) ingestion(ctx).markPaid?.(symbol);
 }
 
 /** CVD periods and their lengths (docs/methods/streams.md, "CVD"). */

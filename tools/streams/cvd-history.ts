@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { clean } from "../../src/analytics/funding.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { bucketSizeFor, periodMs } from "../../src/streams/store/cvd-math.js";
+import { bucketSizeFor, periodMs } from "../../src/ingestion/store/cvd-math.js";
 import { isoNow, Timestamp } from "../common.js";
 import { PerpSymbol, requireListed } from "../perp/common.js";
-import { CvdPeriod, notePaidUse, streams, warmup, WarmupBody } from "./common.js";
+import { CvdPeriod, ingestion, notePaidUse, warmup, WarmupBody } from "./common.js";
 
 /** History bucket sizes as words (docs/methods/streams.md, "CVD"). */
 const BUCKET_WORDS: Record<string, string> = { "1h": "5 minutes", "4h": "15 minutes", "24h": "1 hour", "7d": "1 hour" };
@@ -47,7 +47,7 @@ export const cvdHistory = defineTool({
   async handler({ symbol, period }, ctx, caller) {
     notePaidUse(symbol, ctx, caller);
     const now = ctx.now();
-    const points = streams(ctx).cvd.history(symbol, now - periodMs(period), now + 1, bucketSizeFor(period));
+    const points = ingestion(ctx).cvd.history(symbol, now - periodMs(period), now + 1, bucketSizeFor(period));
     return {
       symbol,
       period,

@@ -1,11 +1,11 @@
 import { z } from "zod";
 import { clean } from "../../src/analytics/funding.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { cvdSignal, periodMs } from "../../src/streams/store/cvd-math.js";
-import { STREAM_VENUES } from "../../src/streams/types.js";
+import { cvdSignal, periodMs } from "../../src/ingestion/store/cvd-math.js";
+import { STREAM_VENUES } from "../../src/ingestion/types.js";
 import { isoNow, Timestamp } from "../common.js";
 import { PerpSymbol, requireListed } from "../perp/common.js";
-import { CvdPeriod, notePaidUse, streams, warmup, WarmupBody } from "./common.js";
+import { CvdPeriod, ingestion, notePaidUse, warmup, WarmupBody } from "./common.js";
 
 const Flow = z.object({ cvd: z.number().describe("buy - sell taker volume in the period, USD"), buy_volume: z.number(), sell_volume: z.number() });
 
@@ -48,7 +48,7 @@ export const cvd = defineTool({
   checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
   interimAnswer: ({ symbol }, ctx, caller) => warmup(symbol, ctx, caller),
   async handler({ symbol, period }, ctx, caller) {
-    const m = streams(ctx);
+    const m = ingestion(ctx);
     notePaidUse(symbol, ctx, caller);
     const now = ctx.now();
     // Whole 5-min buckets from the one holding now − period through the current one: fromMs is where the sums start.

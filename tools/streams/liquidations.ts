@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineTool } from "../../src/registry/tool.js";
-import { formatLiquidation } from "../../src/streams/store/liquidation-store.js";
+import { formatLiquidation } from "../../src/ingestion/store/liquidation-store.js";
 import { isoNow, Timestamp } from "../common.js";
-import { LiquidationEvent, streams } from "./common.js";
+import { ingestion, LiquidationEvent } from "./common.js";
 
 /** How complete each venue's public liquidation feed is (docs/methods/streams.md, "Recent liquidations"). */
 const COVERAGE = {
@@ -42,7 +42,7 @@ export const liquidationRecent = defineTool({
     timestamp: Timestamp,
   }),
   async handler({ limit, symbol }, ctx) {
-    const m = streams(ctx);
+    const m = ingestion(ctx);
     const events = m.liquidations.recent({ limit, symbol }).map(formatLiquidation);
     const states = new Map(m.states().map((s) => [s.venue, s.connected]));
     return {

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Num } from "../wire.js";
-import type { Trade } from "../../streams/types.js";
+import type { Trade } from "../../ingestion/types.js";
 import {
   decimal,
   decode,
@@ -20,8 +20,8 @@ import {
   Time,
   tradeFrame,
   zodIssues,
-} from "../../streams/feeds/normalise.js";
-import { bool, detached, fixed, object, str, uint } from "../../streams/feeds/frame-layout.js";
+} from "../../ingestion/feeds/normalise.js";
+import { bool, detached, fixed, object, str, uint } from "../../ingestion/feeds/frame-layout.js";
 
 /*
  * Binance USDⓈ-M stream frames (https://developers.binance.com/docs/derivatives/usds-margined-futures/websocket-market-streams):
@@ -96,7 +96,7 @@ const RAW_AGG_TRADE = new RegExp(`^${AGG_TRADE}$`);
  * as the venue sends it, combined-stream `{"stream":"<name>","data":{…}}` (the feed's endpoint) or the raw
  * payload `{…}`, payload keys in the venue's order `e` ("aggTrade"), `E`, `a`, `s`, `p`, `q`, `f`, `l`, `T`,
  * `m`, with no whitespace and no escapes, integers unsigned (at most 15 digits), `T` > 0, `p` and `q`
- * strings of positive decimals (see src/streams/feeds/frame-layout.ts). Such a frame becomes its {@link Trade} (an unknown symbol:
+ * strings of positive decimals (see src/ingestion/feeds/frame-layout.ts). Such a frame becomes its {@link Trade} (an unknown symbol:
  * `skipped` 1) without JSON.parse: exactly the frame {@link parseBinanceJson} gives for it. Undefined for
  * anything else (other events, liquidations, acks, another key order, an added key, a value of another
  * type…): the caller then takes the JSON.parse path, which decides, errors included.
@@ -129,7 +129,7 @@ export function parseBinanceMessage(raw: unknown, lookup: InstrumentLookup): Par
 /**
  * The JSON.parse path of {@link parseBinanceMessage}: text through JSON.parse (an already parsed value as
  * is), then the hand checks and schemas. On every frame the scanner reads, it gives the same answer (the
- * scanner only does it sooner: test/streams/feeds-scan.test.ts).
+ * scanner only does it sooner: test/ingestion/feeds-scan.test.ts).
  */
 export function parseBinanceJson(raw: unknown, lookup: InstrumentLookup): ParsedFrame {
   const d = decode(raw);

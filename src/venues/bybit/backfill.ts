@@ -1,8 +1,8 @@
-import type { FeedInstrument, ParsedFrame } from "../../streams/feeds/normalise.js";
+import type { FeedInstrument, ParsedFrame } from "../../ingestion/feeds/normalise.js";
 import { BYBIT_ENDPOINTS } from "./endpoints.js";
 import { parseBybitRecentTrades } from "./feed-parse.js";
-import { type BackfillOptions, backfillDefaults } from "../../streams/backfill/common.js";
-import { LatestTradesBackfill } from "../../streams/backfill/latest-trades.js";
+import { type BackfillOptions, backfillDefaults } from "../../ingestion/backfill/common.js";
+import { LatestTradesBackfill } from "../../ingestion/backfill/latest-trades.js";
 
 /**
  * Bybit v5 trades from `GET /v5/market/recent-trade?category=linear&symbol=&limit=1000`: the latest 1000

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Trade } from "../../streams/types.js";
+import type { Trade } from "../../ingestion/types.js";
 import {
   decimal,
   decode,
@@ -18,8 +18,8 @@ import {
   positiveDecimal,
   Time,
   tradeFrame,
-} from "../../streams/feeds/normalise.js";
-import { bool, detached, object, oneOf, str, uint } from "../../streams/feeds/frame-layout.js";
+} from "../../ingestion/feeds/normalise.js";
+import { bool, detached, object, oneOf, str, uint } from "../../ingestion/feeds/frame-layout.js";
 
 /*
  * Bybit v5 public linear frames (https://bybit-exchange.github.io/docs/v5/websocket/public/trade and
@@ -107,7 +107,7 @@ const PUBLIC_TRADE_ROW = new RegExp(
  * sends it, `{"topic":"publicTrade.…","type":"…","ts":…,"data":[row, …]}` with one row or more, each
  * `{"T","s","S","v","p","L","i","BT"}` then `"RPI"` and `"seq"` (in the 2026 recordings; absent from
  * older ones), in that order; no whitespace, no escapes, integers unsigned (at most 15 digits), `T` > 0,
- * `S` "Buy" or "Sell", `v` and `p` strings of positive decimals, `i` a non-empty string (see src/streams/feeds/frame-layout.ts).
+ * `S` "Buy" or "Sell", `v` and `p` strings of positive decimals, `i` a non-empty string (see src/ingestion/feeds/frame-layout.ts).
  * Such a frame becomes its trades (rows of unknown symbols counted in `skipped`) without JSON.parse:
  * exactly the frame {@link parseBybitJson} gives for it. Undefined for anything else (other topics,
  * liquidations, acks and pongs, spot frames, another key order, an added key, one unusual row…): the
@@ -152,7 +152,7 @@ export function parseBybitMessage(raw: unknown, lookup: InstrumentLookup): Parse
 /**
  * The JSON.parse path of {@link parseBybitMessage}: text through JSON.parse (an already parsed value as
  * is), then the hand checks and schemas. On every frame the scanner reads, it gives the same answer (the
- * scanner only does it sooner: test/streams/feeds-scan.test.ts).
+ * scanner only does it sooner: test/ingestion/feeds-scan.test.ts).
  */
 export function parseBybitJson(raw: unknown, lookup: InstrumentLookup): ParsedFrame {
   const d = decode(raw);

@@ -1,8 +1,8 @@
-import type { FeedInstrument, ParsedFrame } from "../../streams/feeds/normalise.js";
+import type { FeedInstrument, ParsedFrame } from "../../ingestion/feeds/normalise.js";
 import { HYPERLIQUID_ENDPOINTS } from "./endpoints.js";
 import { parseHyperliquidRecentTrades } from "./feed-parse.js";
-import { type BackfillOptions, backfillDefaults } from "../../streams/backfill/common.js";
-import { LatestTradesBackfill } from "../../streams/backfill/latest-trades.js";
+import { type BackfillOptions, backfillDefaults } from "../../ingestion/backfill/common.js";
+import { LatestTradesBackfill } from "../../ingestion/backfill/latest-trades.js";
 
 /**
  * Hyperliquid trades from `POST /info {"type":"recentTrades","coin"}`: the latest few trades only, no

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Trade } from "../../streams/types.js";
-import { decode, eachRow, type FeedInstrument, frame, Id, type InstrumentLookup, makeTrade, type ParsedFrame, Pos, Time, zodIssues } from "../../streams/feeds/normalise.js";
+import type { Trade } from "../../ingestion/types.js";
+import { decode, eachRow, type FeedInstrument, frame, Id, type InstrumentLookup, makeTrade, type ParsedFrame, Pos, Time, zodIssues } from "../../ingestion/feeds/normalise.js";
 
 /*
  * Hyperliquid WS frames (https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/websocket/subscriptions):

@@ -2,8 +2,8 @@ import type { VenueHttpClient } from "../../lib/venue-http.js";
 import type { Logger } from "../../lib/log.js";
 import { OKX_ENDPOINTS } from "./endpoints.js";
 import { parseOkxTrades } from "./feed-parse.js";
-import type { Trade } from "../../streams/types.js";
-import { type BackfillOptions, type BackfillResult, backfillDefaults, backfillLogger, finish, page, resolveInstrument, restClient, type TradeBackfill } from "../../streams/backfill/common.js";
+import type { Trade } from "../../ingestion/types.js";
+import { type BackfillOptions, type BackfillResult, backfillDefaults, backfillLogger, finish, page, resolveInstrument, restClient, type TradeBackfill } from "../../ingestion/backfill/common.js";
 
 const LIMIT = 100;
 

@@ -1,5 +1,5 @@
-import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../../streams/feeds/normalise.js";
-import { type FeedOptions, VenueFeed, type VenueSpec } from "../../streams/feeds/feed-base.js";
+import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../../ingestion/feeds/normalise.js";
+import { type FeedOptions, VenueFeed, type VenueSpec } from "../../ingestion/feeds/feed-base.js";
 import { OKX_ENDPOINTS } from "./endpoints.js";
 import { parseOkxMessage } from "./feed-parse.js";
 

@@ -2,8 +2,8 @@ import { AppError } from "../../errors.js";
 import { logger as rootLogger, type Logger } from "../../lib/log.js";
 import { Lease, leaseHolder, type LeaseLoss } from "../../state/lease.js";
 import type { RedisHandle } from "../../state/redis.js";
-import { PRE_SUBSCRIBED, type StreamManager } from "../manager.js";
-import type { StreamReadiness, StreamService } from "../service.js";
+import { PRE_SUBSCRIBED, type IngestionManager } from "../manager.js";
+import type { StreamReadiness, IngestionService } from "../service.js";
 import type { CvdStore } from "../store/cvd-store.js";
 import type { LiquidationStore } from "../store/liquidation-store.js";
 import { STREAM_VENUES, type FeedState, type StreamVenue } from "../types.js";
@@ -22,17 +22,17 @@ export const STREAMS_LEASE = "streams";
 /** Venue latency allowed for when a replica states which intervals its feeds covered, ms. */
 const HANDOFF_MARGIN_MS = 1000;
 
-/** Options of {@link ReplicatedStreams}. Times are milliseconds. */
+/** Options of {@link ReplicatedIngestion}. Times are milliseconds. */
 export interface ReplicatedStreamsOptions {
   redis: RedisHandle;
   /** This replica's local stores: every replica serves reads from them. */
   cvd: CvdStore;
   liquidations: LiquidationStore;
   /**
-   * A new StreamManager with fresh venue feeds over `cvd` and `liquidations`, made each time this replica
+   * A new IngestionManager with fresh venue feeds over `cvd` and `liquidations`, made each time this replica
    * starts leading (its feeds are stopped, not reused, when it stops).
    */
-  createManager: () => StreamManager;
+  createManager: () => IngestionManager;
   /** This replica's identity (lease holder, publisher of change entries). */
   replicaId: string;
   /** Lease lifetime: a dead leader is replaced within it. */
@@ -69,8 +69,8 @@ function disconnected(venue: StreamVenue): FeedState {
 }
 
 /**
- * The live streams of a multi-replica deployment (`REDIS_URL`): exactly one replica, the holder of the
- * `streams` lease, runs the venue feeds (a {@link StreamManager} writing to its local stores) and publishes
+ * The venue ingestion of a multi-replica deployment (`REDIS_URL`): exactly one replica, the holder of the
+ * `streams` lease, runs the venue feeds (a {@link IngestionManager} writing to its local stores) and publishes
  * what its stores write to Redis (see `layout.ts`); every replica, the leader included, serves reads from
  * its own local stores, which followers keep in sync by a full load at start and by tailing the change
  * stream. When the leader dies, another replica acquires the lease within its TTL (plus 50 ms; see
@@ -93,7 +93,7 @@ function disconnected(venue: StreamVenue): FeedState {
  * trade id, then reloads from Redis and follows. Nothing here throws to its caller except `ensure`'s
  * UNKNOWN_SYMBOL.
  */
-export class ReplicatedStreams implements StreamService {
+export class ReplicatedIngestion implements IngestionService {
   readonly cvd: CvdStore;
   readonly liquidations: LiquidationStore;
   private readonly redis: RedisHandle;
@@ -110,7 +110,7 @@ export class ReplicatedStreams implements StreamService {
   private readonly follower: Follower;
   private readonly leader: Leader;
 
-  private manager: StreamManager | null = null;
+  private manager: IngestionManager | null = null;
   private leading = false;
   /** The lease lapsed while Redis was unreachable: `manager` keeps ingesting, nothing is published. */
   private detached = false;

@@ -1,13 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { cleanupAfterEach, manualClock, tempDir } from "../helpers/scratch.js";
-import { openStreamDb, streamDbPath, type Database } from "../../src/streams/store/db.js";
+import { openStreamDb, streamDbPath, type Database } from "../../src/ingestion/store/db.js";
 import {
   LiquidationStore,
   formatLiquidation,
   liquidationFilterBase,
   type LiquidationStoreOptions,
-} from "../../src/streams/store/liquidation-store.js";
-import type { Liquidation } from "../../src/streams/types.js";
+} from "../../src/ingestion/store/liquidation-store.js";
+import type { Liquidation } from "../../src/ingestion/types.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -7,7 +7,7 @@ import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-
 import { simEnv } from "../../src/sandbox/sim-env.js";
 import { createService } from "../../src/service.js";
 import { startSimulator } from "../../src/sim/server.js";
-import type { Trade } from "../../src/streams/types.js";
+import type { Trade } from "../../src/ingestion/types.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 import { json } from "../helpers/json.js";
 
@@ -27,7 +27,7 @@ describe("CVD and liquidations from the simulator's streams (payments off)", () 
   const get = (path: string) => s.get(path);
   beforeAll(async () => {
     s = await startFreeStack({ STREAM_WARMUP_SEC: "1", STREAM_MAX_ON_DEMAND: "2" });
-    await until(() => (s.service.ctx.streams?.activeConnections() ?? 0) === 4);
+    await until(() => (s.service.ctx.ingestion?.activeConnections() ?? 0) === 4);
   });
   afterAll(() => s?.close());
 
@@ -65,7 +65,7 @@ describe("CVD and liquidations from the simulator's streams (payments off)", () 
   it("bounds on-demand symbols, evicting the least recently requested", async () => {
     await get("/cvd/TIA");
     await get("/cvd/SEI");
-    const m = s.service.ctx.streams!;
+    const m = s.service.ctx.ingestion!;
     expect(m.onDemandCount).toBe(2);
     expect(m.subscribedBases()).not.toContain("WIF");
     expect(m.subscribedBases()).toEqual(expect.arrayContaining(["TIA", "SEI", "BTC", "ARB"]));
@@ -89,7 +89,7 @@ describe("CVD and liquidations from the simulator's streams (payments off)", () 
 
   it("serves recent liquidations in the spec's shape with stats and per-venue coverage", async () => {
     const now = Date.now();
-    s.service.ctx.streams!.liquidations.add([
+    s.service.ctx.ingestion!.liquidations.add([
       { venue: "binance", base: "BTC", venueSymbol: "BTCUSDT", time: now - 1000, side: "long", price: 50_000, size: 0.5, valueUsd: 25_000 },
       { venue: "bybit", base: "ETH", venueSymbol: "ETHUSDT", time: now - 500, side: "short", price: 1_300, size: 10, valueUsd: 13_000 },
     ]);
@@ -112,7 +112,7 @@ describe("a dropped connection is backfilled from REST with no hole", () => {
   const counted: Trade[] = [];
   beforeAll(async () => {
     s = await startFreeStack({ STREAMS: "on" });
-    const m = s.service.ctx.streams!;
+    const m = s.service.ctx.ingestion!;
     const add = m.cvd.add.bind(m.cvd);
     m.cvd.add = (trades) => {
       const n = add(trades);
@@ -124,7 +124,7 @@ describe("a dropped connection is backfilled from REST with no hole", () => {
   afterAll(() => s?.close());
 
   it("counts exactly the tape's trades across the drop", async () => {
-    const m = s.service.ctx.streams!;
+    const m = s.service.ctx.ingestion!;
     // Enough trades on both sides of the drop, however slowly a loaded machine runs.
     await until(() => counted.length >= 8);
     const beforeDrop = counted.length;
@@ -153,17 +153,17 @@ describe("CVD history survives a restart", () => {
     const config = loadConfig({ HOST: "127.0.0.1", PORT: "0", ...simEnv(sim), DATA_DIR: dir });
     const a = await createService({ config });
     const la = await a.listen();
-    await until(() => (a.ctx.streams?.cvd.cumulative("BTC").total.trades ?? 0) > 10);
+    await until(() => (a.ctx.ingestion?.cvd.cumulative("BTC").total.trades ?? 0) > 10);
     const now = Date.now();
-    const before = a.ctx.streams!.cvd.history("BTC", now - 3_600_000, now + 1, 5 * 60_000);
+    const before = a.ctx.ingestion!.cvd.history("BTC", now - 3_600_000, now + 1, 5 * 60_000);
     await la.close();
     const b = await createService({ config }); // not listening: no new trades
-    const after = b.ctx.streams!.cvd.history("BTC", now - 3_600_000, now + 1, 5 * 60_000);
+    const after = b.ctx.ingestion!.cvd.history("BTC", now - 3_600_000, now + 1, 5 * 60_000);
     // Every completed bucket reads back exactly; the current one may have grown until the first service stopped.
     const row = (p: (typeof before)[number]) => [p.start, p.buyUsd, p.sellUsd, p.buyBase, p.sellBase, p.trades, p.missing];
     expect(after.slice(0, -1).map(row)).toEqual(before.slice(0, -1).map(row));
     expect(after.at(-1)!.trades).toBeGreaterThanOrEqual(before.at(-1)!.trades);
-    await b.stopStreams();
+    await b.stopIngestion();
     await sim.close();
   });
 });

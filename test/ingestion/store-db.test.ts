@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { STREAM_DB_VERSION, openStreamDb, streamDbPath } from "../../src/streams/store/db.js";
+import { STREAM_DB_VERSION, openStreamDb, streamDbPath } from "../../src/ingestion/store/db.js";
 
 const dirs: string[] = [];
 afterEach(() => {

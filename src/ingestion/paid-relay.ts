@@ -13,7 +13,7 @@ export interface PaidUseRelayOptions {
   holdMs: number;
   /** Whether this replica ingests now (only the ingest leader's manager evicts). */
   leading: () => boolean;
-  /** Hands one paid use to the ingest leader's manager (`StreamManager.markPaid`). */
+  /** Hands one paid use to the ingest leader's manager (`IngestionManager.markPaid`). */
   apply: (base: string, at: number) => void;
   log: Logger;
   now?: () => number;

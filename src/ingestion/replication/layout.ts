@@ -7,7 +7,7 @@ import type { SequenceLedgerState } from "../store/trade-ledger.js";
 import { STREAM_VENUES, type FeedState, type StreamVenue, type Trade } from "../types.js";
 
 /*
- * Redis layout of the replicated streams (every key under the deployment prefix of RedisHandle.key):
+ * Redis layout of the replicated ingestion (every key under the deployment prefix of RedisHandle.key):
  *
  *   cvd:<BASE>:<dayStartMs>  hash  `<venue>:<start>` → `[buyBase, sellBase, buyUsd, sellUsd, trades, gap,
  *                                  unfilled, idCount]` (absolute values of a 5-min bucket; one hash per symbol

@@ -1,11 +1,11 @@
 import { randomUUID } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { cleanupAfterEach, manualClock, tempDir } from "../helpers/scratch.js";
-import { CvdStore } from "../../src/streams/store/cvd-store.js";
-import { STREAM_DB_MIGRATIONS, openStreamDb, streamDbPath, type Database } from "../../src/streams/store/db.js";
-import { SequenceLedger, VENUE_ID_ORDER, sequenceOf } from "../../src/streams/store/trade-ledger.js";
+import { CvdStore } from "../../src/ingestion/store/cvd-store.js";
+import { STREAM_DB_MIGRATIONS, openStreamDb, streamDbPath, type Database } from "../../src/ingestion/store/db.js";
+import { SequenceLedger, VENUE_ID_ORDER, sequenceOf } from "../../src/ingestion/store/trade-ledger.js";
 import { openSqlite } from "../../src/lib/sqlite.js";
-import type { StreamVenue, Trade } from "../../src/streams/types.js";
+import type { StreamVenue, Trade } from "../../src/ingestion/types.js";
 
 /*
  * Item 8 of issue 15: every trade counted once, whatever its age, its source or how often it is sent —

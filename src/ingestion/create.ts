@@ -16,21 +16,21 @@ import { HyperliquidFeed } from "../venues/hyperliquid/feed.js";
 import { FeedMetrics } from "./feeds/metrics.js";
 import { OkxFeed } from "../venues/okx/feed.js";
 import type { VenueFeed } from "./feeds/feed-base.js";
-import { GuardedStreams } from "./guarded-streams.js";
-import { StreamManager, type StreamManagerOptions } from "./manager.js";
+import { GuardedIngestion } from "./guarded-ingestion.js";
+import { IngestionManager, type IngestionManagerOptions } from "./manager.js";
 import { PaidUseRelay } from "./paid-relay.js";
-import { ReplicatedStreams } from "./replication/replicated-streams.js";
+import { ReplicatedIngestion } from "./replication/replicated-ingestion.js";
 import { StandbyFeeds } from "./replication/standby.js";
-import type { StreamService } from "./service.js";
+import type { IngestionService } from "./service.js";
 import { CvdStore } from "./store/cvd-store.js";
 import { openStreamDb, streamDbPath } from "./store/db.js";
 import { LiquidationStore } from "./store/liquidation-store.js";
 import { STREAM_VENUES, type StreamVenue } from "./types.js";
 
-type StreamsConfig = Config & { streams: NonNullable<Config["streams"]> };
+type IngestionConfig = Config & { streams: NonNullable<Config["streams"]> };
 
 /** A new feed of `venue` (websocket base from config); `feedMetrics` counts its traffic when given. */
-function createFeed(venue: StreamVenue, config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, feedMetrics?: FeedMetrics): VenueFeed {
+function createFeed(venue: StreamVenue, config: IngestionConfig, perps: Record<PerpVenue, PerpVenueClient>, feedMetrics?: FeedMetrics): VenueFeed {
   const opts = { metrics: feedMetrics, instruments: perps[venue], baseUrl: config.streams.wsUrls[venue] };
   switch (venue) {
     case "binance":
@@ -45,12 +45,12 @@ function createFeed(venue: StreamVenue, config: StreamsConfig, perps: Record<Per
 }
 
 /** The four venue feeds (websocket bases from config); new instances on every call. */
-function createFeeds(config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, feedMetrics: FeedMetrics): Record<StreamVenue, VenueFeed> {
+function createFeeds(config: IngestionConfig, perps: Record<PerpVenue, PerpVenueClient>, feedMetrics: FeedMetrics): Record<StreamVenue, VenueFeed> {
   return Object.fromEntries(STREAM_VENUES.map((v) => [v, createFeed(v, config, perps, feedMetrics)])) as Record<StreamVenue, VenueFeed>;
 }
 
 /** The REST trade backfills of the four venues (REST bases from config). */
-function createBackfills(config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): Record<StreamVenue, TradeBackfill> {
+function createBackfills(config: IngestionConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): Record<StreamVenue, TradeBackfill> {
   const v = config.venues;
   const rest = { timeoutMs: config.upstreamTimeoutMs, metrics };
   return {
@@ -65,7 +65,7 @@ function createBackfills(config: StreamsConfig, perps: Record<PerpVenue, PerpVen
  * The CVD and liquidation stores in one SQLite file under `DATA_DIR` (`:memory:` when DATA_DIR is `:memory:`).
  * `flushMs` (default the stores' 1 s) is also the replication period in replicated mode.
  */
-function createStores(config: StreamsConfig, flushMs?: number): { cvd: CvdStore; liquidations: LiquidationStore } {
+function createStores(config: IngestionConfig, flushMs?: number): { cvd: CvdStore; liquidations: LiquidationStore } {
   const dir = config.streams.dataDir;
   const db = openStreamDb(dir === ":memory:" ? ":memory:" : streamDbPath(dir));
   return { cvd: new CvdStore(db, { flushMs }), liquidations: new LiquidationStore(db, { flushMs }) };
@@ -77,19 +77,19 @@ function createStores(config: StreamsConfig, flushMs?: number): { cvd: CvdStore;
  */
 const REPLICATED_FLUSH_MS = 250;
 
-function managerOptions(config: StreamsConfig): StreamManagerOptions {
+function managerOptions(config: IngestionConfig): IngestionManagerOptions {
   const s = config.streams;
   return { maxOnDemand: s.maxOnDemand, idleMs: s.idleMs, warmupMs: s.warmupMs };
 }
 
 /**
- * Builds the stream manager from the configuration: the four venue feeds (websocket bases from config),
+ * Builds the ingestion manager from the configuration: the four venue feeds (websocket bases from config),
  * their REST backfills (REST bases from config), and the CVD and liquidation stores in one SQLite file
  * under `DATA_DIR` (`:memory:` when DATA_DIR is `:memory:`). Nothing connects until `start()`.
  */
-export function createStreamManager(config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): StreamManager {
+export function createIngestionManager(config: IngestionConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): IngestionManager {
   const { cvd, liquidations } = createStores(config);
-  return new StreamManager(
+  return new IngestionManager(
     createFeeds(config, perps, new FeedMetrics(metrics.registry)),
     createBackfills(config, perps, metrics),
     cvd,
@@ -103,7 +103,7 @@ export function createStreamManager(config: StreamsConfig, perps: Record<PerpVen
  * limits (client address or IPv6 /64); counted in Redis across replicas when there is one
  * (`<prefix>rl-warmup:<client>`). Its memory is bounded: a client's count expires a minute after it began.
  */
-function warmupBudget(config: StreamsConfig, redis?: RedisHandle): ClientRateLimiter {
+function warmupBudget(config: IngestionConfig, redis?: RedisHandle): ClientRateLimiter {
   return new ClientRateLimiter({
     perMin: config.streams.warmupsPerMin,
     keyName: "rl-warmup",
@@ -114,20 +114,20 @@ function warmupBudget(config: StreamsConfig, redis?: RedisHandle): ClientRateLim
 }
 
 /**
- * The live streams as configured, as the tools get them ({@link GuardedStreams}: warm-ups budgeted per
+ * The venue ingestion as configured, as the tools get it ({@link GuardedIngestion}: warm-ups budgeted per
  * client, paid use recorded so it is never evicted by a warm-up): with `REDIS_URL` (and its handle) over a
- * {@link ReplicatedStreams} (one replica ingests, all serve; local stores as in embedded mode, a fresh
+ * {@link ReplicatedIngestion} (one replica ingests, all serve; local stores as in embedded mode, a fresh
  * manager with fresh feeds each time this replica starts leading; followers keep standby feeds of the
  * venues whose REST serves only their latest trades, buffering 3 lease TTLs and at least a minute; paid
- * use relayed to the leader by {@link PaidUseRelay}), else over the embedded {@link StreamManager} of
- * {@link createStreamManager}.
+ * use relayed to the leader by {@link PaidUseRelay}), else over the embedded {@link IngestionManager} of
+ * {@link createIngestionManager}.
  */
-export function createStreamService(config: StreamsConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics, redis?: RedisHandle): StreamService {
+export function createIngestion(config: IngestionConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics, redis?: RedisHandle): IngestionService {
   const budget = warmupBudget(config, redis);
   const r = config.redis;
   if (!r || !redis) {
-    const manager = createStreamManager(config, perps, metrics);
-    return new GuardedStreams(manager, { budget, markPaid: (base) => manager.markPaid(base) });
+    const manager = createIngestionManager(config, perps, metrics);
+    return new GuardedIngestion(manager, { budget, markPaid: (base) => manager.markPaid(base) });
   }
   const { cvd, liquidations } = createStores(config, REPLICATED_FLUSH_MS);
   const feedMetrics = new FeedMetrics(metrics.registry);
@@ -135,12 +135,12 @@ export function createStreamService(config: StreamsConfig, perps: Record<PerpVen
   const opts = managerOptions(config);
   const standbyVenues = STREAM_VENUES.filter((v) => backfills[v] instanceof LatestTradesBackfill);
   /** The manager this replica made when it last started leading (the one that ingests while it leads). */
-  let latest: StreamManager | null = null;
-  const replicated = new ReplicatedStreams({
+  let latest: IngestionManager | null = null;
+  const replicated = new ReplicatedIngestion({
     redis,
     cvd,
     liquidations,
-    createManager: () => (latest = new StreamManager(createFeeds(config, perps, feedMetrics), backfills, cvd, liquidations, opts)),
+    createManager: () => (latest = new IngestionManager(createFeeds(config, perps, feedMetrics), backfills, cvd, liquidations, opts)),
     createStandby: () =>
       new StandbyFeeds({
         feeds: Object.fromEntries(standbyVenues.map((v) => [v, createFeed(v, config, perps)])),
@@ -158,5 +158,5 @@ export function createStreamService(config: StreamsConfig, perps: Record<PerpVen
     apply: (base, at) => latest?.markPaid(base, at),
     log: logger,
   });
-  return new GuardedStreams(replicated, { budget, markPaid: (base) => relay.record(base), companion: relay });
+  return new GuardedIngestion(replicated, { budget, markPaid: (base) => relay.record(base), companion: relay });
 }

@@ -4,13 +4,13 @@ import { isDeepStrictEqual } from "node:util";
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
-import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../../src/streams/feeds/normalise.js";
+import type { FeedInstrument, InstrumentLookup, ParsedFrame } from "../../src/ingestion/feeds/normalise.js";
 import { parseBinanceJson, parseBinanceMessage, scanBinanceAggTrade } from "../../src/venues/binance/feed-parse.js";
 import { parseBybitJson, parseBybitMessage, scanBybitPublicTrade } from "../../src/venues/bybit/feed-parse.js";
 import { prng } from "../helpers/prng.js";
 
 /*
- * The frame-layout scanners (src/streams/feeds/frame-layout.ts and the venue layouts in src/venues/<venue>/feed-parse.ts) against the JSON.parse path
+ * The frame-layout scanners (src/ingestion/feeds/frame-layout.ts and the venue layouts in src/venues/<venue>/feed-parse.ts) against the JSON.parse path
  * they stand in for: on every recorded frame, and on frames mutated at random, the parser's answer must be
  * the one JSON.parse and the schemas give for the same text, trades deep-equal, errors and skips included.
  */

@@ -5,12 +5,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import WebSocket, { WebSocketServer } from "ws";
 import { BinanceFeed } from "../../src/venues/binance/feed.js";
 import { BybitFeed } from "../../src/venues/bybit/feed.js";
-import type { VenueFeed } from "../../src/streams/feeds/feed-base.js";
+import type { VenueFeed } from "../../src/ingestion/feeds/feed-base.js";
 import { HyperliquidFeed } from "../../src/venues/hyperliquid/feed.js";
-import { FeedMetrics } from "../../src/streams/feeds/metrics.js";
-import type { FeedInstrument } from "../../src/streams/feeds/normalise.js";
+import { FeedMetrics } from "../../src/ingestion/feeds/metrics.js";
+import type { FeedInstrument } from "../../src/ingestion/feeds/normalise.js";
 import { OkxFeed } from "../../src/venues/okx/feed.js";
-import type { Liquidation, StreamGap, Trade } from "../../src/streams/types.js";
+import type { Liquidation, StreamGap, Trade } from "../../src/ingestion/types.js";
 import { fixture, fixtureText } from "../helpers/fixtures.js";
 
 /*

@@ -5,16 +5,16 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisProxy, type RedisProxy } from "../helpers/redis-proxy.js";
 import { ReplicaHarness, sleep, until, type Replica } from "../helpers/replica-harness.js";
-import { CVD_BUCKET_MS } from "../../src/streams/store/cvd-math.js";
-import { CvdStore, type CvdChanges } from "../../src/streams/store/cvd-store.js";
-import { openStreamDb } from "../../src/streams/store/db.js";
-import { LiquidationStore } from "../../src/streams/store/liquidation-store.js";
-import type { StreamVenue } from "../../src/streams/types.js";
+import { CVD_BUCKET_MS } from "../../src/ingestion/store/cvd-math.js";
+import { CvdStore, type CvdChanges } from "../../src/ingestion/store/cvd-store.js";
+import { openStreamDb } from "../../src/ingestion/store/db.js";
+import { LiquidationStore } from "../../src/ingestion/store/liquidation-store.js";
+import type { StreamVenue } from "../../src/ingestion/types.js";
 import { redisAvailable } from "../helpers/redis-available.js";
 import { leaseTimings } from "../../src/state/lease.js";
 
 /*
- * Replicated streams in one process: real Redis, scripted venue feeds and REST backfills over one
+ * Replicated ingestion in one process: real Redis, scripted venue feeds and REST backfills over one
  * deterministic tape (test/helpers/replica-harness.ts), so what each replica holds can be compared exactly.
  * The leader reaches Redis through a TCP proxy the test can cut (a Redis outage, then the leader's "death"
  * as the other replicas see it). Hyperliquid's REST serves only its latest trades, as the venue's does:
@@ -38,7 +38,7 @@ const backfillCalls = h.backfillCalls;
 const startReplica = (id: string, url?: string) => h.startReplica(id, url);
 const settled = (leader: Replica, others: Replica[]) => h.settled(leader, others);
 
-describe.skipIf(!redisAvailable)("replicated streams (real Redis, scripted feeds)", () => {
+describe.skipIf(!redisAvailable)("replicated ingestion (real Redis, scripted feeds)", () => {
   let proxy: RedisProxy;
   let a: Replica;
   let b: Replica;

@@ -1,6 +1,6 @@
 import type { CvdStore } from "./store/cvd-store.js";
 import type { LiquidationStore } from "./store/liquidation-store.js";
-import type { StreamReadiness, StreamService, WarmupCaller } from "./service.js";
+import type { StreamReadiness, IngestionService, WarmupCaller } from "./service.js";
 import type { FeedState } from "./types.js";
 
 /** A per-client budget of new on-demand warm-ups (`STREAM_WARMUPS_PER_MIN`). */
@@ -13,21 +13,21 @@ export interface WarmupBudget {
 }
 
 /**
- * The live streams as the tools see them: `inner` (a {@link StreamManager} or `ReplicatedStreams`) plus the
+ * The venue ingestion as the tools see it: `inner` (a {@link IngestionManager} or `ReplicatedIngestion`) plus the
  * two rules that keep free warm-ups from disturbing paid use:
  * - a request that would subscribe a symbol not streamed yet (a free `202` warm-up) first spends one of its
  *   client's warm-ups ({@link WarmupBudget}); requests of symbols already streamed spend nothing;
  * - paid use is recorded through `markPaid` (the manager, or the relay to the replica that ingests), so
  *   the manager never evicts a symbol paid for recently to make room for a warm-up.
  */
-export class GuardedStreams implements StreamService {
+export class GuardedIngestion implements IngestionService {
   constructor(
-    private readonly inner: StreamService,
+    private readonly inner: IngestionService,
     private readonly opts: {
       budget: WarmupBudget;
       /** Where a paid use goes: the manager's `markPaid`, or the relay to the replica that ingests. */
       markPaid: (base: string) => void;
-      /** Started and stopped with the streams (the relay's reader). */
+      /** Started and stopped with the ingestion (the relay's reader). */
       companion?: { start(): void; stop(): void };
     },
   ) {}

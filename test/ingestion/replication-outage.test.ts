@@ -3,8 +3,8 @@ import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedisProxy, type RedisProxy } from "../helpers/redis-proxy.js";
 import { REDIS_URL, ReplicaHarness, sleep, until, type Replica } from "../helpers/replica-harness.js";
-import { CVD_BUCKET_MS } from "../../src/streams/store/cvd-math.js";
-import type { StreamVenue } from "../../src/streams/types.js";
+import { CVD_BUCKET_MS } from "../../src/ingestion/store/cvd-math.js";
+import type { StreamVenue } from "../../src/ingestion/types.js";
 import { redisAvailable } from "../helpers/redis-available.js";
 
 /*

@@ -4,20 +4,20 @@ import type { TradeBackfill } from "./backfill/common.js";
 import type { VenueFeed } from "./feeds/feed-base.js";
 import type { CvdStore } from "./store/cvd-store.js";
 import type { LiquidationStore } from "./store/liquidation-store.js";
-import type { StreamReadiness, StreamService } from "./service.js";
+import type { StreamReadiness, IngestionService } from "./service.js";
 import { STREAM_VENUES, type FeedState, type StreamGap, type StreamVenue, type Trade } from "./types.js";
 
 /** Symbols subscribed at start-up and always ready (docs/methods/streams.md, "Symbols"). */
 export const PRE_SUBSCRIBED = ["BTC", "ETH", "SOL", "XRP", "BNB", "DOGE", "LINK", "ARB"] as const;
 
-/** Options of {@link StreamManager}. */
-export interface StreamManagerOptions {
+/** Options of {@link IngestionManager}. */
+export interface IngestionManagerOptions {
   /** Symbols subscribed at start and never dropped (default {@link PRE_SUBSCRIBED}). */
   preSubscribed?: readonly string[];
   /**
    * Most symbols subscribed on demand at once (default 20). A new one makes room by evicting the least
    * recently requested on-demand symbol that was not paid for within `idleMs`; when every one was, the new
-   * symbol is refused (see {@link StreamManager.ensure}).
+   * symbol is refused (see {@link IngestionManager.ensure}).
    */
   maxOnDemand?: number;
   /**
@@ -55,7 +55,7 @@ interface OnDemandState {
  * backfills every reported gap from REST (marking what could not be filled), keeps the pre-subscribed
  * symbols, subscribes others on first request under a bound, and drops idle ones.
  */
-export class StreamManager implements StreamService {
+export class IngestionManager implements IngestionService {
   private readonly pre: Set<string>;
   private readonly onDemand = new Map<string, OnDemandState>();
   private readonly maxOnDemand: number;
@@ -71,7 +71,7 @@ export class StreamManager implements StreamService {
     private readonly backfill: Record<StreamVenue, TradeBackfill>,
     readonly cvd: CvdStore,
     readonly liquidations: LiquidationStore,
-    opts: StreamManagerOptions = {},
+    opts: IngestionManagerOptions = {},
   ) {
     this.pre = new Set((opts.preSubscribed ?? PRE_SUBSCRIBED).map((s) => s.toUpperCase()));
     this.maxOnDemand = opts.maxOnDemand ?? 20;

@@ -1,7 +1,7 @@
 import { AppError } from "../../errors.js";
 import type { Logger } from "../../lib/log.js";
 import type { RedisHandle } from "../../state/redis.js";
-import type { StreamManager } from "../manager.js";
+import type { IngestionManager } from "../manager.js";
 import type { CvdStore } from "../store/cvd-store.js";
 import type { LiquidationStore } from "../store/liquidation-store.js";
 import { STREAM_VENUES } from "../types.js";
@@ -30,7 +30,7 @@ export interface LeaderOptions {
   maxBackfillMs: number;
   settleMs: number;
   /** The manager of the current leadership (null while following): jobs of an earlier one stop. */
-  current: () => StreamManager | null;
+  current: () => IngestionManager | null;
   /** True while the lease is within its safety deadline: the periodic jobs pause otherwise. */
   leading: () => boolean;
   /** True once the replication is stopping. */
@@ -42,7 +42,7 @@ export interface LeaderOptions {
 }
 
 /**
- * The ingest leader's periodic jobs around its {@link StreamManager}: subscribing the on-demand symbols
+ * The ingest leader's periodic jobs around its {@link IngestionManager}: subscribing the on-demand symbols
  * requested on any replica, remembering symbols no venue lists, publishing the feed states, merging what
  * replicas cut off from Redis handed over, and, on takeover, reconciling rows left from an earlier
  * leadership and backfilling the gap nobody streamed (from REST and the standby feeds' buffers).
@@ -54,7 +54,7 @@ export class Leader {
   private readonly unknownUntil = new Map<string, number>();
   private takeoverTask: Promise<void> | null = null;
   /** The manager whose takeover backfill is done: handoffs are merged after it (its marks would undo theirs). */
-  private settled: StreamManager | null = null;
+  private settled: IngestionManager | null = null;
   private merging = false;
 
   constructor(private readonly opts: LeaderOptions) {}
@@ -86,7 +86,7 @@ export class Leader {
    * Starts `manager` (the new current one) with the requested symbols, its takeover backfill from `from`
    * (with the buffers of `standby`, which it stops afterwards), the polling of requests and handoffs, and the states.
    */
-  async begin(manager: StreamManager, from: Map<string, number>, standby?: StandbyFeeds | null): Promise<void> {
+  async begin(manager: IngestionManager, from: Map<string, number>, standby?: StandbyFeeds | null): Promise<void> {
     this.wantedSeen.clear();
     this.settled = null;
     await this.pollWanted(manager).catch(() => undefined);
@@ -102,7 +102,7 @@ export class Leader {
   }
 
   /** Resumes the periodic jobs of `manager`, which kept ingesting while this replica was cut off and nobody else led. */
-  async resume(manager: StreamManager): Promise<void> {
+  async resume(manager: IngestionManager): Promise<void> {
     this.settled = manager;
     this.startWantedPoll(manager);
     await this.publishStates();
@@ -159,7 +159,7 @@ export class Leader {
    * when neither covered it). Trades overlapping the live stream are skipped by id in the store. One REST
    * request per (venue, base), as for a reconnect gap, within the venues' REST budgets.
    */
-  private async takeoverBackfill(manager: StreamManager, from: Map<string, number>, standby: StandbyFeeds | null): Promise<void> {
+  private async takeoverBackfill(manager: IngestionManager, from: Map<string, number>, standby: StandbyFeeds | null): Promise<void> {
     if (from.size === 0) return;
     const live = () => this.opts.current() === manager && !this.opts.stopped();
     await Promise.all(
@@ -183,7 +183,7 @@ export class Leader {
     );
   }
 
-  private startWantedPoll(manager: StreamManager): void {
+  private startWantedPoll(manager: IngestionManager): void {
     this.stopPolling();
     this.wantedTimer = setInterval(() => {
       if (this.opts.current() !== manager || !this.opts.leading()) return;
@@ -199,7 +199,7 @@ export class Leader {
    * the intervals their feeds covered are cleared of unfilled marks. Entries are deleted once merged; a
    * leader dying meanwhile leaves them to the next, which merges them again harmlessly.
    */
-  private async pollHandoffs(manager: StreamManager): Promise<void> {
+  private async pollHandoffs(manager: IngestionManager): Promise<void> {
     if (this.settled !== manager || this.merging) return;
     this.merging = true;
     try {
@@ -230,7 +230,7 @@ export class Leader {
   }
 
   /** Subscribes the symbols requested on any replica since the last poll; forgets requests older than the idle time. */
-  private async pollWanted(manager: StreamManager): Promise<void> {
+  private async pollWanted(manager: IngestionManager): Promise<void> {
     const { redis, keys, idleMs } = this.opts;
     const raw = await redis.client.hGetAll(keys.wanted);
     const now = this.opts.now();

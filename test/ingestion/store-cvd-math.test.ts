@@ -8,7 +8,7 @@ import {
   cvdSignal,
   isCvdPeriod,
   periodMs,
-} from "../../src/streams/store/cvd-math.js";
+} from "../../src/ingestion/store/cvd-math.js";
 
 describe("cvdSignal thresholds (docs/methods/streams.md)", () => {
   const sig = (pct: number) => cvdSignal(pct, 100, 10);

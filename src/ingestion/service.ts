@@ -2,7 +2,7 @@ import type { CvdStore } from "./store/cvd-store.js";
 import type { LiquidationStore } from "./store/liquidation-store.js";
 import type { FeedState } from "./types.js";
 
-/** Who asks for a stream before paying anything (see {@link StreamService.ensure}). */
+/** Who asks for a stream before paying anything (see {@link IngestionService.ensure}). */
 export interface WarmupCaller {
   /** The client's address as the rate limiters key it (`req.ip`); undefined: not budgeted (MCP over stdio). */
   client?: string;
@@ -12,11 +12,11 @@ export interface WarmupCaller {
 export type StreamReadiness = "ready" | "warming_up";
 
 /**
- * What the tools and the service use of the live streams, whichever way they are run: one process owning
- * the venue feeds ({@link StreamManager}, embedded mode) or replicas sharing one Redis where one of them
- * ingests and all serve (`ReplicatedStreams`, `REDIS_URL`). Reads go to the local stores in both cases.
+ * What the tools and the service use of the venue ingestion, whichever way it is run: one process owning
+ * the venue feeds ({@link IngestionManager}, embedded mode) or replicas sharing one Redis where one of them
+ * ingests and all serve (`ReplicatedIngestion`, `REDIS_URL`). Reads go to the local stores in both cases.
  */
-export interface StreamService {
+export interface IngestionService {
   /** Starts ingesting (or following the replica that does). */
   start(): Promise<void>;
   /** Stops, flushes and closes the stores. */
@@ -25,7 +25,7 @@ export interface StreamService {
    * Makes sure `base` is streamed: pre-subscribed symbols are always ready; another symbol is subscribed on
    * its first request and answers `warming_up` until it has been streamed for the warm-up time. A request
    * from a `caller` with a `client` that would subscribe a new symbol spends one of that client's warm-ups
-   * (`STREAM_WARMUPS_PER_MIN`; see `GuardedStreams`, which the tools get; the services underneath ignore
+   * (`STREAM_WARMUPS_PER_MIN`; see `GuardedIngestion`, which the tools get; the services underneath ignore
    * `caller`).
    * @throws AppError UNKNOWN_SYMBOL when no venue's feed could subscribe it; RATE_LIMITED (429) over the
    *   client's warm-up budget; UPSTREAM_UNAVAILABLE (503) when every on-demand stream is in paid use.
@@ -34,7 +34,7 @@ export interface StreamService {
   /**
    * Records a paid use of `base` now (a paid CVD answer, a debited CVD stream-minute): an on-demand symbol
    * paid for within `STREAM_IDLE_MIN` is never evicted for another. Present on the service the tools get
-   * (`createStreamService`); optional because the ways of running the streams underneath receive it from
+   * (`createIngestion`); optional because the ways of running the ingestion underneath receive it from
    * there. Never throws.
    */
   markPaid?(base: string): void;

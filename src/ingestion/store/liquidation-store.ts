@@ -163,7 +163,7 @@ export class LiquidationStore {
   private readonly flusher: Flusher;
   private closed = false;
   private readonly observers = new Set<(added: LiquidationRecord[]) => void>();
-  /** Observers of every stored record, local or replicated (the live streams of every replica). */
+  /** Observers of every stored record, local or replicated (the paid live streams of every replica). */
   private readonly storedObservers = new Set<(added: LiquidationRecord[]) => void>();
 
   private readonly st: {

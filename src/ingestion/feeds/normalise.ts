@@ -5,7 +5,7 @@ import type { Liquidation, StreamVenue, Trade } from "../types.js";
 
 /*
  * What the four venue parsers (WS frames and REST trade pages) share: the instrument context, the
- * parse result, and the unit conversions of `src/streams/types.ts` (prices per ONE coin, sizes in coins:
+ * parse result, and the unit conversions of `src/ingestion/types.ts` (prices per ONE coin, sizes in coins:
  * venue size × contractSize × multiplier; OKX has multiplier 1 and contractSize ctVal × ctMult, the others
  * contractSize 1 and multiplier 1000 for `1000PEPEUSDT` / `kPEPE`).
  */

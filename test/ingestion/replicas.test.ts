@@ -10,7 +10,7 @@ import { createClient } from "redis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { simEnv } from "../../src/sandbox/sim-env.js";
 import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
-import { STREAM_VENUES, type StreamVenue } from "../../src/streams/types.js";
+import { STREAM_VENUES, type StreamVenue } from "../../src/ingestion/types.js";
 import { cleanupAfterEach, tempDir } from "../helpers/scratch.js";
 import { freeServiceProcesses } from "../helpers/service-process.js";
 import { until } from "../helpers/wait.js";

@@ -17,7 +17,7 @@ describe("unpaid CVD warm-ups never evict paid streams and are budgeted per clie
   const from = (ip: string) => ({ "X-Forwarded-For": ip });
   const get = (path: string, ip: string) => fetch(`${stack.url}${path}`, { headers: from(ip) });
   const payWith = (i: number) => wrapFetchWithPayment(fetch, new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(stack.payers[i]!.privateKey))));
-  const onDemand = () => stack.service.ctx.streams!.subscribedBases();
+  const onDemand = () => stack.service.ctx.ingestion!.subscribedBases();
 
   beforeAll(async () => {
     stack = await startOfflineStack({

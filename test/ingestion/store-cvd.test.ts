@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { cleanupAfterEach, manualClock, tempDir } from "../helpers/scratch.js";
-import { CVD_SLOTS, CvdStore, MAX_BUCKETS_PER_SYMBOL, type CvdStoreOptions } from "../../src/streams/store/cvd-store.js";
-import { openStreamDb, streamDbPath, type Database } from "../../src/streams/store/db.js";
-import { STREAM_VENUES, type StreamVenue, type Trade } from "../../src/streams/types.js";
+import { CVD_SLOTS, CvdStore, MAX_BUCKETS_PER_SYMBOL, type CvdStoreOptions } from "../../src/ingestion/store/cvd-store.js";
+import { openStreamDb, streamDbPath, type Database } from "../../src/ingestion/store/db.js";
+import { STREAM_VENUES, type StreamVenue, type Trade } from "../../src/ingestion/types.js";
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;

@@ -4,7 +4,7 @@ import { BinanceTradeBackfill } from "../../src/venues/binance/backfill.js";
 import { BybitTradeBackfill } from "../../src/venues/bybit/backfill.js";
 import { HyperliquidTradeBackfill } from "../../src/venues/hyperliquid/backfill.js";
 import { OkxTradeBackfill } from "../../src/venues/okx/backfill.js";
-import type { FeedInstrument } from "../../src/streams/feeds/normalise.js";
+import type { FeedInstrument } from "../../src/ingestion/feeds/normalise.js";
 import { fixture } from "../helpers/fixtures.js";
 import { type RunningStub, startStub, type StubRoute } from "../venues/perp-server.js";
 

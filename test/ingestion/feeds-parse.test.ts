@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { FeedInstrument, InstrumentSource } from "../../src/streams/feeds/normalise.js";
+import type { FeedInstrument, InstrumentSource } from "../../src/ingestion/feeds/normalise.js";
 import type { PerpVenueClient } from "../../src/venues/perp/types.js";
 import { parseBinanceAggTrades, parseBinanceMessage } from "../../src/venues/binance/feed-parse.js";
 import { parseBybitMessage, parseBybitRecentTrades } from "../../src/venues/bybit/feed-parse.js";
 import { parseHyperliquidMessage, parseHyperliquidRecentTrades } from "../../src/venues/hyperliquid/feed-parse.js";
 import { parseOkxMessage, parseOkxTrades } from "../../src/venues/okx/feed-parse.js";
-import { decimal, idOf, positiveDecimal } from "../../src/streams/feeds/normalise.js";
+import { decimal, idOf, positiveDecimal } from "../../src/ingestion/feeds/normalise.js";
 import { fixture, fixtureText } from "../helpers/fixtures.js";
 
 /** One frame per line of a venue's `.ndjson` fixture (`<venue>/<file>`). */

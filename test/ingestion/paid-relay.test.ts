@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { logger } from "../../src/lib/log.js";
 import { RedisHandle } from "../../src/state/redis.js";
-import { PaidUseRelay } from "../../src/streams/paid-relay.js";
+import { PaidUseRelay } from "../../src/ingestion/paid-relay.js";
 import { redisAvailable, TEST_REDIS_URL } from "../helpers/redis-available.js";
 import { deleteRedisPrefix } from "../helpers/redis-keys.js";
 import { until } from "../helpers/wait.js";
