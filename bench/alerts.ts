@@ -95,7 +95,9 @@ async function main(): Promise<void> {
       liq ? "liquidation" : "price",
       {
         symbol,
-        params: liq ? { condition: "cascade_risk", threshold_pct: 1 + rand() * 60, min_value_usd: 0 } : { direction: rand() < 0.5 ? "above" : "below", target_price: markets.get(symbol)!.price * (0.9 + rand() * 0.2) },
+        params: liq
+          ? { condition: "cascade_risk", threshold_pct: 1 + rand() * 60, min_value_usd: 0 }
+          : { direction: rand() < 0.5 ? "above" : "below", target_price: markets.get(symbol)!.price * (0.9 + rand() * 0.2) },
         webhookUrl: `https://hooks.example.com/${i}`,
         expiresInHours: 168,
       },
@@ -121,7 +123,11 @@ async function main(): Promise<void> {
   store.close();
   rmSync(dir, { recursive: true, force: true });
 
-  const median = (xs: number[]) => percentile([...xs].sort((a, b) => a - b), 50);
+  const median = (xs: number[]) =>
+    percentile(
+      [...xs].sort((a, b) => a - b),
+      50,
+    );
   const results = {
     alerts: ALERTS,
     symbols: SYMBOLS,

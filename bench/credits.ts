@@ -73,9 +73,13 @@ async function main(): Promise<void> {
   const unpaid = await timeEach(pricePaths(N, 0), (p) => fetch(`${freeListening.url}${p}`));
   const x402 = await timeEach(pricePaths(N, N), (p) => payFetch(`${stack.url}${p}`));
   const official = await timeEach(pricePaths(N, 2 * N), (p) => siwxFetch(`${stack.url}${p}`));
-  const oneTrip = await timeEach(pricePaths(N, 3 * N), async (p) => fetch(`${stack.url}${p}`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer.privateKey, `${stack.url}${p}`) } }));
+  const oneTrip = await timeEach(pricePaths(N, 3 * N), async (p) =>
+    fetch(`${stack.url}${p}`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer.privateKey, `${stack.url}${p}`) } }),
+  );
   // A session token from one verified proof pays the following calls without a signature.
-  const first = await fetch(`${stack.url}/api/v1/prices?symbols=btc,session`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer.privateKey, `${stack.url}/api/v1/prices?symbols=btc,session`) } });
+  const first = await fetch(`${stack.url}/api/v1/prices?symbols=btc,session`, {
+    headers: { "SIGN-IN-WITH-X": await siwxHeader(payer.privateKey, `${stack.url}/api/v1/prices?symbols=btc,session`) },
+  });
   const token = first.headers.get("x-credits-session");
   if (!token) throw new Error("no session token minted");
   const sessionMs = await timeEach(pricePaths(N, 5 * N), (p) => fetch(`${stack.url}${p}`, { headers: { "X-Credits-Session": token } }));

@@ -73,7 +73,10 @@ function hourly(rows: readonly Row[]): EntryCandle[] {
       e.n++;
     }
   }
-  return [...by.values()].filter((e) => e.n === 12).map((e) => e.c).sort((a, b) => a.openTime - b.openTime);
+  return [...by.values()]
+    .filter((e) => e.n === 12)
+    .map((e) => e.c)
+    .sort((a, b) => a.openTime - b.openTime);
 }
 
 /** Binance XRPUSDT maintenance margin (first bracket 0.5%, 75x maximum in 2021): tiers 5x–50x. */
@@ -101,7 +104,13 @@ function realRecordings(dir: string): Recording[] {
 /** The real liquidation frames of the folder (what a real liquidation backtest would need, and why it cannot run). */
 function realLiquidationFrames(dir: string): string[] {
   const notes: string[] = [];
-  const read = (file: string) => (existsSync(join(dir, file)) ? readFileSync(join(dir, file), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : []);
+  const read = (file: string) =>
+    existsSync(join(dir, file))
+      ? readFileSync(join(dir, file), "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+      : [];
   for (const m of read("bybit/tardis_node_bybit_v5_allLiquidation_ws_message.ndjson")) {
     for (const e of (m.data as Array<{ T: number; s: string; S: string; v: string; p: string }>) ?? []) {
       notes.push(`bybit allLiquidation ${e.s} ${new Date(e.T).toISOString()} ${e.S === "Buy" ? "long" : "short"} ${(Number(e.v) * Number(e.p)).toFixed(0)} USD`);
@@ -109,7 +118,8 @@ function realLiquidationFrames(dir: string): string[] {
   }
   for (const m of read("binance/tardis_node_binance_futures_ws_messages.ndjson")) {
     const d = m.data as { e?: string; o?: { s: string; S: string; z: string; ap: string; T: number } } | undefined;
-    if (d?.e === "forceOrder" && d.o) notes.push(`binance forceOrder ${d.o.s} ${new Date(d.o.T).toISOString()} ${d.o.S === "SELL" ? "long" : "short"} ${(Number(d.o.z) * Number(d.o.ap)).toFixed(0)} USD`);
+    if (d?.e === "forceOrder" && d.o)
+      notes.push(`binance forceOrder ${d.o.s} ${new Date(d.o.T).toISOString()} ${d.o.S === "SELL" ? "long" : "short"} ${(Number(d.o.z) * Number(d.o.ap)).toFixed(0)} USD`);
   }
   return notes;
 }
@@ -154,7 +164,9 @@ function simRecordings(seed: number, endMs: number, days: number, bases: readonl
       if (by) r.push(perp.longShortRatio(by, "account", t));
       return r.length ? r.reduce((s, x) => s + x, 0) / r.length : null;
     };
-    const tiers = (["okx", "bybit"] as const).map((v) => perp.perpOf(v, base)).filter((i) => i !== undefined)
+    const tiers = (["okx", "bybit"] as const)
+      .map((v) => perp.perpOf(v, base))
+      .filter((i) => i !== undefined)
       .map((i) => perp.marginTiers(i).map((t) => ({ maxLeverage: t.maxLeverage, maintenanceMarginRate: t.mmr })));
     // Realised liquidations per hour bucket from the tape, for the hours an instant or an outcome reads.
     const buckets = new Map<number, LiquidationTotals>();
@@ -182,10 +194,11 @@ function simRecordings(seed: number, endMs: number, days: number, bases: readonl
       }
       return tot;
     };
-    const coverage = LIQ_VENUES.reduce((s, v) => {
-      const i = perp.perpOf(v, base);
-      return s + (i ? perp.openInterestCoins(i, endMs) : 0);
-    }, 0) / insts.reduce((s, i) => s + perp.openInterestCoins(i, endMs), 0);
+    const coverage =
+      LIQ_VENUES.reduce((s, v) => {
+        const i = perp.perpOf(v, base);
+        return s + (i ? perp.openInterestCoins(i, endMs) : 0);
+      }, 0) / insts.reduce((s, i) => s + perp.openInterestCoins(i, endMs), 0);
     out.push({
       name: `sim ${base} 1h (seed ${seed})`,
       candles,

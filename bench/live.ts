@@ -484,7 +484,9 @@ async function main(): Promise<void> {
   const tOpen = performance.now();
   const opened = await clients.open("marketgate", port, STREAM_PATH, groups);
   const openSecs = (performance.now() - tOpen) / 1000;
-  process.stdout.write(`opened ${SUBSCRIBERS} paid streams in ${openSecs.toFixed(1)} s: ${JSON.stringify(opened.statuses)} (open in the service: ${stack.service.live.limits.open})\n`);
+  process.stdout.write(
+    `opened ${SUBSCRIBERS} paid streams in ${openSecs.toFixed(1)} s: ${JSON.stringify(opened.statuses)} (open in the service: ${stack.service.live.limits.open})\n`,
+  );
   if (opened.statuses["200"] !== SUBSCRIBERS) throw new Error(`streams did not all open: ${JSON.stringify(opened.statuses)}`);
 
   // (b) simulator liquidations: venue time → stored → every subscriber (all subscribers parse).
@@ -504,7 +506,10 @@ async function main(): Promise<void> {
   await clients.mode(false);
   const tapeInWindow = simulatedLiquidations(stack.sim)(w0, w1 - 1000);
   const venueLat = [...venueStats.venue.lat].sort((a, b) => a - b);
-  const storeToSub = venueStats.venue.ids.map((id, k) => venueStats.venue.recvAt[k]! - (storedAt.get(id)?.at ?? NaN)).filter(Number.isFinite).sort((a, b) => a - b);
+  const storeToSub = venueStats.venue.ids
+    .map((id, k) => venueStats.venue.recvAt[k]! - (storedAt.get(id)?.at ?? NaN))
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b);
   const ingest = [...storedAt.values()].map((s) => s.at - s.venueTime).sort((a, b) => a - b);
   const perEvent = new Map<string, number>();
   for (const id of venueStats.venue.ids) perEvent.set(id, (perEvent.get(id) ?? 0) + 1);
@@ -627,7 +632,9 @@ function table(r: {
 }): string {
   const n = (x: number) => x.toLocaleString("en-US");
   const cell = (s: Step | undefined) =>
-    s ? `${n(s.delivered_per_sec)}/s${s.saturated ? " (saturated)" : ""}; p50 ${s.latency_ms.p50} / p99 ${s.latency_ms.p99} ms; ELU ${s.server_elu} / ${s.client_elu}${s.dropped ? `; ${s.dropped} dropped` : ""}${s.complete_subscribers < s.subscribers ? `; ${s.complete_subscribers} complete` : ""}` : "—";
+    s
+      ? `${n(s.delivered_per_sec)}/s${s.saturated ? " (saturated)" : ""}; p50 ${s.latency_ms.p50} / p99 ${s.latency_ms.p99} ms; ELU ${s.server_elu} / ${s.client_elu}${s.dropped ? `; ${s.dropped} dropped` : ""}${s.complete_subscribers < s.subscribers ? `; ${s.complete_subscribers} complete` : ""}`
+      : "—";
   const rates = [...new Set([...r.marketgate, ...r.baseline].map((s) => s.target_per_sec))];
   const v = r.venue_latency;
   const ms = (x: { p50: number; p99: number } | null) => (x ? `p50 ${x.p50} ms, p99 ${x.p99} ms` : "no samples");

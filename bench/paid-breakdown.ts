@@ -80,7 +80,11 @@ export class PaidBreakdown {
 
   /** The median of each phase over the recorded requests, ms (2 decimals). */
   medians(): PaidPhases {
-    const p50 = (k: keyof PaidPhases) => +percentile(this.samples.map((s) => s[k]).sort((a, b) => a - b), 50).toFixed(2);
+    const p50 = (k: keyof PaidPhases) =>
+      +percentile(
+        this.samples.map((s) => s[k]).sort((a, b) => a - b),
+        50,
+      ).toFixed(2);
     return { challenge: p50("challenge"), sign: p50("sign"), verify: p50("verify"), settle: p50("settle"), rest: p50("rest") };
   }
 }

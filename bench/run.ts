@@ -63,7 +63,6 @@ async function alternate<T extends autocannon.Options[]>(...targets: T): Promise
   }) as { [K in keyof T]: Load };
 }
 
-
 /** Distinct batch-price requests (so that none is a cache hit). */
 function distinctPricePaths(n: number): string[] {
   const syms = listAssets().map((a) => a.symbol.toLowerCase());
@@ -148,7 +147,9 @@ async function main(): Promise<void> {
     p50_over_unpaid: r2(percentile(paidMs, 50) - percentile(freeMs, 50)),
     x402_phases_p50: phases.medians(),
   };
-  process.stdout.write(`paid latency x402 p50 ${r2(percentile(paidMs, 50))} ms p99 ${r2(percentile(paidMs, 99))} ms; MPP p50 ${r2(percentile(mppMs, 50))} ms p99 ${r2(percentile(mppMs, 99))} ms (unpaid p50 ${r2(percentile(freeMs, 50))} ms)\n`);
+  process.stdout.write(
+    `paid latency x402 p50 ${r2(percentile(paidMs, 50))} ms p99 ${r2(percentile(paidMs, 99))} ms; MPP p50 ${r2(percentile(mppMs, 50))} ms p99 ${r2(percentile(mppMs, 99))} ms (unpaid p50 ${r2(percentile(freeMs, 50))} ms)\n`,
+  );
 
   // 3. MCP tools/call throughput (cache hits) vs the REST cache hit on the same service
   const call = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "cex_market", arguments: { id: "ethereum" } } });

@@ -54,19 +54,26 @@ class Tally {
   }
   /** `label: count, …`, for the report. */
   toString(): string {
-    return Object.entries(this.counts).map(([k, v]) => `${k}: ${v}`).join(", ");
+    return Object.entries(this.counts)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(", ");
   }
 }
 
 /** Every `/api/v1/prices` request over three distinct catalogue symbols, each set once (cache misses). */
 function* priceSets(): Generator<string> {
-  const s = listAssets().map((a) => a.symbol.toLowerCase()).sort();
+  const s = listAssets()
+    .map((a) => a.symbol.toLowerCase())
+    .sort();
   for (let a = 0; a < s.length; a++) for (let b = a + 1; b < s.length; b++) for (let c = b + 1; c < s.length; c++) yield `/api/v1/prices?symbols=${s[a]},${s[b]},${s[c]}`;
 }
 
 /** Symbols a tool with a `symbol` input serves: perpetual bases for stream and perp tools, tokens with DEX pools for DEX tools. */
 function symbolsOf(tool: AnyTool): string[] {
-  if (tool.tags.includes("dex")) return listAssets().map((a) => a.symbol).filter((s) => canonicalTokens(s).length > 0);
+  if (tool.tags.includes("dex"))
+    return listAssets()
+      .map((a) => a.symbol)
+      .filter((s) => canonicalTokens(s).length > 0);
   return [...SIM_PERP_BASES];
 }
 
@@ -170,7 +177,9 @@ interface Load {
  */
 function startLoad(stack: OfflineStack): Load {
   const tallies: LoadTallies = { pass: new Tally(), paid: new Tally(), cached: new Tally(), mcp: new Tally(), errors: new Tally() };
-  const payFetches = stack.payers.slice(0, PAYERS).map((p) => wrapFetchWithPayment(fetch, new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(p.privateKey)))));
+  const payFetches = stack.payers
+    .slice(0, PAYERS)
+    .map((p) => wrapFetchWithPayment(fetch, new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(p.privateKey)))));
   const paths = paidPaths();
   let stopped = false;
   let calls = 0;
@@ -188,18 +197,32 @@ function startLoad(stack: OfflineStack): Load {
     for (const path of symbolPaths()) await pay(path, tallies.pass).catch((err: unknown) => tallies.errors.add(errorLabel(err)));
   })();
   const paid = warmedUp.then(() => every(PAID_EVERY_MS, stop, () => pay(paths.next().value as string, tallies.paid), tallies.errors));
-  const cached = every(CACHED_READ_EVERY_MS, stop, async () => {
-    if (!lastPaid) return;
-    const res = await fetch(`${stack.url}${lastPaid}`);
-    await res.arrayBuffer();
-    tallies.cached.add(res.headers.get("x-cache") === "HIT" ? "hit" : res.status);
-  }, tallies.errors);
+  const cached = every(
+    CACHED_READ_EVERY_MS,
+    stop,
+    async () => {
+      if (!lastPaid) return;
+      const res = await fetch(`${stack.url}${lastPaid}`);
+      await res.arrayBuffer();
+      tallies.cached.add(res.headers.get("x-cache") === "HIT" ? "hit" : res.status);
+    },
+    tallies.errors,
+  );
   const mcpBody = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "service_status", arguments: {} } });
-  const mcp = every(MCP_EVERY_MS, stop, async () => {
-    const res = await fetch(`${stack.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: mcpBody });
-    await res.arrayBuffer();
-    tallies.mcp.add(res.status);
-  }, tallies.errors);
+  const mcp = every(
+    MCP_EVERY_MS,
+    stop,
+    async () => {
+      const res = await fetch(`${stack.url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: mcpBody,
+      });
+      await res.arrayBuffer();
+      tallies.mcp.add(res.status);
+    },
+    tallies.errors,
+  );
   return {
     tallies,
     warmedUp,

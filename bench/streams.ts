@@ -104,7 +104,11 @@ class Tape {
 
 /** The recorded trade frames, as received (payloads of the `recv` lines). */
 function recordings(): { binance: Payload[]; bybit: Payload[] } {
-  const lines = (file: string) => readFileSync(`${REAL}${file}`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as { dir?: string; data: Payload });
+  const lines = (file: string) =>
+    readFileSync(`${REAL}${file}`, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { dir?: string; data: Payload });
   return {
     binance: lines("binance/cryptofeed_usdm_ws_aggTrade_5symbols_2021-04-05.ndjson")
       .filter((l) => l.dir === "recv")
@@ -413,7 +417,9 @@ async function main(): Promise<void> {
     all: await fresh(() => ingest(scenarios.all, SECONDS)),
   };
   for (const [k, r] of Object.entries(ing)) {
-    process.stdout.write(`ingest ${k}: ${r.trades_per_sec} trades/s; JSON.parse ${r.json_parse_frames_per_sec} frames/s = ${r.json_parse_trades_per_sec} trades/s; ratio ${r.ratio}\n`);
+    process.stdout.write(
+      `ingest ${k}: ${r.trades_per_sec} trades/s; JSON.parse ${r.json_parse_frames_per_sec} frames/s = ${r.json_parse_trades_per_sec} trades/s; ratio ${r.ratio}\n`,
+    );
   }
   const prof = {
     binance: await fresh(() => profileIngest(scenarios.binance, PROFILE_SECONDS)),

@@ -122,7 +122,11 @@ function report(rows: readonly Row[]): string {
     "|---|---|---|---|---|---|",
     ...rows.map(
       (r) =>
-        `| \`${r.tool}\` | ${Object.entries(r.statuses).map(([s, n]) => `${n}x${s}`).join(", ")} | ${list(r, (v) => `${v.venue} ${v.reads}`)} | ${list(r, (v) => `${v.venue} ${v.calls}`)} | ${r.calls_per_read?.toFixed(2) ?? "no read"} | ${r.p50_ms} / ${r.p99_ms} ms |`,
+        `| \`${r.tool}\` | ${Object.entries(r.statuses)
+          .map(([s, n]) => `${n}x${s}`)
+          .join(
+            ", ",
+          )} | ${list(r, (v) => `${v.venue} ${v.reads}`)} | ${list(r, (v) => `${v.venue} ${v.calls}`)} | ${r.calls_per_read?.toFixed(2) ?? "no read"} | ${r.p50_ms} / ${r.p99_ms} ms |`,
     ),
     "",
     "What each burst read (`×n`: n reads of one endpoint with different parameters; `*` an address):",

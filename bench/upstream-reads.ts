@@ -40,7 +40,10 @@ function endpointOf(r: Sent): string {
   } catch {
     // not a JSON body: the path says it all
   }
-  return `${r.method} ${path.split("/").map((s) => (isAddress(s) ? "*" : s)).join("/")}${names ? `?${names}` : ""}${type}`;
+  return `${r.method} ${path
+    .split("/")
+    .map((s) => (isAddress(s) ? "*" : s))
+    .join("/")}${names ? `?${names}` : ""}${type}`;
 }
 
 /**

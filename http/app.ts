@@ -54,7 +54,18 @@ export interface AppDeps {
 }
 
 /** Headers browsers must be allowed to send and read for x402 (https://github.com/coinbase/x402/blob/main/specs/transports-v2/http.md) and MCP. */
-const ALLOWED_HEADERS = ["Content-Type", "Authorization", "PAYMENT-SIGNATURE", "X-PAYMENT", "X-PAYMENT-PROOF", "SIGN-IN-WITH-X", "X-Credits-Session", "Access-Control-Expose-Headers", "Mcp-Session-Id", "Mcp-Protocol-Version"];
+const ALLOWED_HEADERS = [
+  "Content-Type",
+  "Authorization",
+  "PAYMENT-SIGNATURE",
+  "X-PAYMENT",
+  "X-PAYMENT-PROOF",
+  "SIGN-IN-WITH-X",
+  "X-Credits-Session",
+  "Access-Control-Expose-Headers",
+  "Mcp-Session-Id",
+  "Mcp-Protocol-Version",
+];
 const EXPOSED_HEADERS = [
   "PAYMENT-REQUIRED",
   "PAYMENT-RESPONSE",
@@ -171,9 +182,25 @@ export function createApp(deps: AppDeps): Express {
       events: Object.keys(d.events),
       summary: d.summary,
     })),
-    free_endpoints: ["GET /health", "GET /ready", "GET /", "GET /openapi.json", "GET /.well-known/x402.json", "GET /.well-known/x402", "GET /metrics", "GET /api/v1/quote?path=", "GET /docs", "GET /llms.txt", "GET /llms-full.txt"],
+    free_endpoints: [
+      "GET /health",
+      "GET /ready",
+      "GET /",
+      "GET /openapi.json",
+      "GET /.well-known/x402.json",
+      "GET /.well-known/x402",
+      "GET /metrics",
+      "GET /api/v1/quote?path=",
+      "GET /docs",
+      "GET /llms.txt",
+      "GET /llms-full.txt",
+    ],
     // The package is not published yet: stdio runs from a checkout or from a tarball made with `npm pack`.
-    mcp: { streamable_http: "/mcp", live_resources: "/mcp/live (stateful: resource subscriptions to liquidations and CVD)", stdio: `npm run mcp (in a checkout), or: npm pack && npx ./marketgate-${info.version}.tgz mcp` },
+    mcp: {
+      streamable_http: "/mcp",
+      live_resources: "/mcp/live (stateful: resource subscriptions to liquidations and CVD)",
+      stdio: `npm run mcp (in a checkout), or: npm pack && npx ./marketgate-${info.version}.tgz mcp`,
+    },
   };
 
   app.get("/health", (_req, res) => res.json({ status: "ok" }));

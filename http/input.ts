@@ -39,8 +39,7 @@ export function inputReader(tool: AnyTool): (req: RequestParts) => unknown {
   const kinds = new Map(Object.entries(schema.properties ?? {}).map(([k, p]) => [k, kindOf(p)]));
   const params = pathParams(tool);
   return (req) => {
-    const raw: Record<string, unknown> =
-      tool.method === "POST" ? { ...((req.body as Record<string, unknown> | undefined) ?? {}) } : {};
+    const raw: Record<string, unknown> = tool.method === "POST" ? { ...((req.body as Record<string, unknown> | undefined) ?? {}) } : {};
     if (tool.method !== "POST") {
       for (const [k, v] of Object.entries(req.query)) {
         raw[k] = coerce(Array.isArray(v) ? v[v.length - 1] : v, kinds.get(k) ?? "other");

@@ -27,7 +27,10 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
   router.get("/api/v1/quote", limitByClient(deps.limiter), async (req, res) => {
     try {
       const raw = typeof req.query.path === "string" ? req.query.path : undefined;
-      if (!raw?.startsWith("/")) throw new AppError("BAD_REQUEST", "path is required: the request path with its query, e.g. /api/v1/prices?symbols=btc", { details: [{ field: "path", message: "must start with /" }] });
+      if (!raw?.startsWith("/"))
+        throw new AppError("BAD_REQUEST", "path is required: the request path with its query, e.g. /api/v1/prices?symbols=btc", {
+          details: [{ field: "path", message: "must start with /" }],
+        });
       const method = (typeof req.query.method === "string" ? req.query.method : "GET").toUpperCase();
       const url = new URL(raw, "http://quote.local");
       let found: { tool: AnyTool; params: Record<string, string>; read: (typeof routes)[number]["read"] } | undefined;
@@ -86,6 +89,7 @@ function parseBody(raw: string): Record<string, unknown> {
   } catch {
     v = undefined;
   }
-  if (!v || typeof v !== "object" || Array.isArray(v)) throw new AppError("BAD_REQUEST", "body must be the JSON object the POST request would send", { details: [{ field: "body", message: "not a JSON object" }] });
+  if (!v || typeof v !== "object" || Array.isArray(v))
+    throw new AppError("BAD_REQUEST", "body must be the JSON object the POST request would send", { details: [{ field: "body", message: "not a JSON object" }] });
   return v as Record<string, unknown>;
 }

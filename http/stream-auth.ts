@@ -32,7 +32,13 @@ export async function streamCaller(gate: HttpPaymentGate | undefined, req: Reque
   // HEAD opens no stream (stream-routes.ts): it gets the 402 of a request without a proof, so the proof's
   // nonce is not spent and no session token is minted for it.
   if (req.method === "HEAD" || (!session && !siwx)) {
-    return { required: await gate.signInRequired(req, about, `sign_in_required: streams are paid from prepaid credits (${def.pricePerMinuteUsd} USD per minute); send a SIGN-IN-WITH-X proof`) };
+    return {
+      required: await gate.signInRequired(
+        req,
+        about,
+        `sign_in_required: streams are paid from prepaid credits (${def.pricePerMinuteUsd} USD per minute); send a SIGN-IN-WITH-X proof`,
+      ),
+    };
   }
   const id = await credits.signIn({ siwx: siwx || undefined, session: session || undefined }, origin);
   if ("refusal" in id) return { required: await gate.signInRequired(req, about, id.refusal) };

@@ -58,7 +58,17 @@ export function streamRoutes(deps: StreamRouteDeps): Router {
         // HEAD (express routes it here) gets the stream's headers only: no session is opened, nothing debited.
         if (req.method === "HEAD") return open().end();
         const session = await StreamSession.open(
-          { hub: deps.live.hub, limits: deps.live.limits, def, symbol, lastEventId: lastEventId(req), wallet: caller.wallet, gate: deps.gate?.credits, minuteMs: settings.minuteMs, renewSession: caller.renew },
+          {
+            hub: deps.live.hub,
+            limits: deps.live.limits,
+            def,
+            symbol,
+            lastEventId: lastEventId(req),
+            wallet: caller.wallet,
+            gate: deps.gate?.credits,
+            minuteMs: settings.minuteMs,
+            renewSession: caller.renew,
+          },
           lazy,
         );
         if ("refused" in session) {

@@ -78,7 +78,12 @@ export function toolRoutes(deps: ToolRouteDeps): ToolMount {
           return hits.send(res, outcome.hit);
         case "interim": {
           const { interim } = outcome;
-          return send(res, interim.status, { "Cache-Control": "no-store", ...(interim.retryAfterSec !== undefined ? { "Retry-After": String(interim.retryAfterSec) } : {}) }, interim.body);
+          return send(
+            res,
+            interim.status,
+            { "Cache-Control": "no-store", ...(interim.retryAfterSec !== undefined ? { "Retry-After": String(interim.retryAfterSec) } : {}) },
+            interim.body,
+          );
         }
         case "payment_required":
         case "sign_in_required": {

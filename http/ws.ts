@@ -94,7 +94,11 @@ function serve(ws: WebSocket, req: Request, caller: { wallet?: string; session?:
   const window = setInterval(() => (messages = 0), 10_000);
   window.unref();
   const sendJson = (m: unknown) => ws.readyState === ws.OPEN && ws.send(JSON.stringify(m));
-  sendJson({ type: "welcome", session: caller.session ?? null, topics: deps.streams.map((d) => ({ topic: d.topic, symbol: d.symbol, price_per_minute_usd: d.pricePerMinuteUsd, events: Object.keys(d.events) })) });
+  sendJson({
+    type: "welcome",
+    session: caller.session ?? null,
+    topics: deps.streams.map((d) => ({ topic: d.topic, symbol: d.symbol, price_per_minute_usd: d.pricePerMinuteUsd, events: Object.keys(d.events) })),
+  });
 
   const subscribe = async (def: StreamDef, rawSymbol: string | undefined, lastEventId: string | undefined) => {
     const symbol = await deps.symbolOf(def, rawSymbol, deps.ctx, { client: req.ip ?? "unknown" });
@@ -108,7 +112,9 @@ function serve(ws: WebSocket, req: Request, caller: { wallet?: string; session?:
         if (!replay && ws.bufferedAmount > settings.bufferMaxBytes) return false;
         if (ws.readyState !== ws.OPEN) return false;
         // The event's data is serialised once for all subscribers; only the small envelope is per subscription.
-        ws.send(`{"type":"event","topic":${JSON.stringify(tag.topic)},"symbol":${JSON.stringify(tag.symbol)},"event":${JSON.stringify(e.event)}${e.id ? `,"id":${JSON.stringify(e.id)}` : ""},"data":${eventDataJson(e)}}`);
+        ws.send(
+          `{"type":"event","topic":${JSON.stringify(tag.topic)},"symbol":${JSON.stringify(tag.symbol)},"event":${JSON.stringify(e.event)}${e.id ? `,"id":${JSON.stringify(e.id)}` : ""},"data":${eventDataJson(e)}}`,
+        );
         return true;
       },
       end: (last?: LiveEvent) => {
@@ -122,7 +128,17 @@ function serve(ws: WebSocket, req: Request, caller: { wallet?: string; session?:
     try {
       sendJson({ type: "subscribed", ...tag, price_per_minute_usd: def.pricePerMinuteUsd });
       session = await StreamSession.open(
-        { hub: deps.live.hub, limits: deps.live.limits, def, symbol, lastEventId, wallet: caller.wallet, gate: deps.gate?.credits, minuteMs: settings.minuteMs, renewSession: caller.renew },
+        {
+          hub: deps.live.hub,
+          limits: deps.live.limits,
+          def,
+          symbol,
+          lastEventId,
+          wallet: caller.wallet,
+          gate: deps.gate?.credits,
+          minuteMs: settings.minuteMs,
+          renewSession: caller.renew,
+        },
         transport,
       );
     } catch (err) {

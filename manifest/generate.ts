@@ -36,7 +36,10 @@ export async function renderManifests(): Promise<Record<string, string>> {
   const previous = existsSync(file) ? (JSON.parse(readFileSync(file, "utf8")) as { lastUpdated?: string }) : {};
   const render = (lastUpdated: string) =>
     Object.fromEntries(
-      Object.entries(buildManifests(TOOLS, prices, info, lastUpdated, paymentOffers(config), STREAMS)).map(([name, doc]) => [name, `${JSON.stringify(name === "server.json" ? withListing(doc as Record<string, unknown>) : doc, null, 2)}\n`]),
+      Object.entries(buildManifests(TOOLS, prices, info, lastUpdated, paymentOffers(config), STREAMS)).map(([name, doc]) => [
+        name,
+        `${JSON.stringify(name === "server.json" ? withListing(doc as Record<string, unknown>) : doc, null, 2)}\n`,
+      ]),
     );
   const kept = render(previous.lastUpdated ?? new Date().toISOString());
   if (previous.lastUpdated && existsSync(file) && kept["x402.json"] !== readFileSync(file, "utf8")) return render(new Date().toISOString());

@@ -110,7 +110,8 @@ const CREDENTIAL_PROPERTIES = {
   manage_token: { type: "string", description: "the alert's manage_token (returned at creation); or sign as the owner wallet instead" },
   wallet_signature: {
     type: "string",
-    description: "EIP-191 signature by the owner (paying) wallet of 'marketgate:<action>:<alert_id, or for list the wallet in lower case>:<signed_at>' (action: read, cancel or list)",
+    description:
+      "EIP-191 signature by the owner (paying) wallet of 'marketgate:<action>:<alert_id, or for list the wallet in lower case>:<signed_at>' (action: read, cancel or list)",
   },
   signed_at: { type: "string", description: "unix seconds used in the signed message (within 5 minutes of now)" },
 } as const;

@@ -164,13 +164,19 @@ class LiveMcpSession implements ResourceHost {
   }
 
   private build(): Server {
-    const server = new Server({ name: this.deps.info.name, version: this.deps.info.version }, { capabilities: { resources: { subscribe: true, listChanged: false } }, instructions: INSTRUCTIONS });
-    const about = (def: StreamDef) => `${def.summary}. ${def.pricePerMinuteUsd} USD per minute from prepaid credits while subscribed (resources/subscribe with a SIWX proof in params._meta["${SIWX_META}"]); resources/read returns the last ${LIVE_RING_SIZE} events as JSON.`;
+    const server = new Server(
+      { name: this.deps.info.name, version: this.deps.info.version },
+      { capabilities: { resources: { subscribe: true, listChanged: false } }, instructions: INSTRUCTIONS },
+    );
+    const about = (def: StreamDef) =>
+      `${def.summary}. ${def.pricePerMinuteUsd} USD per minute from prepaid credits while subscribed (resources/subscribe with a SIWX proof in params._meta["${SIWX_META}"]); resources/read returns the last ${LIVE_RING_SIZE} events as JSON.`;
     const meta = (def: StreamDef) => ({ "marketgate/price-per-minute-usd": def.pricePerMinuteUsd, "marketgate/sse": def.path });
     server.setRequestHandler(ListResourcesRequestSchema, () =>
       rpc(() => {
         const liq = this.def("liquidations");
-        const resources: Resource[] = [{ uri: liveUri("liquidations"), name: "liquidations", title: `${liq.title} (all symbols)`, description: about(liq), mimeType: "application/json", _meta: meta(liq) }];
+        const resources: Resource[] = [
+          { uri: liveUri("liquidations"), name: "liquidations", title: `${liq.title} (all symbols)`, description: about(liq), mimeType: "application/json", _meta: meta(liq) },
+        ];
         return { resources };
       }),
     );
@@ -178,7 +184,14 @@ class LiveMcpSession implements ResourceHost {
       rpc(() => {
         const resourceTemplates: ResourceTemplate[] = (["liquidations", "cvd"] as const).map((topic) => {
           const def = this.def(topic);
-          return { uriTemplate: `${liveUri(topic)}/{symbol}`, name: `${topic}-by-symbol`, title: def.title, description: about(def), mimeType: "application/json", _meta: meta(def) };
+          return {
+            uriTemplate: `${liveUri(topic)}/{symbol}`,
+            name: `${topic}-by-symbol`,
+            title: def.title,
+            description: about(def),
+            mimeType: "application/json",
+            _meta: meta(def),
+          };
         });
         return { resourceTemplates };
       }),
@@ -387,7 +400,12 @@ export class LiveMcpEndpoint {
       }
       s = new LiveMcpSession(this, this.deps);
     } else if (req.method === "GET" || req.method === "POST" || req.method === "DELETE") {
-      return httpRpcError(res, 400, -32000, "Bad Request: initialize first (POST an initialize request without Mcp-Session-Id), then send the Mcp-Session-Id it returns on every request");
+      return httpRpcError(
+        res,
+        400,
+        -32000,
+        "Bad Request: initialize first (POST an initialize request without Mcp-Session-Id), then send the Mcp-Session-Id it returns on every request",
+      );
     } else {
       res.setHeader("Allow", "GET, POST, DELETE");
       return httpRpcError(res, 405, -32000, "Method not allowed: use POST, GET (notification stream) or DELETE (end the session)");

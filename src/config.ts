@@ -87,7 +87,10 @@ const EnvSchema = z.object({
   BYBIT_WS_URL: z.string().default(BYBIT.ws.url),
   OKX_WS_URL: z.string().default(OKX.ws.url),
   HYPERLIQUID_WS_URL: z.string().default(HYPERLIQUID.ws.url),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, "expected redis://host:port or rediss://…").optional(),
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//, "expected redis://host:port or rediss://…")
+    .optional(),
   REDIS_PREFIX: z.string().min(1).max(40).default("mg:"),
   REPLICA_ID: z.string().min(1).max(100).optional(),
   LEASE_TTL_MS: z.coerce.number().int().min(500).max(120_000).default(10_000),
@@ -109,7 +112,10 @@ const EnvSchema = z.object({
   LIVE_HEARTBEAT_SEC: z.coerce.number().int().min(1).max(300).default(15),
   LIVE_FUNDING_POLL_SEC: z.coerce.number().int().min(1).max(600).default(15),
   LIVE_RESUME_WINDOW_SEC: z.coerce.number().int().min(0).max(86_400).default(600),
-  ALERT_EVAL_CRON: z.string().default("*/30 * * * * *").refine((v) => validateCron(v), "expected a node-cron expression such as */30 * * * * *"),
+  ALERT_EVAL_CRON: z
+    .string()
+    .default("*/30 * * * * *")
+    .refine((v) => validateCron(v), "expected a node-cron expression such as */30 * * * * *"),
   ALERT_COOLDOWN_MIN: z.coerce.number().min(0).default(15),
   ALERT_MAX_ACTIVE: z.coerce.number().int().min(1).default(50_000),
   ALERT_DISPATCH_POLL_MS: z.coerce.number().int().min(10).default(1000),
@@ -402,7 +408,9 @@ function parseFacilitators(env: z.infer<typeof EnvSchema>): FacilitatorConfig[] 
     authHeader = { name: env.FACILITATOR_AUTH_HEADER.slice(0, i).trim(), value: env.FACILITATOR_AUTH_HEADER.slice(i + 1).trim() };
   }
   const out: FacilitatorConfig[] = [];
-  for (const entry of env.FACILITATOR.split(",").map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of env.FACILITATOR.split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     if (entry === "self") {
       if (!env.RELAYER_PRIVATE_KEY || !env.RPC_URL) continue;
       out.push({ kind: "self", rpcUrl: env.RPC_URL, relayerPrivateKey: env.RELAYER_PRIVATE_KEY as `0x${string}`, receiptPollMs: env.SETTLE_RECEIPT_POLL_MS });
@@ -416,7 +424,9 @@ function parseFacilitators(env: z.infer<typeof EnvSchema>): FacilitatorConfig[] 
 }
 
 function parseMpp(e: z.infer<typeof EnvSchema>): NonNullable<Config["mpp"]> {
-  const methods = e.MPP_METHODS.split(",").map((m) => m.trim()).filter(Boolean);
+  const methods = e.MPP_METHODS.split(",")
+    .map((m) => m.trim())
+    .filter(Boolean);
   const bad = methods.filter((m) => m !== "evm" && m !== "tempo");
   if (bad.length || methods.length === 0) throw new ConfigError([`MPP_METHODS must list evm and/or tempo, got ${e.MPP_METHODS}`]);
   return {
@@ -445,7 +455,10 @@ function parsePublicUrl(raw: string): string {
  * its own host. They need `PUBLIC_URL` (the primary origin). @throws ConfigError otherwise.
  */
 function parsePublicOrigins(raw: string | undefined, publicUrl: string | undefined): string[] {
-  const entries = (raw ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const entries = (raw ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!entries.length) return [];
   if (!publicUrl) throw new ConfigError(["PUBLIC_ORIGINS needs PUBLIC_URL (the primary origin; PUBLIC_ORIGINS lists further ones)"]);
   const hosts = new Set([new URL(publicUrl).host]);
@@ -550,7 +563,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimitPerMin: e.RATE_LIMIT_PER_MIN,
     freeRateLimitPerMin: e.FREE_RATE_LIMIT_PER_MIN ?? 5 * e.RATE_LIMIT_PER_MIN,
     trustProxy: parseTrustProxy(e.TRUST_PROXY),
-    corsOrigins: e.CORS_ORIGINS === "*" ? "*" : e.CORS_ORIGINS.split(",").map((s) => s.trim()).filter(Boolean),
+    corsOrigins:
+      e.CORS_ORIGINS === "*"
+        ? "*"
+        : e.CORS_ORIGINS.split(",")
+            .map((s) => s.trim())
+            .filter(Boolean),
     cacheMaxEntries: e.CACHE_MAX_ENTRIES,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     requestDeadlineMs: e.REQUEST_DEADLINE_MS,

@@ -179,14 +179,17 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
   const paid = paymentProcessor(opts, tools, redis);
   const payments = paid?.processor;
   const topUpTool = tools.find((t) => t.name === "credits_top_up");
-  const credits = paid && topUpTool ? createCreditService(config, {
+  const credits =
+    paid && topUpTool
+      ? createCreditService(config, {
           catalog: paid.processor.catalog,
           idempotency: paid.ledger,
           topUpTool,
           metrics,
           redis,
           walletLimiter: new ClientRateLimiter({ perMin: config.rateLimitPerMin, keyName: "rl-wallet", what: "credit-paid requests per wallet", policy: "wallet", redis }),
-        }) : undefined;
+        })
+      : undefined;
   ctx.credits = credits;
   const prices = await priceBook(tools, { network: config.payments.network, payTo: payments?.catalog.settings.payTo, timeoutSec: config.payments.timeoutSec });
   const info = serviceInfo(config);
@@ -216,7 +219,14 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
         })
       : undefined;
   // `GET /ready`: Redis, chain RPC, facilitator and one venue per family (src/doctor/readiness.ts).
-  const readiness = new Readiness({ health: ctx.health, venues: ctx.venues, redis, rpcUrl: config.payments.rpcUrl, network: config.payments.network, facilitator: paid?.facilitator });
+  const readiness = new Readiness({
+    health: ctx.health,
+    venues: ctx.venues,
+    redis,
+    rpcUrl: config.payments.rpcUrl,
+    network: config.payments.network,
+    facilitator: paid?.facilitator,
+  });
   const live = createLiveStreams(config, { ingestion: ctx.ingestion, readFunding: (symbol) => readFundingState(ctx, symbol), now: ctx.now });
   const app = createApp({
     config,
@@ -271,7 +281,10 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
       // Refused before anything starts: with credits on, a public bind needs PUBLIC_URL (ConfigError).
       origins.listening(host, port, { siwx: credits !== undefined });
       if (credits && !config.publicUrl && config.trustProxy !== false) {
-        logger.warn({ origins: origins.list() }, "PUBLIC_URL is not set: Sign-In-With-X proofs must be signed for the loopback address; behind a proxy, set PUBLIC_URL to the URL clients use");
+        logger.warn(
+          { origins: origins.list() },
+          "PUBLIC_URL is not set: Sign-In-With-X proofs must be signed for the loopback address; behind a proxy, set PUBLIC_URL to the URL clients use",
+        );
       }
       // A replica that takes traffic before its first Redis connection would refuse paid and alert
       // requests with 503; wait a bounded time for it, then serve anyway (Redis may be down for long).
@@ -285,7 +298,12 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
           // Node hands CONNECT to this event, not to express; without a listener it drops the connection.
           server.on("connect", (_req, socket: Duplex) => {
             socket.on("error", () => socket.destroy());
-            refuseUpgrade(socket, 405, { Allow: "GET, HEAD, POST, DELETE, OPTIONS" }, { error: { code: "METHOD_NOT_ALLOWED", message: "CONNECT is not supported: this is not a proxy" } });
+            refuseUpgrade(
+              socket,
+              405,
+              { Allow: "GET, HEAD, POST, DELETE, OPTIONS" },
+              { error: { code: "METHOD_NOT_ALLOWED", message: "CONNECT is not supported: this is not a proxy" } },
+            );
           });
           const addr = server.address() as AddressInfo;
           // PORT=0: the loopback origins take the port actually bound.

@@ -68,7 +68,8 @@ describe("PUBLIC_URL and PUBLIC_ORIGINS", () => {
     expect(o.origin({ host: "data.example.com" })).toBe("https://data.example.com");
     expect(o.origin({ host: "ALT.example.com:443" })).toBe("https://alt.example.com");
     expect(o.origin({ host: "10.0.0.5:8080", protocol: "https" })).toBe("http://10.0.0.5:8080");
-    for (const host of ["other-x402-service.example", "10.0.0.5", "alt.example.com:8443", "a b", undefined]) expect(o.origin({ host }), String(host)).toBe("https://data.example.com");
+    for (const host of ["other-x402-service.example", "10.0.0.5", "alt.example.com:8443", "a b", undefined])
+      expect(o.origin({ host }), String(host)).toBe("https://data.example.com");
     expect(o.origin()).toBe("https://data.example.com");
     expect(o.baseUrl({ host: "alt.example.com" })).toBe("https://alt.example.com/mg");
     expect(o.baseUrl({ host: "evil.example", protocol: "https" })).toBe("https://data.example.com/mg");

@@ -65,7 +65,12 @@ describe("compose.yaml", () => {
     expect(services.redis!.healthcheck!.test).toContain("ping");
 
     // What a replica receives is a valid configuration.
-    const given = { PAY_TO: "0x000000000000000000000000000000000000dEaD", PUBLIC_URL: "https://data.example.com", MPP_SECRET_KEY: "m".repeat(32), CREDITS_SESSION_SECRET: "c".repeat(32) };
+    const given = {
+      PAY_TO: "0x000000000000000000000000000000000000dEaD",
+      PUBLIC_URL: "https://data.example.com",
+      MPP_SECRET_KEY: "m".repeat(32),
+      CREDITS_SESSION_SECRET: "c".repeat(32),
+    };
     const env = Object.fromEntries(Object.entries(a!).map(([k, v]) => [k, interpolate(String(v), given)]));
     const config = loadConfig(env);
     expect(config.redis).toMatchObject({ url: "redis://redis:6379", replicaId: "marketgate-a" });

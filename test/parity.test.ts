@@ -10,7 +10,11 @@ import { connectInMemory } from "./helpers/mcp.js";
 function stable(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(stable);
   if (v && typeof v === "object") {
-    return Object.fromEntries(Object.entries(v).filter(([k]) => !["timestamp", "cached", "uptime_sec", "last_ok_at", "requests", "last_message_at", "lag_ms", "connected_since"].includes(k)).map(([k, x]) => [k, stable(x)]));
+    return Object.fromEntries(
+      Object.entries(v)
+        .filter(([k]) => !["timestamp", "cached", "uptime_sec", "last_ok_at", "requests", "last_message_at", "lag_ms", "connected_since"].includes(k))
+        .map(([k, x]) => [k, stable(x)]),
+    );
   }
   return v;
 }

@@ -68,16 +68,18 @@ describe("registry", () => {
   });
 
   it("prices the live streams per minute and checks their definitions", () => {
-    expect(Object.fromEntries(STREAMS.map((s) => [s.path, s.pricePerMinuteUsd]))).toEqual({ "/stream/liquidations": "0.002", "/stream/cvd/:symbol": "0.002", "/stream/funding/:symbol": "0.001" });
-    expect(() => validateStreams([...STREAMS, { ...STREAMS[0]!, path: "/x/:symbol", pricePerMinuteUsd: "0" }])).toThrow(/duplicate topic[\s\S]*must start with \/stream\/[\s\S]*:symbol in the path[\s\S]*bad pricePerMinuteUsd/);
+    expect(Object.fromEntries(STREAMS.map((s) => [s.path, s.pricePerMinuteUsd]))).toEqual({
+      "/stream/liquidations": "0.002",
+      "/stream/cvd/:symbol": "0.002",
+      "/stream/funding/:symbol": "0.001",
+    });
+    expect(() => validateStreams([...STREAMS, { ...STREAMS[0]!, path: "/x/:symbol", pricePerMinuteUsd: "0" }])).toThrow(
+      /duplicate topic[\s\S]*must start with \/stream\/[\s\S]*:symbol in the path[\s\S]*bad pricePerMinuteUsd/,
+    );
   });
 
   it("reports every problem at once", () => {
-    const bad = [
-      base,
-      { ...base },
-      { ...base, name: "Bad-Name", path: "/b/:missing", priceUsd: "0.0000001", cacheTtlSec: -1, example: {} },
-    ];
+    const bad = [base, { ...base }, { ...base, name: "Bad-Name", path: "/b/:missing", priceUsd: "0.0000001", cacheTtlSec: -1, example: {} }];
     try {
       validateRegistry(bad);
       expect.unreachable();

@@ -41,7 +41,14 @@ describe("sandbox demo client", () => {
 
   it("walks through alerts: pays for a liquidation alert, its webhook, a price alert and both extensions, then cancels both", async () => {
     const lines: string[] = [];
-    const r = await runAlertDemo({ baseUrl: stack.url, payer: stack.payers[5]!, receiver, round: () => stack.service.alerts!.round(), balanceOf: stack.balanceOf, print: (l) => lines.push(l) });
+    const r = await runAlertDemo({
+      baseUrl: stack.url,
+      payer: stack.payers[5]!,
+      receiver,
+      round: () => stack.service.alerts!.round(),
+      balanceOf: stack.balanceOf,
+      print: (l) => lines.push(l),
+    });
     expect(r).toMatchObject({
       createStatus: 200,
       webhookVerified: true,

@@ -136,8 +136,26 @@ export class AlertEngine {
       readings.push(reading);
       const liq = outcomes(reading.liquidation);
       const px = outcomes(reading.price);
-      for (const a of g.liq) this.decide(a, now, risk!, liq, (r) => liquidationConditionMet(a.params as LiquidationParams, r), (r) => liquidationPayload(a, r, now), evaluations);
-      for (const a of g.price) this.decide(a, now, priceReading!, px, (p) => priceConditionMet(a.params as PriceParams, p), (p) => pricePayload(a, p, now), evaluations);
+      for (const a of g.liq)
+        this.decide(
+          a,
+          now,
+          risk!,
+          liq,
+          (r) => liquidationConditionMet(a.params as LiquidationParams, r),
+          (r) => liquidationPayload(a, r, now),
+          evaluations,
+        );
+      for (const a of g.price)
+        this.decide(
+          a,
+          now,
+          priceReading!,
+          px,
+          (p) => priceConditionMet(a.params as PriceParams, p),
+          (p) => pricePayload(a, p, now),
+          evaluations,
+        );
     });
     await this.store.recordEvaluations(now, evaluations, readings);
     const triggered = evaluations.filter((e) => e.trigger).length;
@@ -174,7 +192,11 @@ export class AlertEngine {
       return;
     }
     const body = payload(reading.value);
-    out.push({ alertId: a.id, evaluation, trigger: { deliveryId: `dlv_${randomUUID()}`, event: body.event as string, body: JSON.stringify(body), previousTriggeredAt: a.lastTriggeredAt } });
+    out.push({
+      alertId: a.id,
+      evaluation,
+      trigger: { deliveryId: `dlv_${randomUUID()}`, event: body.event as string, body: JSON.stringify(body), previousTriggeredAt: a.lastTriggeredAt },
+    });
   }
 }
 

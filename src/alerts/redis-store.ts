@@ -26,7 +26,6 @@ const EXPIRE_BATCH = 1000;
 /** Evaluations written per script call (each alert's evaluation, trigger and delivery stay in one call). */
 const EVALUATION_BATCH = 500;
 
-
 /**
  * Lua shared by the scripts: takes alert `id` (hash `ak`) out of the active indexes and ends it with
  * `status` at `endedAt`, keeping the last evaluation it had (its symbol's reading when newer than its
@@ -208,7 +207,10 @@ function toAlert(h: Hash, reading?: StoredReading): AlertRecord {
     createdAt: Number(h.created_at),
     expiresAt: Number(h.expires_at),
     endedAt: num(h.ended_at),
-    ...lastEvaluation({ status: h.status as AlertStatus, kind: h.kind as AlertKind, at: num(h.last_evaluated_at), json: h.last_evaluation || null, conditionMet: conditionOf(h) }, reading),
+    ...lastEvaluation(
+      { status: h.status as AlertStatus, kind: h.kind as AlertKind, at: num(h.last_evaluated_at), json: h.last_evaluation || null, conditionMet: conditionOf(h) },
+      reading,
+    ),
     lastTriggeredAt: num(h.last_triggered_at),
     triggerCount: Number(h.trigger_count ?? 0),
   };
@@ -446,7 +448,13 @@ export class RedisAlertStore implements AlertRepository {
 
   recordAttempt(id: string, attempts: readonly AttemptRecord[], outcome: { status: DeliveryStatus; nextAttemptAt: number; deliveredAt: number | null }): Promise<void> {
     return this.guard(true, async () => {
-      await this.eval(SCRIPTS.recordAttempt, [id, outcome.status, String(outcome.nextAttemptAt), JSON.stringify(attempts), outcome.deliveredAt === null ? "" : String(outcome.deliveredAt)]);
+      await this.eval(SCRIPTS.recordAttempt, [
+        id,
+        outcome.status,
+        String(outcome.nextAttemptAt),
+        JSON.stringify(attempts),
+        outcome.deliveredAt === null ? "" : String(outcome.deliveredAt),
+      ]);
     });
   }
 

@@ -101,7 +101,10 @@ export class AlertService {
   async cancel(kind: AlertKind, id: string, creds: CallerCredentials): Promise<AlertRecord> {
     const alert = await this.require(kind, id);
     if (!(await this.authorize(alert, creds, "cancel"))) {
-      throw new AppError("FORBIDDEN", "cancelling an alert needs its manage token (Authorization: Bearer <manage_token>) or a signature by the owner wallet (X-Wallet-Signature, X-Signed-At)");
+      throw new AppError(
+        "FORBIDDEN",
+        "cancelling an alert needs its manage token (Authorization: Bearer <manage_token>) or a signature by the owner wallet (X-Wallet-Signature, X-Signed-At)",
+      );
     }
     if (alert.status === "expired") throw new AppError("CONFLICT", `alert '${id}' already expired`);
     await this.store.cancel(id, this.now());
@@ -118,7 +121,10 @@ export class AlertService {
     if (alert.status !== "active") throw new AppError("CONFLICT", `alert '${id}' is ${alert.status}; only active alerts can be extended`);
     const cap = this.now() + MAX_LIFETIME_HOURS * HOUR_MS;
     const expiresAt = Math.min(alert.expiresAt + addHours * HOUR_MS, cap);
-    if (expiresAt <= alert.expiresAt) throw new AppError("BAD_REQUEST", `alert '${id}' already has the maximum ${MAX_LIFETIME_HOURS} h of remaining lifetime`, { details: [{ field: "add_hours", message: "nothing to add" }] });
+    if (expiresAt <= alert.expiresAt)
+      throw new AppError("BAD_REQUEST", `alert '${id}' already has the maximum ${MAX_LIFETIME_HOURS} h of remaining lifetime`, {
+        details: [{ field: "add_hours", message: "nothing to add" }],
+      });
     return { alert, expiresAt, addedMs: expiresAt - alert.expiresAt };
   }
 
@@ -143,7 +149,10 @@ export class AlertService {
   async requireWallet(wallet: string, creds: CallerCredentials): Promise<void> {
     const w = wallet.toLowerCase();
     if (!(await verifyOwnerSignature(w, "list", w, creds, this.now()))) {
-      throw new AppError("FORBIDDEN", `listing the alerts of a wallet needs a signature by that wallet: an EIP-191 signature of 'marketgate:list:${w}:<unix_seconds>' as X-Wallet-Signature (MCP: wallet_signature) and those seconds, within 5 minutes of now, as X-Signed-At (MCP: signed_at)`);
+      throw new AppError(
+        "FORBIDDEN",
+        `listing the alerts of a wallet needs a signature by that wallet: an EIP-191 signature of 'marketgate:list:${w}:<unix_seconds>' as X-Wallet-Signature (MCP: wallet_signature) and those seconds, within 5 minutes of now, as X-Signed-At (MCP: signed_at)`,
+      );
     }
   }
 

@@ -202,9 +202,7 @@ export class AlertStore implements AlertRepository {
     this.db = openSqlite(path, ALERT_MIGRATIONS, "alert");
     const db = this.db;
     this.stmts = {
-      nextSeq: db.prepare<[string], { seq: number }>(
-        "INSERT INTO alert_seq (prefix, seq) VALUES (?, 1) ON CONFLICT (prefix) DO UPDATE SET seq = seq + 1 RETURNING seq",
-      ),
+      nextSeq: db.prepare<[string], { seq: number }>("INSERT INTO alert_seq (prefix, seq) VALUES (?, 1) ON CONFLICT (prefix) DO UPDATE SET seq = seq + 1 RETURNING seq"),
       insert: db.prepare(
         `INSERT INTO alert (id, kind, symbol, params, webhook_url, webhook_secret, manage_token_hash, owner, status, created_at, expires_at)
          VALUES (@id, @kind, @symbol, @params, @webhook_url, @webhook_secret, @manage_token_hash, @owner, 'active', @created_at, @expires_at)`,

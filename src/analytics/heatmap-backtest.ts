@@ -218,40 +218,59 @@ const LEVELS: readonly CascadeRisk[] = ["high", "medium", "low"];
 /** Scores replayed instants (module comment); `thresholdPct` is the alert threshold whose firing rate is reported. */
 export function score(name: string, instants: readonly Instant[], thresholdPct: number): BacktestScore {
   const n = instants.length;
-  const levels = Object.fromEntries(LEVELS.map((l) => {
-    const count = instants.filter((i) => i.level === l).length;
-    return [l, { count, pct: n ? (100 * count) / n : 0 }];
-  })) as BacktestScore["levels"];
+  const levels = Object.fromEntries(
+    LEVELS.map((l) => {
+      const count = instants.filter((i) => i.level === l).length;
+      return [l, { count, pct: n ? (100 * count) / n : 0 }];
+    }),
+  ) as BacktestScore["levels"];
   const oiq = instants.map((i) => i.oiAtRiskPct);
-  const volMedian = n ? quantile(instants.map((i) => i.trailingVolPct), 0.5) : 0;
+  const volMedian = n
+    ? quantile(
+        instants.map((i) => i.trailingVolPct),
+        0.5,
+      )
+    : 0;
   const calm = instants.filter((i) => i.trailingVolPct <= volMedian);
   const volatile = instants.filter((i) => i.trailingVolPct > volMedian);
   const fire = (xs: readonly Instant[]) => (xs.length ? (100 * xs.filter((i) => i.oiAtRiskPct >= thresholdPct).length) / xs.length : 0);
   const lastMove = (i: Instant) => i.outcomes[i.outcomes.length - 1]?.maxMovePct ?? 0;
   const moveMedian = n ? quantile(instants.map(lastMove), 0.5) : 0;
   const moveP75 = n ? quantile(instants.map(lastMove), 0.75) : 0;
-  const mix = (xs: readonly Instant[]) => Object.fromEntries(LEVELS.map((l) => [l, xs.length ? (100 * xs.filter((i) => i.level === l).length) / xs.length : 0])) as Record<CascadeRisk, number>;
+  const mix = (xs: readonly Instant[]) =>
+    Object.fromEntries(LEVELS.map((l) => [l, xs.length ? (100 * xs.filter((i) => i.level === l).length) / xs.length : 0])) as Record<CascadeRisk, number>;
   const horizons = (instants[0]?.outcomes ?? []).map((o0, hi) => {
     const rows = instants.map((i) => ({ i, o: i.outcomes[hi]! }));
-    const perLevel = Object.fromEntries(LEVELS.map((l) => {
-      const xs = rows.filter((r) => r.i.level === l);
-      const mean = (f: (o: Outcome) => number) => (xs.length ? xs.reduce((s, r) => s + f(r.o), 0) / xs.length : NaN);
-      const row: { n: number; crossedPct: number; adverseMovePct: number; realisedPct?: number } = {
-        n: xs.length,
-        crossedPct: mean((o) => o.crossedPct),
-        adverseMovePct: mean((o) => o.adverseMovePct),
-      };
-      if (o0.realisedPct !== undefined) row.realisedPct = mean((o) => o.realisedPct ?? 0);
-      return [l, row];
-    })) as BacktestScore["horizons"][number]["perLevel"];
+    const perLevel = Object.fromEntries(
+      LEVELS.map((l) => {
+        const xs = rows.filter((r) => r.i.level === l);
+        const mean = (f: (o: Outcome) => number) => (xs.length ? xs.reduce((s, r) => s + f(r.o), 0) / xs.length : NaN);
+        const row: { n: number; crossedPct: number; adverseMovePct: number; realisedPct?: number } = {
+          n: xs.length,
+          crossedPct: mean((o) => o.crossedPct),
+          adverseMovePct: mean((o) => o.adverseMovePct),
+        };
+        if (o0.realisedPct !== undefined) row.realisedPct = mean((o) => o.realisedPct ?? 0);
+        return [l, row];
+      }),
+    ) as BacktestScore["horizons"][number]["perLevel"];
     const x = rows.map((r) => r.i.oiAtRiskPct);
     const spearman: BacktestScore["horizons"][number]["spearman"] = {
-      crossedPct: rank(x, rows.map((r) => r.o.crossedPct)),
-      adverseMovePct: rank(x, rows.map((r) => r.o.adverseMovePct)),
+      crossedPct: rank(
+        x,
+        rows.map((r) => r.o.crossedPct),
+      ),
+      adverseMovePct: rank(
+        x,
+        rows.map((r) => r.o.adverseMovePct),
+      ),
     };
     const h: BacktestScore["horizons"][number] = { hours: o0.hours, perLevel, spearman };
     if (o0.realisedPct !== undefined) {
-      spearman.realisedPct = rank(x, rows.map((r) => r.o.realisedPct ?? 0));
+      spearman.realisedPct = rank(
+        x,
+        rows.map((r) => r.o.realisedPct ?? 0),
+      );
       const sided = rows.filter((r) => r.o.realisedSide !== undefined);
       h.sideHitPct = sided.length ? (100 * sided.filter((r) => r.o.realisedSide === r.i.dominantSide).length) / sided.length : NaN;
     }

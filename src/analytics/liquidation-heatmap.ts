@@ -581,7 +581,10 @@ export function liquidationHeatmap(input: HeatmapInput): Heatmap {
   const wideBand = clamp(2 * sigma, WIDE_BAND_BOUNDS[0], WIDE_BAND_BOUNDS[1]);
 
   const levels: LiquidationLevel[] = [];
-  for (const [side, { cells }] of [["long", long], ["short", short]] as const) {
+  for (const [side, { cells }] of [
+    ["long", long],
+    ["short", short],
+  ] as const) {
     const alive = cells.reduce((s, c) => s + c.w, 0);
     if (!(alive > 0)) continue;
     for (const c of cells) if (c.w > 0) levels.push({ side, leverage: c.lev, entry: c.entry, liquidationPrice: c.liq, usd: (oi * c.w) / alive });
@@ -592,7 +595,10 @@ export function liquidationHeatmap(input: HeatmapInput): Heatmap {
     long: { within_1_sigma: 0, within_2_sigma: 0, within_5_pct: 0, within_10_pct: 0 },
     short: { within_1_sigma: 0, within_2_sigma: 0, within_5_pct: 0, within_10_pct: 0 },
   };
-  for (const [side, { cells }] of [["long", long], ["short", short]] as const) {
+  for (const [side, { cells }] of [
+    ["long", long],
+    ["short", short],
+  ] as const) {
     const alive = cells.reduce((s, c) => s + c.w, 0);
     if (!(alive > 0)) continue;
     const r = atRisk[side];
@@ -644,7 +650,8 @@ export function liquidationHeatmap(input: HeatmapInput): Heatmap {
 
 function riskSummary(oi: number, atRisk: Record<Side, SideAtRisk>, sigma: number, nearBand: number, wideBand: number, fallbackVol: boolean): RiskSummary {
   const { long, short } = atRisk;
-  const dominant: Side = short.within_1_sigma > long.within_1_sigma || (short.within_1_sigma === long.within_1_sigma && short.within_2_sigma > long.within_2_sigma) ? "short" : "long";
+  const dominant: Side =
+    short.within_1_sigma > long.within_1_sigma || (short.within_1_sigma === long.within_1_sigma && short.within_2_sigma > long.within_2_sigma) ? "short" : "long";
   const share = (usd: number) => (oi > 0 ? usd / oi : 0);
   const wideSide: Side = short.within_2_sigma > long.within_2_sigma ? "short" : "long";
   const near = share(atRisk[dominant].within_1_sigma);

@@ -231,9 +231,7 @@ const CANONICAL_INDEX: ReadonlyMap<string, ReadonlySet<string>> = new Map(
 );
 
 const QUOTE_INDEX: ReadonlyMap<string, QuoteAsset> = new Map(
-  (Object.entries(QUOTE_ASSETS) as Array<[DexChain, readonly QuoteAsset[]]>).flatMap(([chain, list]) =>
-    list.map((a) => [`${chain}:${addressKey(chain, a.address)}`, a] as const),
-  ),
+  (Object.entries(QUOTE_ASSETS) as Array<[DexChain, readonly QuoteAsset[]]>).flatMap(([chain, list]) => list.map((a) => [`${chain}:${addressKey(chain, a.address)}`, a] as const)),
 );
 
 /** The registry key of a symbol: the catalogue's canonical form when it knows the symbol, else trimmed uppercase. */

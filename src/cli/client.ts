@@ -169,7 +169,9 @@ async function call(argv: string[], io: CliIo): Promise<number> {
   } else if (res.status === 402) {
     const asked = askedPrice(res);
     const reason = errorOf(body) ? ` (${errorOf(body)})` : "";
-    lines.push(key ? `not paid${reason}: the payment was refused` : `payment required${asked ? `: ${asked}` : ""}; set X402_PRIVATE_KEY to pay, or see: marketgate quote ${t.path}`);
+    lines.push(
+      key ? `not paid${reason}: the payment was refused` : `payment required${asked ? `: ${asked}` : ""}; set X402_PRIVATE_KEY to pay, or see: marketgate quote ${t.path}`,
+    );
   } else lines.push(res.ok ? "cost: free" : "cost: nothing (errors are not charged)");
   io.stderr(`${lines.join("\n")}\n`);
   return res.ok ? 0 : 1;
@@ -203,7 +205,11 @@ async function quote(argv: string[], io: CliIo): Promise<number> {
   }
   const accept = body.x402?.payment_required?.accepts?.[0];
   const where = accept ? ` (${usdc(accept.amount)} USDC on ${accept.network} to ${accept.payTo})` : "";
-  io.stderr(body.charged ? `${t.method} ${t.path}: ${body.price_usd} USD, tool ${body.tool}${where}\n` : `${t.method} ${t.path}: free (${body.reason ?? "not charged"}), tool ${body.tool}\n`);
+  io.stderr(
+    body.charged
+      ? `${t.method} ${t.path}: ${body.price_usd} USD, tool ${body.tool}${where}\n`
+      : `${t.method} ${t.path}: free (${body.reason ?? "not charged"}), tool ${body.tool}\n`,
+  );
   return 0;
 }
 

@@ -85,9 +85,7 @@ export interface CreditsInfo {
 
 /** How an answered call was paid: what its receipt carries. */
 export type Paid =
-  | { method: "x402"; receipt: SettleResponse }
-  | { method: "mpp"; mppMethod: "evm" | "tempo"; receipt: SettleResponse }
-  | { method: "credits"; credits: CreditsInfo };
+  { method: "x402"; receipt: SettleResponse } | { method: "mpp"; mppMethod: "evm" | "tempo"; receipt: SettleResponse } | { method: "credits"; credits: CreditsInfo };
 
 /**
  * What a call comes to; `source` is the data-source label of the answer (live, simulated or replay).

@@ -23,7 +23,12 @@ export class Metrics {
   /** Response-cache lookups per tool: result = hit | miss. */
   readonly cache = new Counter({ name: "marketgate_tool_cache_total", help: "Response cache lookups", labelNames: ["tool", "result"], registers: [this.registry] });
   /** Settled payments per tool, transport (http | mcp) and method (x402 | mpp | credits). */
-  readonly paymentsSettled = new Counter({ name: "marketgate_payments_settled_total", help: "Settled payments", labelNames: ["tool", "transport", "method"], registers: [this.registry] });
+  readonly paymentsSettled = new Counter({
+    name: "marketgate_payments_settled_total",
+    help: "Settled payments",
+    labelNames: ["tool", "transport", "method"],
+    registers: [this.registry],
+  });
   /** Revenue in USDC (1 USDC = 1 USD) per tool. */
   readonly revenueUsdc = new Counter({ name: "marketgate_revenue_usdc_total", help: "Settled revenue in USDC", labelNames: ["tool"], registers: [this.registry] });
   /**
@@ -31,12 +36,22 @@ export class Metrics {
    * proof the call presented was refused: 402), `settle` (settlement refused: 402, no data),
    * `settle_unknown` (outcome unknown: 502, data withheld for a retry with the same payment).
    */
-  readonly paymentsFailed = new Counter({ name: "marketgate_payments_failed_total", help: "Rejected or failed payments", labelNames: ["tool", "stage", "transport"], registers: [this.registry] });
+  readonly paymentsFailed = new Counter({
+    name: "marketgate_payments_failed_total",
+    help: "Rejected or failed payments",
+    labelNames: ["tool", "stage", "transport"],
+    registers: [this.registry],
+  });
   /**
    * Upstream venue attempts by venue and outcome (ok | error | rate_limited | timeout | deadline; `deadline`:
    * cut short by the request's deadline before the venue had a fair chance to answer).
    */
-  readonly upstreamCalls = new Counter({ name: "marketgate_upstream_requests_total", help: "Upstream venue requests", labelNames: ["venue", "outcome"], registers: [this.registry] });
+  readonly upstreamCalls = new Counter({
+    name: "marketgate_upstream_requests_total",
+    help: "Upstream venue requests",
+    labelNames: ["venue", "outcome"],
+    registers: [this.registry],
+  });
   /** Upstream latency in seconds per venue. */
   readonly upstreamDuration = new Histogram({
     name: "marketgate_upstream_request_duration_seconds",

@@ -223,7 +223,12 @@ export class DataSourceLabels {
       },
     };
     try {
-      return await recordVenueExchanges(log, () => labelStorage.run(() => label, () => fn(tracker)));
+      return await recordVenueExchanges(log, () =>
+        labelStorage.run(
+          () => label,
+          () => fn(tracker),
+        ),
+      );
     } finally {
       if (key !== undefined) {
         const peers = this.#active.get(key);

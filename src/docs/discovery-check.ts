@@ -50,7 +50,14 @@ export interface DiscoveryReport {
 type Warning = { code: string; severity: string; message: string; hint?: string; path?: string };
 
 function tag(where: string | undefined, ws: readonly Warning[]): Finding[] {
-  return ws.map((w) => ({ code: w.code, severity: w.severity as Finding["severity"], message: w.message, ...(w.hint ? { hint: w.hint } : {}), ...(w.path ? { path: w.path } : {}), ...(where ? { where } : {}) }));
+  return ws.map((w) => ({
+    code: w.code,
+    severity: w.severity as Finding["severity"],
+    message: w.message,
+    ...(w.hint ? { hint: w.hint } : {}),
+    ...(w.path ? { path: w.path } : {}),
+    ...(where ? { where } : {}),
+  }));
 }
 
 /** A discovery item of `/.well-known/x402.json` as far as probing needs it. */
@@ -127,14 +134,26 @@ export async function runDiscoveryChecks(target: string): Promise<DiscoveryRepor
   // x402scan probes each listed resource and expects an unpaid 402 with usable schemas.
   const probes: DiscoveryReport["probes"] = [];
   const listed = await listedResources(origin);
-  if (!listed?.length) findings.push({ code: "X402_DISCOVERY_UNAVAILABLE", severity: "error", message: `no paid resource listed at ${origin}/.well-known/x402.json`, where: "/.well-known/x402.json" });
+  if (!listed?.length)
+    findings.push({
+      code: "X402_DISCOVERY_UNAVAILABLE",
+      severity: "error",
+      message: `no paid resource listed at ${origin}/.well-known/x402.json`,
+      where: "/.well-known/x402.json",
+    });
   for (const r of listed ?? []) {
     const method = (r.method ?? "GET").toUpperCase() as HttpMethod;
     const where = `${method} ${r.resource}`;
     const status = await statusOf(r);
     probes.push({ url: r.resource, method, status });
     if (status !== 402) {
-      findings.push({ code: "RESOURCE_NOT_402", severity: "error", message: `listed resource answered ${status ?? "nothing"} unpaid, not 402`, hint: "list URLs that answer 402 when fetched as listed", where });
+      findings.push({
+        code: "RESOURCE_NOT_402",
+        severity: "error",
+        message: `listed resource answered ${status ?? "nothing"} unpaid, not 402`,
+        hint: "list URLs that answer 402 when fetched as listed",
+        where,
+      });
       continue;
     }
     const probe = await getProbe(r.resource, undefined, undefined, method === "GET" ? undefined : r.body);

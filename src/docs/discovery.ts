@@ -137,9 +137,17 @@ export function buildX402Discovery(
         ...icon,
         method: ex.method,
         ...(ex.body ? { body: ex.body } : {}),
-        ...(isProbeable(t) ? {} : { probe: false, probeNote: "the example refers to state that may not exist (an alert to extend, a webhook host that must resolve): unpaid, it answers 400 or 404 before the 402; with a real alert id or webhook URL it answers 402" }),
+        ...(isProbeable(t)
+          ? {}
+          : {
+              probe: false,
+              probeNote:
+                "the example refers to state that may not exist (an alert to extend, a webhook host that must resolve): unpaid, it answers 400 or 404 before the 402; with a real alert id or webhook URL it answers 402",
+            }),
         accepts: price ? [price] : [],
-        ...(t.priceOf ? { price: { mode: "dynamic", currency: "USD", min: t.priceUsd, ...(offers.credits ? { max: offers.credits.maxTopUpUsd } : {}) } } : { price: { mode: "fixed", currency: "USD", amount: t.priceUsd } }),
+        ...(t.priceOf
+          ? { price: { mode: "dynamic", currency: "USD", min: t.priceUsd, ...(offers.credits ? { max: offers.credits.maxTopUpUsd } : {}) } }
+          : { price: { mode: "fixed", currency: "USD", amount: t.priceUsd } }),
         mpp: price ? mppOffers(price, offers).map((o) => ({ ...o, amount: t.priceUsd, header: "WWW-Authenticate: Payment", credential: "Authorization: Payment" })) : [],
         ...(creditsAccepted ? { credits: { auth: "siwx", header: "SIGN-IN-WITH-X", sessionHeader: "X-Credits-Session", topUp: `POST ${b}/api/v1/credits` } } : {}),
         cacheTtlSec: t.cacheTtlSec,

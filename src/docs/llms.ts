@@ -54,7 +54,8 @@ function typeText(s: JsonSchema): string {
     const inner = items ? typeText(items) : "unknown";
     return inner.includes(" ") ? `(${inner})[]` : `${inner}[]`;
   }
-  if (s.type === "object" && !s.properties && s.additionalProperties && typeof s.additionalProperties === "object") return `map of ${typeText(s.additionalProperties as JsonSchema)}`;
+  if (s.type === "object" && !s.properties && s.additionalProperties && typeof s.additionalProperties === "object")
+    return `map of ${typeText(s.additionalProperties as JsonSchema)}`;
   return typeof s.type === "string" ? s.type : "any";
 }
 
@@ -138,11 +139,11 @@ function intro(info: ServiceInfo, base: string): string[] {
     "2. Pay with x402: sign an EIP-3009 USDC authorization for exactly that amount and repeat the request with the proof in `PAYMENT-SIGNATURE` (any x402 client does it, e.g. `wrapFetchWithPayment` of `@x402/fetch`). Or pay with MPP: `Authorization: Payment <credential>`.",
     "3. The answer is `200` with the receipt (transaction hash) in `PAYMENT-RESPONSE`. Answers with status >= 400 are never charged; an identical request within a tool's cache TTL is free (`X-Cache: HIT`).",
     "",
-    "Prepaid credits: top up once with `POST /api/v1/credits {\"amount_usd\":\"5\"}` (paid with x402 or MPP), then send a Sign-In-With-X proof in `SIGN-IN-WITH-X` on each paid call (the official `wrapFetchWithSIWx` client answers the 402's challenge by itself): the price is debited from the wallet's balance with no chain transaction, and `X-Credits-Remaining` tells the balance.",
+    'Prepaid credits: top up once with `POST /api/v1/credits {"amount_usd":"5"}` (paid with x402 or MPP), then send a Sign-In-With-X proof in `SIGN-IN-WITH-X` on each paid call (the official `wrapFetchWithSIWx` client answers the 402\'s challenge by itself): the price is debited from the wallet\'s balance with no chain transaction, and `X-Credits-Remaining` tells the balance.',
     "",
     `MCP: the same tools over Streamable HTTP at ${base}/mcp (stateless); a paid tool's price is in \`_meta["x402/price"]\` of \`tools/list\`, and the payment goes in \`params._meta["x402/payment"]\`.`,
     "",
-    "Errors are JSON: `{\"error\":{\"code\",\"message\",\"details\"?}}`.",
+    'Errors are JSON: `{"error":{"code","message","details"?}}`.',
     "",
     "## Documents",
     "",
@@ -188,7 +189,7 @@ function streamsIntro(streams: readonly StreamDef[], base: string, ws: string, f
     "",
     `Pushed as they happen, over Server-Sent Events (one URL per topic) or one WebSocket (${ws}), paid per minute from prepaid credits, not per request: the first minute is debited when the stream opens, then each minute at its start (a \`debit\` event each time); when a minute cannot be paid (balance or caps) a \`payment_required\` event is sent and the stream closes.`,
     "",
-    "1. Top up credits once: `POST /api/v1/credits {\"amount_usd\":\"1\"}`, paid with x402 or MPP.",
+    '1. Top up credits once: `POST /api/v1/credits {"amount_usd":"1"}`, paid with x402 or MPP.',
     `2. Open the stream with a Sign-In-With-X proof of that wallet for this server's origin. ${STREAM_AUTH_TEXT} Without a proof, or without the balance for the first minute, the answer is \`402\` (nothing debited) with the SIWX challenge and how to top up.`,
     "3. Read events: `event:` is the name, `id:` the position (on events that can be resumed from), `data:` one line of JSON. A `: hb` comment keeps idle connections open. `dropped` means the server closed the stream (slow reader, shutdown).",
     "4. Reconnect with the last id received in `Last-Event-ID` (or `?lastEventId=`) and the session token: missed events are replayed where the topic keeps them.",
@@ -259,7 +260,10 @@ function build(tools: readonly AnyTool[], info: ServiceInfo, base: string, full:
     lines.push(...streamsIntro(streams, base, ws, full), "");
     for (const d of streams) lines.push(...streamSection(d, base, full), "");
   }
-  return `${lines.join("\n").replace(/\n{3,}/g, "\n\n").trimEnd()}\n`;
+  return `${lines
+    .join("\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trimEnd()}\n`;
 }
 
 /** `/llms.txt`: the service, how to pay, every tool with its price and an example call, and the live `streams`. */

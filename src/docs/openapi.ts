@@ -38,7 +38,13 @@ const TOOL_ERRORS: Record<string, string> = {
 /** Header parameters of tools that read caller credentials (alert management). */
 const CREDENTIAL_HEADERS = [
   { name: "Authorization", in: "header", required: false, description: "Bearer <manage_token> returned when the alert was created", schema: { type: "string" } },
-  { name: "X-Wallet-Signature", in: "header", required: false, description: "EIP-191 signature by the owner wallet of 'marketgate:<read|cancel>:<alert_id>:<X-Signed-At>'", schema: { type: "string" } },
+  {
+    name: "X-Wallet-Signature",
+    in: "header",
+    required: false,
+    description: "EIP-191 signature by the owner wallet of 'marketgate:<read|cancel>:<alert_id>:<X-Signed-At>'",
+    schema: { type: "string" },
+  },
   { name: "X-Signed-At", in: "header", required: false, description: "unix seconds in the signed message, within 5 minutes of the server clock", schema: { type: "string" } },
 ];
 
@@ -67,7 +73,8 @@ const SECURITY_SCHEMES = {
     in: "header",
     name: "SIGN-IN-WITH-X",
     "x-agentcash-auth-kind": "siwx",
-    description: "Sign-In-With-X proof (CAIP-122 / EIP-4361) of a wallet holding prepaid credits (POST /api/v1/credits): the price is debited from its balance. Answers the 402's sign-in-with-x challenge.",
+    description:
+      "Sign-In-With-X proof (CAIP-122 / EIP-4361) of a wallet holding prepaid credits (POST /api/v1/credits): the price is debited from its balance. Answers the 402's sign-in-with-x challenge.",
   },
   creditsSession: {
     type: "apiKey",
@@ -95,7 +102,11 @@ function paymentRequiredResponse(offers: PaymentOffers, signIn: boolean): Record
         schema: { type: "string", contentEncoding: "base64", contentMediaType: "application/json", contentSchema: ref("PaymentRequired") },
       },
       "X-PAYMENT": { description: "base64 JSON of the x402 v1 view (the body without outputSchema and credits)", schema: { type: "string", contentEncoding: "base64" } },
-      ...(offers.mpp && !signIn ? { "WWW-Authenticate": { description: "MPP challenges: Payment id=..., realm=..., method=evm|tempo, intent=charge, request=..., expires=...", schema: { type: "string" } } } : {}),
+      ...(offers.mpp && !signIn
+        ? {
+            "WWW-Authenticate": { description: "MPP challenges: Payment id=..., realm=..., method=evm|tempo, intent=charge, request=..., expires=...", schema: { type: "string" } },
+          }
+        : {}),
     },
     content: json(ref("PaymentRequiredV1")),
   };
@@ -125,7 +136,8 @@ function paymentInfo(tool: AnyTool, price: NonNullable<ReturnType<PriceBook["get
     ...(offers.credits && !tool.priceOf
       ? {
           credits: {
-            description: "prepaid credits: top up once (POST /api/v1/credits, x402 or MPP), then send a SIGN-IN-WITH-X proof or an X-Credits-Session token per call; the price is debited without a chain transaction",
+            description:
+              "prepaid credits: top up once (POST /api/v1/credits, x402 or MPP), then send a SIGN-IN-WITH-X proof or an X-Credits-Session token per call; the price is debited without a chain transaction",
             topUp: "POST /api/v1/credits",
             auth: "siwx",
             headers: ["SIGN-IN-WITH-X", "X-Credits-Session"],
@@ -153,7 +165,8 @@ function operation(tool: AnyTool, prices: PriceBook, offers: PaymentOffers): Rec
       content: json(jsonSchema(tool.output, "output"), outputExample(tool)),
     },
   };
-  if (tool.statusOf) responses["202"] = { description: "Accepted, not complete yet: the body says where it stands (see the description)", content: json(jsonSchema(tool.output, "output")) };
+  if (tool.statusOf)
+    responses["202"] = { description: "Accepted, not complete yet: the body says where it stands (see the description)", content: json(jsonSchema(tool.output, "output")) };
   if (paid) responses["402"] = paymentRequiredResponse(offers, false);
   else if (tool.auth === "siwx") responses["402"] = paymentRequiredResponse(offers, true);
   for (const [code, description] of Object.entries(TOOL_ERRORS)) {
@@ -219,7 +232,8 @@ function componentSchemas(): Record<string, JsonSchema> {
     },
     PaymentRequired: {
       type: "object",
-      description: "x402 v2 PaymentRequired (the PAYMENT-REQUIRED header, base64 JSON): requirements, resource, and extensions (bazaar discovery, sign-in-with-x, payment-identifier)",
+      description:
+        "x402 v2 PaymentRequired (the PAYMENT-REQUIRED header, base64 JSON): requirements, resource, and extensions (bazaar discovery, sign-in-with-x, payment-identifier)",
       required: ["x402Version", "resource", "accepts"],
       properties: {
         x402Version: { type: "integer", const: 2 },
@@ -284,7 +298,13 @@ function quoteOperation(): Record<string, unknown> {
     parameters: [
       { name: "path", in: "query", required: true, description: "request path with its query, e.g. /api/v1/prices?symbols=btc", schema: { type: "string" } },
       { name: "method", in: "query", required: false, description: "HTTP method (default GET)", schema: { type: "string", enum: ["GET", "POST", "DELETE"] } },
-      { name: "body", in: "query", required: false, description: "for POST: the JSON body the request would send (validated like the route); without it the price is quoted and input_checked is false", schema: { type: "string" } },
+      {
+        name: "body",
+        in: "query",
+        required: false,
+        description: "for POST: the JSON body the request would send (validated like the route); without it the price is quoted and input_checked is false",
+        schema: { type: "string" },
+      },
     ],
     responses: {
       "200": {
@@ -332,9 +352,18 @@ function freeGet(operationId: string, summary: string, tag: string, content: Rec
 
 /** Free routes that are not tools: health, readiness, index, metrics, the discovery documents, MCP. */
 function servicePaths(): Record<string, Record<string, unknown>> {
-  const obj = (properties: Record<string, unknown>, required: string[] = []) => ({ type: "object", properties, ...(required.length ? { required } : {}), additionalProperties: true });
+  const obj = (properties: Record<string, unknown>, required: string[] = []) => ({
+    type: "object",
+    properties,
+    ...(required.length ? { required } : {}),
+    additionalProperties: true,
+  });
   const readiness = obj(
-    { status: { type: "string", enum: ["ready", "not_ready"] }, checked_at: { type: "string" }, components: { type: "object", additionalProperties: { type: "object", properties: { status: { type: "string", enum: ["ok", "fail", "not_configured"] } } } } },
+    {
+      status: { type: "string", enum: ["ready", "not_ready"] },
+      checked_at: { type: "string" },
+      components: { type: "object", additionalProperties: { type: "object", properties: { status: { type: "string", enum: ["ok", "fail", "not_configured"] } } } },
+    },
     ["status", "components"],
   );
   return {
@@ -349,14 +378,35 @@ function servicePaths(): Record<string, Record<string, unknown>> {
         "get_index",
         "Service index: data mode, payment summary, endpoints with prices, MCP",
         "service",
-        json(obj({ name: { type: "string" }, version: { type: "string" }, description: { type: "string" }, data_mode: { type: "string" }, simulated: { type: "boolean" }, payment: { type: ["object", "null"] }, endpoints: { type: "array", items: { type: "object" } }, free_endpoints: { type: "array", items: { type: "string" } }, mcp: { type: "object" } }, ["name", "version", "endpoints"])),
+        json(
+          obj(
+            {
+              name: { type: "string" },
+              version: { type: "string" },
+              description: { type: "string" },
+              data_mode: { type: "string" },
+              simulated: { type: "boolean" },
+              payment: { type: ["object", "null"] },
+              endpoints: { type: "array", items: { type: "object" } },
+              free_endpoints: { type: "array", items: { type: "string" } },
+              mcp: { type: "object" },
+            },
+            ["name", "version", "endpoints"],
+          ),
+        ),
       ),
     },
     "/metrics": {
       get: {
-        ...freeGet("get_metrics", "Prometheus metrics (format=json for JSON)", "service", { "text/plain": { schema: { type: "string" } }, "application/json": { schema: { type: "array", items: { type: "object" } } } }, {
-          "429": errorResponse("Free-route rate limit exceeded; see Retry-After"),
-        }),
+        ...freeGet(
+          "get_metrics",
+          "Prometheus metrics (format=json for JSON)",
+          "service",
+          { "text/plain": { schema: { type: "string" } }, "application/json": { schema: { type: "array", items: { type: "object" } } } },
+          {
+            "429": errorResponse("Free-route rate limit exceeded; see Retry-After"),
+          },
+        ),
         parameters: [{ name: "format", in: "query", required: false, description: "json for the JSON form", schema: { type: "string", enum: ["json"] } }],
       },
     },
@@ -391,7 +441,11 @@ function servicePaths(): Record<string, Record<string, unknown>> {
               lastUpdated: { type: "string" },
               service: { type: "object" },
               items: { type: "array", items: { type: "object", additionalProperties: true } },
-              streams: { type: "array", description: "the live streams: URL, price per minute, payment, WebSocket subscribe message, resume, event schemas", items: { type: "object", additionalProperties: true } },
+              streams: {
+                type: "array",
+                description: "the live streams: URL, price per minute, payment, WebSocket subscribe message, resume, event schemas",
+                items: { type: "object", additionalProperties: true },
+              },
             },
             ["x402Version", "lastUpdated", "items"],
           ),
@@ -401,13 +455,24 @@ function servicePaths(): Record<string, Record<string, unknown>> {
     "/mcp": {
       post: {
         operationId: "mcp",
-        summary: "MCP over Streamable HTTP (stateless, JSON responses): the same tools; paid tools/call take _meta[\"x402/payment\"] or a SIWX proof",
+        summary: 'MCP over Streamable HTTP (stateless, JSON responses): the same tools; paid tools/call take _meta["x402/payment"] or a SIWX proof',
         tags: ["mcp"],
         security: [],
         parameters: [{ name: "Accept", in: "header", required: true, description: "application/json, text/event-stream", schema: { type: "string" } }],
-        requestBody: { required: true, content: json(obj({ jsonrpc: { type: "string", const: "2.0" }, method: { type: "string" }, id: { type: ["string", "integer", "null"] }, params: { type: "object" } }, ["jsonrpc", "method"])) },
+        requestBody: {
+          required: true,
+          content: json(
+            obj({ jsonrpc: { type: "string", const: "2.0" }, method: { type: "string" }, id: { type: ["string", "integer", "null"] }, params: { type: "object" } }, [
+              "jsonrpc",
+              "method",
+            ]),
+          ),
+        },
         responses: {
-          "200": { description: "JSON-RPC response (a paid tool without payment: an isError result whose text is the x402 PaymentRequired)", content: json(obj({ jsonrpc: { type: "string" }, id: {}, result: { type: "object" }, error: { type: "object" } })) },
+          "200": {
+            description: "JSON-RPC response (a paid tool without payment: an isError result whose text is the x402 PaymentRequired)",
+            content: json(obj({ jsonrpc: { type: "string" }, id: {}, result: { type: "object" }, error: { type: "object" } })),
+          },
           "400": errorResponse("Malformed JSON-RPC request"),
           "429": errorResponse("Free-route rate limit exceeded; see Retry-After"),
         },
@@ -475,7 +540,13 @@ const STREAM_CREDENTIAL_PARAMS = [
     description: "the SIGN-IN-WITH-X proof (base64, URL-encoded) for clients that cannot set headers (browser EventSource and WebSocket); single-use like the header",
     schema: { type: "string" },
   },
-  { name: "session", in: "query", required: false, description: "a credits session token (X-Credits-Session of an earlier answer, or the WebSocket welcome's session)", schema: { type: "string" } },
+  {
+    name: "session",
+    in: "query",
+    required: false,
+    description: "a credits session token (X-Credits-Session of an earlier answer, or the WebSocket welcome's session)",
+    schema: { type: "string" },
+  },
 ];
 
 /** Errors of opening a stream (SSE request or WebSocket upgrade), before anything is debited. */
@@ -483,9 +554,14 @@ function streamErrors(paid: boolean, symbol: boolean): Record<string, unknown> {
   return {
     ...(symbol ? { "400": errorResponse("Missing or malformed symbol") } : {}),
     "404": errorResponse(
-      [...(symbol ? ["No venue lists the symbol"] : ["Not a WebSocket upgrade (a plain GET), or another path"]), ...(paid ? ["this instance takes payments but not credits (CREDITS=off), which streams are paid from"] : [])].join("; or "),
+      [
+        ...(symbol ? ["No venue lists the symbol"] : ["Not a WebSocket upgrade (a plain GET), or another path"]),
+        ...(paid ? ["this instance takes payments but not credits (CREDITS=off), which streams are paid from"] : []),
+      ].join("; or "),
     ),
-    "429": errorResponse("Too many streams opened by this client (free-route rate limit), or the wallet already has LIVE_STREAMS_PER_WALLET streams open on this instance; see Retry-After"),
+    "429": errorResponse(
+      "Too many streams opened by this client (free-route rate limit), or the wallet already has LIVE_STREAMS_PER_WALLET streams open on this instance; see Retry-After",
+    ),
     "503": errorResponse(
       "This instance serves its maximum of LIVE_STREAMS_MAX streams, runs without live trade streams (STREAMS=off: liquidations and CVD), or the credits ledger is unreachable; see Retry-After; nothing was debited",
     ),
@@ -507,8 +583,22 @@ function streamOperation(def: StreamDef, c: StreamComponents, offers: PaymentOff
   const names = c.events.get(def)!;
   const symbol =
     def.symbol === "required"
-      ? { name: "symbol", in: "path", required: true, description: "perpetual base or venue symbol (BTC, BTCUSDT, BTC-USDT-SWAP), listed on at least one venue", schema: { type: "string" }, example: def.exampleSymbol }
-      : { name: "symbol", in: "query", required: false, description: "only this base (BTC, BTCUSDT and BTC-USDT-SWAP all mean BTC); without it, every symbol", schema: { type: "string" }, example: def.exampleSymbol };
+      ? {
+          name: "symbol",
+          in: "path",
+          required: true,
+          description: "perpetual base or venue symbol (BTC, BTCUSDT, BTC-USDT-SWAP), listed on at least one venue",
+          schema: { type: "string" },
+          example: def.exampleSymbol,
+        }
+      : {
+          name: "symbol",
+          in: "query",
+          required: false,
+          description: "only this base (BTC, BTCUSDT and BTC-USDT-SWAP all mean BTC); without it, every symbol",
+          schema: { type: "string" },
+          example: def.exampleSymbol,
+        };
   const eventList = streamEvents(def)
     .map((e) => e.name)
     .join(", ");
@@ -527,14 +617,27 @@ function streamOperation(def: StreamDef, c: StreamComponents, offers: PaymentOff
     parameters: [
       symbol,
       { name: "Last-Event-ID", in: "header", required: false, description: `the last event id received: ${def.resumable}`, schema: { type: "string", maxLength: 100 } },
-      { name: "lastEventId", in: "query", required: false, description: "the same as Last-Event-ID, for clients that cannot set it (the header wins)", schema: { type: "string", maxLength: 100 } },
+      {
+        name: "lastEventId",
+        in: "query",
+        required: false,
+        description: "the same as Last-Event-ID, for clients that cannot set it (the header wins)",
+        schema: { type: "string", maxLength: 100 },
+      },
       ...(paid ? STREAM_CREDENTIAL_PARAMS : []),
     ],
     responses: {
       "200": {
         description: `The stream (Server-Sent Events; retry: 3000 first). Each event's data is one line of JSON; its schema per event name is in ${c.union.get(def)} and x-events.`,
         headers: {
-          ...(paid ? { "X-Credits-Session": { description: "a fresh credits session token: reopen streams with it (header or ?session=) instead of a new proof until it expires", schema: { type: "string" } } } : {}),
+          ...(paid
+            ? {
+                "X-Credits-Session": {
+                  description: "a fresh credits session token: reopen streams with it (header or ?session=) instead of a new proof until it expires",
+                  schema: { type: "string" },
+                },
+              }
+            : {}),
           "Cache-Control": { description: "no-cache, no-transform", schema: { type: "string" } },
         },
         content: { "text/event-stream": { schema: { type: "array", description: "the events in order, as they arrive", items: ref(c.union.get(def)!) } } },
@@ -546,7 +649,9 @@ function streamOperation(def: StreamDef, c: StreamComponents, offers: PaymentOff
     "x-price-per-minute-usd": def.pricePerMinuteUsd,
     "x-stream-payment": paid ? STREAM_PAYMENT : "none (this instance takes no payments)",
     "x-resume": def.resumable,
-    "x-events": Object.fromEntries(streamEvents(def).map((e) => [e.name, { ...(e.description ? { description: e.description } : {}), control: e.control, schema: ref(names[e.name]!) }])),
+    "x-events": Object.fromEntries(
+      streamEvents(def).map((e) => [e.name, { ...(e.description ? { description: e.description } : {}), control: e.control, schema: ref(names[e.name]!) }]),
+    ),
   };
 }
 
@@ -558,7 +663,7 @@ function wsOperation(streams: readonly StreamDef[], offers: PaymentOffers): Reco
     summary: "Every live stream over one WebSocket: JSON subscribe and unsubscribe, each subscription billed per minute like its SSE stream",
     description: [
       `Sign in on the upgrade request${paid ? " (SIGN-IN-WITH-X header, ?siwx=, X-Credits-Session or ?session=; a refused sign-in answers the 402 before the upgrade)" : ""}. The server sends welcome (the session token to reconnect with, the topics and prices); then send {"op":"subscribe","topic","symbol"?,"last_event_id"?} per topic (symbol as on the SSE routes) and {"op":"unsubscribe","topic","symbol"?} to stop.`,
-      "Each subscribe is answered subscribed, then the stream's events as {type:\"event\",topic,symbol,event,id?,data} (the first is the debit of the first minute), until unsubscribed {reason}; a refused message is answered {type:\"error\",request,error} and the connection stays open.",
+      'Each subscribe is answered subscribed, then the stream\'s events as {type:"event",topic,symbol,event,id?,data} (the first is the debit of the first minute), until unsubscribed {reason}; a refused message is answered {type:"error",request,error} and the connection stays open.',
       "Close codes: 4008 slow consumer (more than LIVE_STREAM_BUFFER_KB unread on the connection: every subscription ends), 1008 more than 100 client messages in 10 s. There are no server pings: reconnect when the connection drops, with last_event_id per topic.",
       `The messages' JSON Schemas are in x-websocket (client, server); each event's data is as on the SSE routes (x-events there). Prices per minute: ${streams.map((d) => `${d.topic} ${d.pricePerMinuteUsd}`).join(", ")} USD.`,
     ].join("\n\n"),
@@ -587,7 +692,13 @@ function wsOperation(streams: readonly StreamDef[], offers: PaymentOffers): Reco
  * PaymentRequired schemas of the 402. `streams` (the STREAMS registry) adds the live streams: an SSE
  * path per stream (`x-price-per-minute-usd`, `x-events`) and `GET /ws`.
  */
-export function buildOpenApi(tools: readonly AnyTool[], prices: PriceBook, info: ServiceInfo, offers: PaymentOffers = {}, allStreams: readonly StreamDef[] = []): Record<string, unknown> {
+export function buildOpenApi(
+  tools: readonly AnyTool[],
+  prices: PriceBook,
+  info: ServiceInfo,
+  offers: PaymentOffers = {},
+  allStreams: readonly StreamDef[] = [],
+): Record<string, unknown> {
   const streams = offeredStreams(allStreams, offers);
   const paths: Record<string, Record<string, unknown>> = {};
   for (const t of tools) {

@@ -57,6 +57,8 @@ export function mppOffers(price: { network: string; asset: string }, offers: Pay
   const mpp = offers.mpp;
   if (!mpp) return [];
   return mpp.methods.map((method) =>
-    method === "evm" ? { method, intent: "charge", network: price.network, asset: price.asset } : { method, intent: "charge", network: `tempo:${mpp.tempo.chainId}`, asset: mpp.tempo.currency },
+    method === "evm"
+      ? { method, intent: "charge", network: price.network, asset: price.asset }
+      : { method, intent: "charge", network: `tempo:${mpp.tempo.chainId}`, asset: mpp.tempo.currency },
   );
 }

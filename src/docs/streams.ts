@@ -136,7 +136,12 @@ export function wsMessageSchemas(topics: readonly string[]): { client: JsonSchem
         },
         ["session", "topics"],
       ),
-      msg("subscribed", "a subscribe was accepted; the first minute is debited next (a debit event), or the subscription ends with unsubscribed + error", { topic, symbol, price_per_minute_usd: str }, ["topic", "symbol", "price_per_minute_usd"]),
+      msg(
+        "subscribed",
+        "a subscribe was accepted; the first minute is debited next (a debit event), or the subscription ends with unsubscribed + error",
+        { topic, symbol, price_per_minute_usd: str },
+        ["topic", "symbol", "price_per_minute_usd"],
+      ),
       msg(
         "event",
         "one stream event: event and data as on SSE (debit, payment_required and dropped included); id only on resumable events",

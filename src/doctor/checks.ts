@@ -15,7 +15,16 @@ import { OkxTradeBackfill } from "../venues/okx/backfill.js";
 import { createVenues } from "../venues/create.js";
 import type { StreamVenue } from "../ingestion/types.js";
 import type { VenueHealth } from "../core/venue-health.js";
-import { binanceSpotPrice, coingeckoSimplePrice, dexscreenerTokens, geckoterminalOhlcv, geckoterminalTokenPools, perpFunding, PROBE_PERP as PERP, PROBE_WETH as WETH } from "./probes.js";
+import {
+  binanceSpotPrice,
+  coingeckoSimplePrice,
+  dexscreenerTokens,
+  geckoterminalOhlcv,
+  geckoterminalTokenPools,
+  perpFunding,
+  PROBE_PERP as PERP,
+  PROBE_WETH as WETH,
+} from "./probes.js";
 
 /** What the checks call: the service's venue clients and trade backfills, built from the configuration. */
 export interface DoctorClients {

@@ -11,7 +11,11 @@ import { formatReport, runDoctor } from "./run.js";
 import { saveSummary, summarize } from "./summary.js";
 
 /** Runs the doctor for `argv` (after the command) and `env`; resolves with the process exit code. */
-export async function doctorMain(argv: readonly string[], env: Record<string, string | undefined> = process.env, out: (s: string) => void = (s) => process.stdout.write(s)): Promise<number> {
+export async function doctorMain(
+  argv: readonly string[],
+  env: Record<string, string | undefined> = process.env,
+  out: (s: string) => void = (s) => process.stdout.write(s),
+): Promise<number> {
   const { values } = parseArgs({ args: [...argv], options: { json: { type: "boolean", default: false }, "no-save": { type: "boolean", default: false } } });
   let config;
   try {

@@ -74,8 +74,16 @@ export async function familyReadiness(f: VenueFamily, deps: VenueFamilyDeps): Pr
     s !== undefined && s.reachable === true && s.circuit !== "open" && s.last_ok_at !== null && at - Date.parse(s.last_ok_at) <= deps.recentMs;
   const fresh = f.venues.find((v) => recent(states.get(v.venue)));
   if (fresh) return { status: "ok", venue: fresh.venue, via: "recent_call", last_ok_at: states.get(fresh.venue)!.last_ok_at };
-  const first = await probeInOrder(f.venues.filter((v) => !v.scarce), deps);
-  const second = first.ok ? undefined : await probeInOrder(f.venues.filter((v) => v.scarce), deps);
+  const first = await probeInOrder(
+    f.venues.filter((v) => !v.scarce),
+    deps,
+  );
+  const second = first.ok
+    ? undefined
+    : await probeInOrder(
+        f.venues.filter((v) => v.scarce),
+        deps,
+      );
   const ok = first.ok ?? second?.ok;
   const failed = [...first.failed, ...(second?.failed ?? [])];
   if (ok) return { status: "ok", venue: ok.venue, via: "probe", latency_ms: ok.latency_ms, ...(failed.length ? { failed } : {}) };

@@ -153,6 +153,8 @@ export function formatReport(report: DoctorReport): string {
   });
   const failed = report.results.filter((r) => r.status !== "ok").length;
   lines.push("");
-  lines.push(failed === 0 ? `all ${report.results.length} checks ok (${report.dataMode} data mode)` : `${failed} of ${report.results.length} checks not ok (${report.dataMode} data mode)`);
+  lines.push(
+    failed === 0 ? `all ${report.results.length} checks ok (${report.dataMode} data mode)` : `${failed} of ${report.results.length} checks not ok (${report.dataMode} data mode)`,
+  );
   return lines.join("\n");
 }

@@ -89,13 +89,7 @@ function managerOptions(config: IngestionConfig): IngestionManagerOptions {
  */
 export function createIngestionManager(config: IngestionConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): IngestionManager {
   const { cvd, liquidations } = createStores(config);
-  return new IngestionManager(
-    createFeeds(config, perps, new FeedMetrics(metrics.registry)),
-    createBackfills(config, perps, metrics),
-    cvd,
-    liquidations,
-    managerOptions(config),
-  );
+  return new IngestionManager(createFeeds(config, perps, new FeedMetrics(metrics.registry)), createBackfills(config, perps, metrics), cvd, liquidations, managerOptions(config));
 }
 
 /**

@@ -220,7 +220,12 @@ export class IngestionManager implements IngestionService {
     const now = this.now();
     for (const [base, s] of this.onDemand) if (now - s.lastRequested > this.idleMs) void this.drop(base);
     const connected = STREAM_VENUES.filter((v) => this.feeds[v].state().connected);
-    for (const base of this.subscribedBases()) this.cvd.heartbeat(base, connected.filter((v) => this.feeds[v].subscriptions().includes(base)), now);
+    for (const base of this.subscribedBases())
+      this.cvd.heartbeat(
+        base,
+        connected.filter((v) => this.feeds[v].subscriptions().includes(base)),
+        now,
+      );
   }
 
   /** Pre-subscribed plus on-demand symbols. */

@@ -43,7 +43,10 @@ export function isValidHostHeader(value: string): boolean {
  * (also IPv4-mapped `::ffff:127.x.y.z`). `0.0.0.0`, `::` and every other name or address are public.
  */
 export function isLoopbackBind(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, "$1");
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, "$1");
   if (h === "localhost") return true;
   if (!ipaddr.isValid(h)) return false;
   return ipaddr.process(h).range() === "loopback";

@@ -49,8 +49,7 @@ export interface VenueHttpOptions {
  * What callers set on a venue's REST client (CoinGecko aside, which takes its budget from its plan): the
  * client supplies the venue key, the base URL and, when `callsPerMin` is unset, the venue's default budget.
  */
-export type VenueClientOptions = Pick<VenueHttpOptions, "timeoutMs" | "metrics" | "health" | "retries" | "maxWaitMs"> &
-  Partial<Pick<VenueHttpOptions, "callsPerMin">>;
+export type VenueClientOptions = Pick<VenueHttpOptions, "timeoutMs" | "metrics" | "health" | "retries" | "maxWaitMs"> & Partial<Pick<VenueHttpOptions, "callsPerMin">>;
 
 type Outcome = "ok" | "error" | "rate_limited" | "timeout" | "deadline";
 
@@ -205,7 +204,11 @@ export class VenueHttpClient {
         headers: { accept: "application/json", ...this.opts.headers, ...init.headers },
         signal,
       });
-      this.noteExchange(url, init, startedAt, { status: res.status, simSource: res.headers.get("x-sim-source") ?? undefined, recording: res.headers.get("x-sim-recording") ?? undefined });
+      this.noteExchange(url, init, startedAt, {
+        status: res.status,
+        simSource: res.headers.get("x-sim-source") ?? undefined,
+        recording: res.headers.get("x-sim-recording") ?? undefined,
+      });
       if (res.status === 429 || res.status >= 500) {
         await res.body?.cancel();
         const limited = res.status === 429;

@@ -103,7 +103,8 @@ export class CvdFeed implements ManagedFeed {
       { lastEventId, events: this.buckets(Math.max(from, firstInWindow), this.lastClosed), beforeWindow, windowStart, rest: `GET /cvd/history/${this.base}?period=7d` },
       this.resume,
     );
-    if (!beforeWindow && from < now - CVD_RETENTION_MS) out.unshift({ event: "gap", data: { reason: "your Last-Event-ID is older than the 7 days of buckets held; older buckets were not replayed" } });
+    if (!beforeWindow && from < now - CVD_RETENTION_MS)
+      out.unshift({ event: "gap", data: { reason: "your Last-Event-ID is older than the 7 days of buckets held; older buckets were not replayed" } });
     return out;
   }
 

@@ -53,7 +53,13 @@ export class FundingFeed implements ManagedFeed {
           this.out.emit({
             event: "funding_settlement",
             id: `fund_${this.symbol}_${at}_${venue}`,
-            data: { symbol: this.symbol, exchange: venue, settled_at: before.next_funding_time, funding_rate: before.funding_rate, funding_interval_hours: before.funding_interval_hours },
+            data: {
+              symbol: this.symbol,
+              exchange: venue,
+              settled_at: before.next_funding_time,
+              funding_rate: before.funding_rate,
+              funding_interval_hours: before.funding_interval_hours,
+            },
           });
         }
       }

@@ -1,4 +1,11 @@
-import { formatLiquidation, LIQUIDATION_MAX_AGE_MS, LIQUIDATION_MAX_EVENTS, liquidationFilterBase, type LiquidationRecord, type LiquidationStore } from "../ingestion/store/liquidation-store.js";
+import {
+  formatLiquidation,
+  LIQUIDATION_MAX_AGE_MS,
+  LIQUIDATION_MAX_EVENTS,
+  liquidationFilterBase,
+  type LiquidationRecord,
+  type LiquidationStore,
+} from "../ingestion/store/liquidation-store.js";
 import { Listeners } from "./listeners.js";
 import { boundReplay, DEFAULT_RESUME_LIMITS, type ResumeLimits } from "./resume.js";
 import type { LiveEvent, ManagedFeed } from "./types.js";
@@ -53,7 +60,12 @@ export class LiquidationFeed implements ManagedFeed {
     // The buffer's oldest event (any symbol) is after the resume point: what fell out of it in between is lost.
     const oldest = this.store.recent({ limit: LIQUIDATION_MAX_EVENTS }).at(-1);
     if (oldest && after(parseLiquidationId(oldest.id)!, from) && this.store.size >= LIQUIDATION_MAX_EVENTS) {
-      out.unshift({ event: "gap", data: { reason: `liquidations before ${oldest.id} are no longer held (newest ${LIQUIDATION_MAX_EVENTS} of the last 24 h); some after your Last-Event-ID were not replayed` } });
+      out.unshift({
+        event: "gap",
+        data: {
+          reason: `liquidations before ${oldest.id} are no longer held (newest ${LIQUIDATION_MAX_EVENTS} of the last 24 h); some after your Last-Event-ID were not replayed`,
+        },
+      });
     } else if (from[0] * 1000 < now - LIQUIDATION_MAX_AGE_MS) {
       out.unshift({ event: "gap", data: { reason: "your Last-Event-ID is older than the 24 hours of liquidations held; older events were not replayed" } });
     }

@@ -13,7 +13,10 @@ export interface LiveStreams {
 }
 
 /** Wires the live streams from the configuration: the hub over the stores (or none with `STREAMS=off`) and the limits. */
-export function createLiveStreams(config: Config, deps: { ingestion?: IngestionService; readFunding: (symbol: string) => Promise<FundingSnapshot>; now: () => number }): LiveStreams {
+export function createLiveStreams(
+  config: Config,
+  deps: { ingestion?: IngestionService; readFunding: (symbol: string) => Promise<FundingSnapshot>; now: () => number },
+): LiveStreams {
   const s = config.live;
   return {
     hub: new LiveHub({

@@ -74,7 +74,9 @@ export function httpDeclaration(tool: AnyTool): Declaration {
     const common = {
       input: example.rest,
       inputSchema: withoutFormats(rest),
-      ...(names.length ? { pathParams: example.path, pathParamsSchema: { properties: Object.fromEntries(Object.entries(path).map(([n, x]) => [n, withoutFormats(x)])), required: names } } : {}),
+      ...(names.length
+        ? { pathParams: example.path, pathParamsSchema: { properties: Object.fromEntries(Object.entries(path).map(([n, x]) => [n, withoutFormats(x)])), required: names } }
+        : {}),
       output: { example: outputExample(tool) },
     };
     d = (tool.method === "POST" ? declareDiscoveryExtension({ ...common, bodyType: "json" }) : declareDiscoveryExtension(common)).bazaar as unknown as Declaration;

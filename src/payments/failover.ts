@@ -50,12 +50,20 @@ export class FailoverFacilitatorClient implements FacilitatorClient {
 
   /** Supported kinds of the first facilitator that answers. */
   getSupported(): Promise<SupportedResponse> {
-    return this.each("supported", (c) => c.getSupported(), () => true);
+    return this.each(
+      "supported",
+      (c) => c.getSupported(),
+      () => true,
+    );
   }
 
   /** Verification by the first facilitator that answers. */
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse> {
-    return this.each("verify", (c) => c.verify(payload, requirements), () => true);
+    return this.each(
+      "verify",
+      (c) => c.verify(payload, requirements),
+      () => true,
+    );
   }
 
   /** Settlement by the first reachable facilitator; see the class comment for why failures after sending are not retried. */

@@ -253,9 +253,13 @@ export class PaymentProcessor {
       if (pre.kind === "unknown") {
         // Reconciled on the retry with the same payment: once the transfer is confirmed, the run is owed.
         await this.ledger.set(key, { state: "pending", value: { [OWED_RUN]: fingerprint }, payload, requirements: match });
-        throw new AppError("UPSTREAM_ERROR", "payment settlement could not be confirmed; nothing was created. Retry with the same payment: it runs once the transfer is confirmed, without a new charge", {
-          retryAfterSec: pre.retryAfterSec,
-        });
+        throw new AppError(
+          "UPSTREAM_ERROR",
+          "payment settlement could not be confirmed; nothing was created. Retry with the same payment: it runs once the transfer is confirmed, without a new charge",
+          {
+            retryAfterSec: pre.retryAfterSec,
+          },
+        );
       }
       return {
         kind: "verified",

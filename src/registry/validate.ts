@@ -35,7 +35,10 @@ export function validateRegistry(tools: readonly AnyTool[]): void {
       if (!(p in t.input.shape)) problems.push(`${t.name}: path param :${p} missing from input`);
     }
     if (!t.input.safeParse(t.example).success) problems.push(`${t.name}: example input does not validate`);
-    for (const [label, schema, io] of [["input", t.input, "input"], ["output", t.output, "output"]] as const) {
+    for (const [label, schema, io] of [
+      ["input", t.input, "input"],
+      ["output", t.output, "output"],
+    ] as const) {
       try {
         z.toJSONSchema(schema, { io });
       } catch (err) {

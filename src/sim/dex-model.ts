@@ -166,14 +166,16 @@ export function createDexModel(market: MarketModel): DexModel {
     if (token.role === "stable") {
       return 1 + 1e-4 * (2.5 * zStatic(s, SALT_STATIC) + 3 * vn(s, SALT_LVL_H, t, 6 * HOUR_MS) + 1.5 * vn(s, SALT_LVL_M, t, 10 * MINUTE_MS));
     }
-    const x = 0.5 * vn(s, SALT_LVL_W, t, 7 * DAY_MS) + 0.25 * vn(s, SALT_LVL_D, t, DAY_MS)
-      + 0.08 * vn(s, SALT_LVL_H, t, HOUR_MS) + 0.02 * vn(s, SALT_LVL_M, t, 5 * MINUTE_MS);
+    const x = 0.5 * vn(s, SALT_LVL_W, t, 7 * DAY_MS) + 0.25 * vn(s, SALT_LVL_D, t, DAY_MS) + 0.08 * vn(s, SALT_LVL_H, t, HOUR_MS) + 0.02 * vn(s, SALT_LVL_M, t, 5 * MINUTE_MS);
     return token.level * Math.exp(token.vol * x);
   }
 
   function dev(pool: SimDexPool, t: number): number {
-    return pool.devBp * 1e-4 * (0.7 * zStatic(pool.stream, SALT_STATIC) + 0.6 * vn(pool.stream, SALT_DEV_SLOW, t, 30 * MINUTE_MS)
-      + 0.3 * vn(pool.stream, SALT_DEV_FAST, t, 2 * MINUTE_MS));
+    return (
+      pool.devBp *
+      1e-4 *
+      (0.7 * zStatic(pool.stream, SALT_STATIC) + 0.6 * vn(pool.stream, SALT_DEV_SLOW, t, 30 * MINUTE_MS) + 0.3 * vn(pool.stream, SALT_DEV_FAST, t, 2 * MINUTE_MS))
+    );
   }
   function devQ(pool: SimDexPool, t: number): number {
     return pool.devBp * 0.3e-4 * (zStatic(pool.stream, SALT_DEVQ) + vn(pool.stream, SALT_DEVQ, t, HOUR_MS));

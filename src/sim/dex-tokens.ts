@@ -167,8 +167,7 @@ function tok(chain: SimDexChain, symbol: string, name: string, address: string, 
 
 const canon = (chain: SimDexChain, symbol: string, name: string, address: string, asset: string, o: TokenOpts = {}) =>
   tok(chain, symbol, name, address, "canonical", { asset, ...o });
-const stable = (chain: SimDexChain, symbol: string, name: string, address: string, cg: string, supply: number) =>
-  tok(chain, symbol, name, address, "stable", { cg, supply });
+const stable = (chain: SimDexChain, symbol: string, name: string, address: string, cg: string, supply: number) => tok(chain, symbol, name, address, "stable", { cg, supply });
 
 // ethereum
 canon("ethereum", "WETH", "Wrapped Ether", "0xC02aaA39b223FE8D0A0e5C4F27eAD9083C756Cc2", "ETH", { cg: "weth", native: true, supply: 2_950_000 });
@@ -365,22 +364,50 @@ const V3 = ["v3"];
 const V2 = ["v2"];
 
 // ethereum ------------------------------------------------------------------------------------------------
-pool("ethereum", "uniswap", "uniswap_v3", "WETH", "USDC", 152e6, 120e6, 17_500, "2021-12-29T12:35:14Z", { address: "0x88e6a0c2ddd26feeb64f039a2c41296fcb3f5640", labels: V3, fee: "0.05%" });
-pool("ethereum", "uniswap", "uniswap_v3", "USDC", "WETH", 76e6, 4.2e6, 12_000, "2021-12-29T13:21:42Z", { address: "0x8ad599c3a0ff1de082011efddc58f1908eb6e6d8", labels: V3, fee: "0.3%" });
-pool("ethereum", "uniswap", "uniswap_v3", "WETH", "USDT", 49e6, 84e6, 16_800, "2021-12-29T12:35:27Z", { address: "0x11b815efb8f581194ae79006d24e0d814b7697f6", labels: V3, fee: "0.05%" });
-pool("ethereum", "uniswap", "uniswap_v3", "WETH", "USDT", 84e6, 6.6e6, 16_000, "2021-12-29T12:36:12Z", { address: "0x4e68ccd3e89f51c3074ca5072bbac773960dfa36", labels: V3, fee: "0.3%" });
+pool("ethereum", "uniswap", "uniswap_v3", "WETH", "USDC", 152e6, 120e6, 17_500, "2021-12-29T12:35:14Z", {
+  address: "0x88e6a0c2ddd26feeb64f039a2c41296fcb3f5640",
+  labels: V3,
+  fee: "0.05%",
+});
+pool("ethereum", "uniswap", "uniswap_v3", "USDC", "WETH", 76e6, 4.2e6, 12_000, "2021-12-29T13:21:42Z", {
+  address: "0x8ad599c3a0ff1de082011efddc58f1908eb6e6d8",
+  labels: V3,
+  fee: "0.3%",
+});
+pool("ethereum", "uniswap", "uniswap_v3", "WETH", "USDT", 49e6, 84e6, 16_800, "2021-12-29T12:35:27Z", {
+  address: "0x11b815efb8f581194ae79006d24e0d814b7697f6",
+  labels: V3,
+  fee: "0.05%",
+});
+pool("ethereum", "uniswap", "uniswap_v3", "WETH", "USDT", 84e6, 6.6e6, 16_000, "2021-12-29T12:36:12Z", {
+  address: "0x4e68ccd3e89f51c3074ca5072bbac773960dfa36",
+  labels: V3,
+  fee: "0.3%",
+});
 pool("ethereum", "uniswap", "uniswap_v2", "WETH", "USDT", 58e6, 7e6, 2_100, "2021-10-11T01:35:32Z", { address: "0x0d4a11d5eeaac28ec3f61d100daf4d40471f1852", labels: V2 });
 pool("ethereum", "uniswap", "uniswap_v2", "WETH", "USDC", 45e6, 5.6e6, 1_900, "2021-10-11T01:35:30Z", { address: "0xb4e16d0168e52d35cacd2c6185b44281ec28c9dc", labels: V2 });
 pool("ethereum", "uniswap", "uniswap_v3", "WETH", "USDC", 8e6, 25e6, 9_000, "2022-05-12T06:17:28Z", { labels: V3, fee: "0.01%" });
 pool("ethereum", "sushiswap", "sushiswap", "USDC", "WETH", 4.2e6, 0.9e6, 1_400, "2020-09-09T02:28:11Z");
 pool("ethereum", "uniswap", "uniswap_v3", "WETH", "DAI", 6e6, 1.5e6, 3_000, "2021-05-05T18:32:41Z", { labels: V3, fee: "0.3%" });
-pool("ethereum", "uniswap", "uniswap_v3", "WBTC", "WETH", 290e6, 8e6, 33_000, "2021-12-29T13:39:18Z", { address: "0xcbcdf9626bc03e24f779434178a73a0b4bad62ed", labels: V3, fee: "0.3%" });
-pool("ethereum", "uniswap", "uniswap_v3", "WBTC", "WETH", 74e6, 26e6, 30_000, "2021-12-29T12:36:14Z", { address: "0x4585fe77225b41b697c938b018e2ac67ac5a20c0", labels: V3, fee: "0.05%" });
+pool("ethereum", "uniswap", "uniswap_v3", "WBTC", "WETH", 290e6, 8e6, 33_000, "2021-12-29T13:39:18Z", {
+  address: "0xcbcdf9626bc03e24f779434178a73a0b4bad62ed",
+  labels: V3,
+  fee: "0.3%",
+});
+pool("ethereum", "uniswap", "uniswap_v3", "WBTC", "WETH", 74e6, 26e6, 30_000, "2021-12-29T12:36:14Z", {
+  address: "0x4585fe77225b41b697c938b018e2ac67ac5a20c0",
+  labels: V3,
+  fee: "0.05%",
+});
 pool("ethereum", "uniswap", "uniswap_v3", "WBTC", "USDC", 32e6, 18e6, 15_000, "2021-05-05T19:02:11Z", { labels: V3, fee: "0.3%" });
 pool("ethereum", "uniswap", "uniswap_v3", "cbBTC", "USDC", 9e6, 22e6, 14_000, "2024-09-12T15:20:35Z", { labels: V3, fee: "0.05%" });
 pool("ethereum", "uniswap", "uniswap_v2", "PEPE", "WETH", 40e6, 7.9e6, 4_600, "2023-04-14T17:21:11Z", { address: "0xa43fe16908251ee70ef74718545e4fe6c5ccec9f", labels: V2 });
 pool("ethereum", "uniswap", "uniswap_v3", "PEPE", "WETH", 21e6, 14e6, 3_000, "2023-04-18T09:14:59Z", { labels: V3, fee: "0.3%" });
-pool("ethereum", "uniswap", "uniswap_v3", "LINK", "WETH", 24e6, 3.9e6, 18_000, "2021-12-29T12:36:53Z", { address: "0xa6cc3c2531fdaa6ae1a3ca84c2855806728693e8", labels: V3, fee: "0.3%" });
+pool("ethereum", "uniswap", "uniswap_v3", "LINK", "WETH", 24e6, 3.9e6, 18_000, "2021-12-29T12:36:53Z", {
+  address: "0xa6cc3c2531fdaa6ae1a3ca84c2855806728693e8",
+  labels: V3,
+  fee: "0.3%",
+});
 pool("ethereum", "uniswap", "uniswap_v3", "LINK", "USDC", 3.1e6, 1.2e6, 5_000, "2022-03-01T11:47:02Z", { labels: V3, fee: "0.3%" });
 pool("ethereum", "uniswap", "uniswap_v3", "UNI", "WETH", 18e6, 3.5e6, 6_000, "2021-05-05T21:42:19Z", { labels: V3, fee: "0.3%" });
 pool("ethereum", "uniswap", "uniswap_v3", "UNI", "USDC", 2.8e6, 0.9e6, 3_000, "2021-06-01T08:12:44Z", { labels: V3, fee: "0.3%" });
@@ -430,7 +457,10 @@ pool("bsc", "pancakeswap", "pancakeswap-v3-bsc", "WBNB", "USDC", 11e6, 14e6, 1_2
 pool("bsc", "pancakeswap", "pancakeswap-v3-bsc", "BTCB", "USDT", 21e6, 28e6, 4_000, "2023-04-03T09:01:19Z", { labels: V3, fee: "0.05%" });
 pool("bsc", "pancakeswap", "pancakeswap-v3-bsc", "BTCB", "WBNB", 10e6, 8e6, 3_000, "2023-04-03T09:07:45Z", { labels: V3, fee: "0.05%" });
 pool("bsc", "squadswap", "squadswap", "BTCB", "WBNB", 60.88, 4.78, 0.075, "2025-11-11T22:43:28Z", {
-  address: "0x02259FDbF99Ea59e3Bb6589f67e99C0A6322AfF7", labels: V3, kind: "dust", dsAbsurdChange24h: 3.725857251510287e42,
+  address: "0x02259FDbF99Ea59e3Bb6589f67e99C0A6322AfF7",
+  labels: V3,
+  kind: "dust",
+  dsAbsurdChange24h: 3.725857251510287e42,
 });
 pool("bsc", "pancakeswap", "pancakeswap-v3-bsc", "ETH", "USDT", 10.5e6, 15e6, 2_000, "2023-04-03T09:15:02Z", { labels: V3, fee: "0.05%" });
 pool("bsc", "pancakeswap", "pancakeswap_v2", "ETH", "WBNB", 4.2e6, 1.1e6, 800, "2020-09-20T06:33:17Z", { labels: V2 });

@@ -14,11 +14,7 @@ import type { NextFunction, Request, RequestHandler, Response } from "express";
  *   (> 2^31-1 ms) never answers; the request ends only when the client gives up or the server closes.
  * - `malformed`: HTTP 200 whose JSON body is cut in half (unparsable), whatever the handler produced.
  */
-export type Fault =
-  | { kind: "rate_limit"; retryAfterSec: number }
-  | { kind: "server_error"; status?: number }
-  | { kind: "timeout"; delayMs: number }
-  | { kind: "malformed" };
+export type Fault = { kind: "rate_limit"; retryAfterSec: number } | { kind: "server_error"; status?: number } | { kind: "timeout"; delayMs: number } | { kind: "malformed" };
 
 /** Venue-specific error bodies; each venue router can supply its own real-looking ones. */
 export interface FaultResponses {

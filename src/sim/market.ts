@@ -67,8 +67,18 @@ const p = (
   atl: number,
   atlDate: string,
 ): SimAssetParams => ({
-  anchorUsd, annualVol, marketCorr, circulatingSupply, totalSupply, maxSupply, volume24hUsd, marketCapRank,
-  ath, athDate, atl, atlDate,
+  anchorUsd,
+  annualVol,
+  marketCorr,
+  circulatingSupply,
+  totalSupply,
+  maxSupply,
+  volume24hUsd,
+  marketCapRank,
+  ath,
+  athDate,
+  atl,
+  atlDate,
 });
 
 /**
@@ -132,7 +142,20 @@ export const SIM_ASSET_PARAMS: Readonly<Record<string, SimAssetParams>> = {
   DOT: p(1.632, 0.85, 0.8, 1_620_000_000, 1_620_000_000, null, 250e6, 30, 54.98, "2021-11-04T14:10:09.301Z", 2.7, "2020-08-20T05:48:11.359Z"),
   UNI: p(3.917, 0.9, 0.8, 630_000_000, 1_000_000_000, 1_000_000_000, 300e6, 32, 44.92, "2021-05-03T05:25:04.822Z", 1.03, "2020-09-17T01:20:38.214Z"),
   NEAR: p(1.306, 0.95, 0.8, 1_280_000_000, 1_280_000_000, null, 250e6, 35, 20.44, "2022-01-16T22:09:45.873Z", 0.526762, "2020-11-04T16:09:15.137Z"),
-  PEPE: p(0.000003632, 1.1, 0.7, 420_690_000_000_000, 420_690_000_000_000, 420_690_000_000_000, 600e6, 40, 0.00002803, "2024-12-09T07:36:24.766Z", 5.5142e-8, "2023-04-18T02:14:41.591Z"),
+  PEPE: p(
+    0.000003632,
+    1.1,
+    0.7,
+    420_690_000_000_000,
+    420_690_000_000_000,
+    420_690_000_000_000,
+    600e6,
+    40,
+    0.00002803,
+    "2024-12-09T07:36:24.766Z",
+    5.5142e-8,
+    "2023-04-18T02:14:41.591Z",
+  ),
   APT: p(0.9763, 1.0, 0.75, 700_000_000, 1_160_000_000, null, 150e6, 45, 19.92, "2023-01-26T14:25:17.390Z", 1.8, "2025-10-10T21:05:00.000Z"),
   ATOM: p(2.1315, 0.85, 0.75, 480_000_000, 480_000_000, null, 150e6, 50, 44.45, "2022-01-17T00:34:41.497Z", 1.16, "2020-03-13T02:27:44.591Z"),
   ARB: p(0.10891, 0.95, 0.8, 5_400_000_000, 10_000_000_000, 10_000_000_000, 300e6, 60, 2.39, "2024-01-12T12:29:59.231Z", 0.2, "2025-10-10T21:10:00.000Z"),
@@ -247,9 +270,7 @@ const SALT_VOL_HOUR = 0x3c6ef372;
 const SALT_VOL_DAY = 0x4a7c15a9;
 
 /** Std-dev of a midpoint draw for a span of 2^k minutes, unit process. */
-const LEVEL_SD: readonly number[] = Array.from({ length: BLOCK_LEVELS + 1 }, (_, k) =>
-  Math.sqrt(2 ** k / MINUTES_PER_YEAR / 4),
-);
+const LEVEL_SD: readonly number[] = Array.from({ length: BLOCK_LEVELS + 1 }, (_, k) => Math.sqrt(2 ** k / MINUTES_PER_YEAR / 4));
 
 /** 32-bit integer mixer (murmur3-style finaliser). Exported for the perp layer of the simulator. */
 export function mix32(x: number): number {
@@ -340,10 +361,7 @@ export function createMarketModel(opts: MarketModelOptions): MarketModel {
   }
 
   function endPoint(s: AssetState, block: number): number {
-    return END_SD * (
-      s.wMarket * normalFromHash(hash4(seedH, marketStream, SALT_END, block))
-      + s.wIdio * normalFromHash(hash4(seedH, s.stream, SALT_END, block))
-    );
+    return END_SD * (s.wMarket * normalFromHash(hash4(seedH, marketStream, SALT_END, block)) + s.wIdio * normalFromHash(hash4(seedH, s.stream, SALT_END, block)));
   }
 
   /** Log price offset x at integer minute index `m` (minutes since epoch). */
@@ -405,13 +423,24 @@ export function createMarketModel(opts: MarketModelOptions): MarketModel {
     return s.params.volume24hUsd * Math.exp(noise) * (1 + 4 * move) * Math.sqrt(pNow / s.params.anchorUsd);
   }
 
-  interface Extremes { high: number; highTs: number; low: number; lowTs: number }
+  interface Extremes {
+    high: number;
+    highTs: number;
+    low: number;
+    lowTs: number;
+  }
 
   /** Min/max over every minute-grid point in [from, to] plus both ends. Cost: one eval per minute. */
   function scanMinutes(s: AssetState, fromMs: number, toMs: number, acc: Extremes): void {
     const consider = (ts: number, v: number) => {
-      if (v > acc.high) { acc.high = v; acc.highTs = ts; }
-      if (v < acc.low) { acc.low = v; acc.lowTs = ts; }
+      if (v > acc.high) {
+        acc.high = v;
+        acc.highTs = ts;
+      }
+      if (v < acc.low) {
+        acc.low = v;
+        acc.lowTs = ts;
+      }
     };
     consider(fromMs, price(s, fromMs));
     consider(toMs, price(s, toMs));

@@ -140,16 +140,10 @@ export function loadRecording(dir: string, file: string): unknown {
 }
 
 /** Loads every recording of `venue` when `replay` enables it; undefined otherwise. */
-export function venueRecordings<V extends ReplayVenue>(
-  replay: ReplaySettings | undefined,
-  venue: V,
-): Record<keyof (typeof REPLAY_FILES)[V], unknown> | undefined {
+export function venueRecordings<V extends ReplayVenue>(replay: ReplaySettings | undefined, venue: V): Record<keyof (typeof REPLAY_FILES)[V], unknown> | undefined {
   if (!replay?.venues.has(venue)) return undefined;
   const files = REPLAY_FILES[venue] as Record<string, string>;
-  return Object.fromEntries(Object.entries(files).map(([k, f]) => [k, loadRecording(replay.dir, f)])) as Record<
-    keyof (typeof REPLAY_FILES)[V],
-    unknown
-  >;
+  return Object.fromEntries(Object.entries(files).map(([k, f]) => [k, loadRecording(replay.dir, f)])) as Record<keyof (typeof REPLAY_FILES)[V], unknown>;
 }
 
 /** Every object and array inside the recordings of one venue → the recording it belongs to. */

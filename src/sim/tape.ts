@@ -247,7 +247,13 @@ export function normaliseTrade(t: TapeTrade): Trade {
 export function normaliseLiquidation(l: TapeLiquidation): Liquidation {
   const { price, size } = unitsToCoins(l.inst, l.px, l.sz);
   return {
-    venue: l.inst.venue, base: l.inst.base, venueSymbol: l.inst.symbol, time: l.time, side: l.side, price, size,
+    venue: l.inst.venue,
+    base: l.inst.base,
+    venueSymbol: l.inst.symbol,
+    time: l.time,
+    side: l.side,
+    price,
+    size,
     valueUsd: price * size,
   };
 }
@@ -299,8 +305,7 @@ export function createTape(market: MarketModel): Tape {
   }
 
   /** Liquidation activity of a base (unchanged by the trade-flow calibration): 0.5-4.5 by its aggregate volume. */
-  const liqActivity = (inst: PerpInstrumentSpec): number =>
-    clamp(0.6 + Math.log10(market.params(inst.base).volume24hUsd / 1e8), 0.5, 4.5) * LIQ_VENUE_ACTIVITY[inst.venue];
+  const liqActivity = (inst: PerpInstrumentSpec): number => clamp(0.6 + Math.log10(market.params(inst.base).volume24hUsd / 1e8), 0.5, 4.5) * LIQ_VENUE_ACTIVITY[inst.venue];
 
   /** Typical (1 sd) 1-minute log move of the instrument's base. */
   const sigmaMin = (inst: PerpInstrumentSpec): number => market.params(inst.base).annualVol / Math.sqrt(525_960);
@@ -420,12 +425,7 @@ export function createTape(market: MarketModel): Tape {
     if (toMs - fromMs > MAX_QUERY_MS) throw new RangeError(`tape interval longer than 7 days: ${fromMs}..${toMs}`);
   }
 
-  function range<T extends { time: number }>(
-    slotFn: (inst: PerpInstrumentSpec, slot: number) => readonly T[],
-    inst: PerpInstrumentSpec,
-    fromMs: number,
-    toMs: number,
-  ): T[] {
+  function range<T extends { time: number }>(slotFn: (inst: PerpInstrumentSpec, slot: number) => readonly T[], inst: PerpInstrumentSpec, fromMs: number, toMs: number): T[] {
     checkSpan(fromMs, toMs);
     const out: T[] = [];
     if (!(toMs > fromMs)) return out;
@@ -437,12 +437,9 @@ export function createTape(market: MarketModel): Tape {
   }
 
   const tradesOf = (inst: PerpInstrumentSpec, fromMs: number, toMs: number): TapeTrade[] => range(slotTrades, inst, fromMs, toMs);
-  const liquidationsOf = (inst: PerpInstrumentSpec, fromMs: number, toMs: number): TapeLiquidation[] =>
-    range(slotLiquidations, inst, fromMs, toMs);
+  const liquidationsOf = (inst: PerpInstrumentSpec, fromMs: number, toMs: number): TapeLiquidation[] => range(slotLiquidations, inst, fromMs, toMs);
 
-  function tradesBefore(
-    inst: PerpInstrumentSpec, beforeMs: number, limit: number, minMs = -Infinity, keep?: (t: TapeTrade) => boolean,
-  ): TapeTrade[] {
+  function tradesBefore(inst: PerpInstrumentSpec, beforeMs: number, limit: number, minMs = -Infinity, keep?: (t: TapeTrade) => boolean): TapeTrade[] {
     const out: TapeTrade[] = [];
     if (limit <= 0 || !Number.isFinite(beforeMs)) return out;
     const stop = Math.max(Math.floor(beforeMs / TAPE_SLOT_MS) - MAX_SCAN_SLOTS, Number.isFinite(minMs) ? Math.floor(minMs / TAPE_SLOT_MS) : -Infinity);
@@ -456,9 +453,7 @@ export function createTape(market: MarketModel): Tape {
     return out;
   }
 
-  function tradesFrom(
-    inst: PerpInstrumentSpec, fromMs: number, limit: number, toMs: number, keep?: (t: TapeTrade) => boolean,
-  ): TapeTrade[] {
+  function tradesFrom(inst: PerpInstrumentSpec, fromMs: number, limit: number, toMs: number, keep?: (t: TapeTrade) => boolean): TapeTrade[] {
     const out: TapeTrade[] = [];
     if (limit <= 0 || !Number.isFinite(fromMs)) return out;
     const last = Math.min(Math.floor((toMs - 1) / TAPE_SLOT_MS), Math.floor(fromMs / TAPE_SLOT_MS) + MAX_SCAN_SLOTS);
@@ -508,7 +503,10 @@ export function createTape(market: MarketModel): Tape {
     liquidations: (venue, base, fromMs, toMs) => {
       checkSpan(fromMs, toMs);
       if (base !== "*") return liquidationsOf(target(venue, base), fromMs, toMs).map(normaliseLiquidation);
-      const all = perp.instruments(venue, toMs).filter((i) => i.target).flatMap((i) => liquidationsOf(i, fromMs, toMs));
+      const all = perp
+        .instruments(venue, toMs)
+        .filter((i) => i.target)
+        .flatMap((i) => liquidationsOf(i, fromMs, toMs));
       all.sort((a, b) => a.time - b.time || (a.inst.symbol < b.inst.symbol ? -1 : a.inst.symbol > b.inst.symbol ? 1 : a.seq - b.seq));
       return all.map(normaliseLiquidation);
     },

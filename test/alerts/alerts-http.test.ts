@@ -102,7 +102,15 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     const a = await create("/liquidation/alert", { symbol: "btc", threshold_pct: 0.0001, webhook_url: receiver.url("/liq-a?k=1"), expires_in_hours: 48 });
     expect(await stack.balanceOf(payer().address)).toBe(before - usdc(0.06));
     expect(a.alert_id).toMatch(new RegExp(`^alert_liq_btc_${Math.floor(clock.t / 1000)}_\\d+$`));
-    expect(a).toMatchObject({ symbol: "BTC", status: "active", condition: "cascade_risk", threshold_pct: 0.0001, min_value_usd: 0, webhook_url: receiver.url("/liq-a?k=1"), owner: payer().address.toLowerCase() });
+    expect(a).toMatchObject({
+      symbol: "BTC",
+      status: "active",
+      condition: "cascade_risk",
+      threshold_pct: 0.0001,
+      min_value_usd: 0,
+      webhook_url: receiver.url("/liq-a?k=1"),
+      owner: payer().address.toLowerCase(),
+    });
     expect(Date.parse(a.expires_at) - clock.t).toBe(48 * HOUR_MS);
     expect(a.webhook_secret).toMatch(/^whsec_/);
     expect(a.manage_token).toMatch(/^mgt_/);
@@ -131,7 +139,9 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     const [hook] = await waitForPath("/liq-b", 1);
     // Signed with the service's (manual) clock: freshness is checked against it.
     const at = { nowSec: clock.t / 1000 };
-    expect(verifyWebhookSignature(a.webhook_secret, hook!.headers["x-marketgate-timestamp"] as string, hook!.body, hook!.headers["x-marketgate-signature"] as string, at)).toBe(true);
+    expect(verifyWebhookSignature(a.webhook_secret, hook!.headers["x-marketgate-timestamp"] as string, hook!.body, hook!.headers["x-marketgate-signature"] as string, at)).toBe(
+      true,
+    );
     expect(verifyWebhookSignature("whsec_other", hook!.headers["x-marketgate-timestamp"] as string, hook!.body, hook!.headers["x-marketgate-signature"] as string, at)).toBe(false);
     expect(hook!.headers["x-marketgate-data-source"]).toBe("simulated");
     expect(hook!.headers["x-marketgate-event"]).toBe("liquidation_alert");
@@ -255,7 +265,11 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     const body = JSON.parse(hook!.body);
     expect(body).toMatchObject({ event: "price_alert", alert_id: a.alert_id, symbol: "ETH", data: { triggered: true, direction: "below", target_price: 1e9 } });
     expect(body.data.current_price).toBeGreaterThan(0);
-    expect(verifyWebhookSignature(a.webhook_secret, hook!.headers["x-marketgate-timestamp"] as string, hook!.body, hook!.headers["x-marketgate-signature"] as string, { nowSec: clock.t / 1000 })).toBe(true);
+    expect(
+      verifyWebhookSignature(a.webhook_secret, hook!.headers["x-marketgate-timestamp"] as string, hook!.body, hook!.headers["x-marketgate-signature"] as string, {
+        nowSec: clock.t / 1000,
+      }),
+    ).toBe(true);
     // The same secret verifies the Standard Webhooks headers with the standardwebhooks package (against the service's clock).
     vi.useFakeTimers({ toFake: ["Date"], now: clock.t });
     try {
@@ -281,7 +295,11 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     expect(unpaid.isError).toBe(true);
     const required = textOf(unpaid) as PaymentRequired;
     const x402 = new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(payer().privateKey)));
-    const created = (await client.callTool({ name: "liquidation_alert_create", arguments: args, _meta: { "x402/payment": await x402.createPaymentPayload(required) } })) as CallToolResult;
+    const created = (await client.callTool({
+      name: "liquidation_alert_create",
+      arguments: args,
+      _meta: { "x402/payment": await x402.createPaymentPayload(required) },
+    })) as CallToolResult;
     expect(created.isError).toBeFalsy();
     const a = created.structuredContent as { alert_id: string; manage_token: string; owner: string };
     expect(a.owner).toBe(payer().address.toLowerCase());

@@ -22,7 +22,6 @@ const T0_SEC = T0 / 1000;
 const HOOK = "https://hooks.example.com/marketgate?team=7";
 const COOLDOWN_MS = 15 * MINUTE_MS;
 
-
 const cleanup = cleanupAfterEach();
 const running: AlertScheduler[] = [];
 // Registered after cleanupAfterEach: hooks run as a stack, so schedulers stop before stores close.
@@ -126,7 +125,12 @@ describe("trigger rule", () => {
 
     const r = rig();
     r.signals.prices.set("ETH", 2500);
-    const alerts = [await priceAlert(r, "ETH", "above", 2500), await priceAlert(r, "ETH", "above", 2500.01), await priceAlert(r, "ETH", "below", 2500), await priceAlert(r, "ETH", "below", 2499.99)];
+    const alerts = [
+      await priceAlert(r, "ETH", "above", 2500),
+      await priceAlert(r, "ETH", "above", 2500.01),
+      await priceAlert(r, "ETH", "below", 2500),
+      await priceAlert(r, "ETH", "below", 2499.99),
+    ];
     expect(await r.engine.evaluate()).toMatchObject({ evaluated: 4, triggered: 2 });
     expect(alerts.map((a) => r.store.get(a.id)!.lastEvaluation)).toEqual([
       { value: 2500, condition_met: true },
@@ -228,7 +232,11 @@ describe("what a round writes", () => {
     const [low, high] = [await liq(r, "BTC", 5), await liq(r, "BTC", 20)];
     const below = await priceAlert(r, "BTC", "below", 60_000);
     const writes = vi.spyOn(r.store, "recordEvaluations");
-    const written = () => writes.mock.calls.at(-1)![1].map((e) => e.alertId).sort();
+    const written = () =>
+      writes.mock.calls
+        .at(-1)![1]
+        .map((e) => e.alertId)
+        .sort();
 
     await r.engine.evaluate(); // first evaluations: every alert
     expect(written()).toEqual([low.id, high.id, below.id].sort());
@@ -296,7 +304,12 @@ describe("alert database upgrade", () => {
     v1.close();
 
     const r = rig({ path });
-    expect(r.store.get("alert_liq_btc_1_1")).toMatchObject({ lastEvaluatedAt: T0, lastEvaluation: { value: 10, cascade_risk: "medium", condition_met: true }, lastTriggeredAt: T0, triggerCount: 3 });
+    expect(r.store.get("alert_liq_btc_1_1")).toMatchObject({
+      lastEvaluatedAt: T0,
+      lastEvaluation: { value: 10, cascade_risk: "medium", condition_met: true },
+      lastTriggeredAt: T0,
+      triggerCount: 3,
+    });
     expect(r.store.get("alert_liq_btc_1_2")).toMatchObject({ status: "cancelled", lastEvaluatedAt: T0, lastEvaluation: { error: "UPSTREAM_UNAVAILABLE: x" }, triggerCount: 0 });
     expect(r.store.get("alert_liq_btc_1_3")).toMatchObject({ lastEvaluatedAt: null, lastEvaluation: null, lastTriggeredAt: null, triggerCount: 0 });
 
@@ -496,7 +509,11 @@ describe("cancel", () => {
 
   it("an alert without an owner can only be cancelled with its token", async () => {
     const r = rig();
-    const { alert, manageToken } = await r.service.create("liquidation", { symbol: "BTC", params: { condition: "cascade_risk", threshold_pct: 5, min_value_usd: 0 }, webhookUrl: HOOK, expiresInHours: 24 }, undefined);
+    const { alert, manageToken } = await r.service.create(
+      "liquidation",
+      { symbol: "BTC", params: { condition: "cascade_risk", threshold_pct: 5, min_value_usd: 0 }, webhookUrl: HOOK, expiresInHours: 24 },
+      undefined,
+    );
     expect(alert.owner).toBeNull();
     expect((await appError(async () => r.service.cancel("liquidation", alert.id, await signed(owner, "cancel", alert.id, T0_SEC)))).code).toBe("FORBIDDEN");
     await expect(r.service.cancel("liquidation", alert.id, { bearerToken: manageToken })).resolves.toMatchObject({ status: "cancelled" });
@@ -540,7 +557,11 @@ describe("extend", () => {
 
   it("refuses alerts that are not active with CONFLICT", async () => {
     const r = rig();
-    const cancelled = await r.service.create("liquidation", { symbol: "BTC", params: { condition: "cascade_risk", threshold_pct: 5, min_value_usd: 0 }, webhookUrl: HOOK, expiresInHours: 24 }, undefined);
+    const cancelled = await r.service.create(
+      "liquidation",
+      { symbol: "BTC", params: { condition: "cascade_risk", threshold_pct: 5, min_value_usd: 0 }, webhookUrl: HOOK, expiresInHours: 24 },
+      undefined,
+    );
     await r.service.cancel("liquidation", cancelled.alert.id, { bearerToken: cancelled.manageToken });
     expect((await appError(() => r.service.extend("liquidation", cancelled.alert.id, 1))).code).toBe("CONFLICT");
 
@@ -592,7 +613,14 @@ describe("DeliveryDispatcher", () => {
     // Every attempt is the same delivery, signed with the alert's secret at its own time.
     const alert = r.store.get(a.id)!;
     for (const [i, req] of r.sender.requests.entries()) {
-      expect(req).toMatchObject({ url: HOOK, secret: alert.webhookSecret, deliveryId: queued!.id, event: "liquidation_alert", body: queued!.body, headers: { "X-Marketgate-Data-Source": "simulated" } });
+      expect(req).toMatchObject({
+        url: HOOK,
+        secret: alert.webhookSecret,
+        deliveryId: queued!.id,
+        event: "liquidation_alert",
+        body: queued!.body,
+        headers: { "X-Marketgate-Data-Source": "simulated" },
+      });
       expect(req.timestampSec).toBe(Math.floor(d.attempts[i]!.at / 1000));
     }
   });

@@ -73,7 +73,16 @@ describe("AlertService.requireWallet (listing one wallet's alerts)", () => {
   it("refuses with FORBIDDEN: no credentials, a manage token, another wallet's key, another action or subject, a stale signature", async () => {
     const svc = service();
     const w = owner.address.toLowerCase();
-    const alert = await svc.create("liquidation", { symbol: "BTC", params: { condition: "cascade_risk", threshold_pct: 5, min_value_usd: 0 } satisfies LiquidationParams, webhookUrl: "https://hooks.example.com/x", expiresInHours: 1 }, owner.address);
+    const alert = await svc.create(
+      "liquidation",
+      {
+        symbol: "BTC",
+        params: { condition: "cascade_risk", threshold_pct: 5, min_value_usd: 0 } satisfies LiquidationParams,
+        webhookUrl: "https://hooks.example.com/x",
+        expiresInHours: 1,
+      },
+      owner.address,
+    );
     const refusals: CallerCredentials[] = [
       {},
       { bearerToken: alert.manageToken },
@@ -112,7 +121,11 @@ describe("alert privacy over HTTP and MCP, on a paid offline stack", () => {
   const secrets = () => [ownerDev().address.toLowerCase(), `127.0.0.1:${receiver.port}`, "priv-liq", "priv-price", "priv-stranger"];
 
   async function create(dev: { privateKey: `0x${string}` }, path: string, body: Record<string, unknown>) {
-    const res = await wrapFetchWithPayment(fetch, x402(dev))(`${stack.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const res = await wrapFetchWithPayment(fetch, x402(dev))(`${stack.url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(200);
     return json(res);
   }
@@ -150,7 +163,15 @@ describe("alert privacy over HTTP and MCP, on a paid offline stack", () => {
   it("anonymous GET of an alert: public fields only, no owner wallet, no webhook URL or origin, no delivery log", async () => {
     const liq = await json(await get(`/liquidation/alert/${made.liq.alert_id}`));
     expectPublic(liq, "liquidation", "liquidation_alert_get");
-    expect(liq).toMatchObject({ alert_id: made.liq.alert_id, type: "liquidation", symbol: "BTC", status: "active", condition: "cascade_risk", threshold_pct: 0.0001, min_value_usd: 0 });
+    expect(liq).toMatchObject({
+      alert_id: made.liq.alert_id,
+      type: "liquidation",
+      symbol: "BTC",
+      status: "active",
+      condition: "cascade_risk",
+      threshold_pct: 0.0001,
+      min_value_usd: 0,
+    });
     const price = await json(await get(`/price-alert/${made.price.alert_id}`));
     expectPublic(price, "price", "price_alert_get");
     expect(price).toMatchObject({ direction: "below", target_price: 1e9 });
@@ -238,7 +259,10 @@ describe("alert privacy over HTTP and MCP, on a paid offline stack", () => {
     const client: Client = await connectInMemory(stack.service.mcp);
     cleanup.push(() => void client.close());
     const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as CallToolResult;
-    const credArgs = (c: CallerCredentials) => ({ ...(c.bearerToken ? { manage_token: c.bearerToken } : {}), ...(c.walletSignature ? { wallet_signature: c.walletSignature, signed_at: c.signedAt } : {}) });
+    const credArgs = (c: CallerCredentials) => ({
+      ...(c.bearerToken ? { manage_token: c.bearerToken } : {}),
+      ...(c.walletSignature ? { wallet_signature: c.walletSignature, signed_at: c.signedAt } : {}),
+    });
     const id = made.liq.alert_id;
     const w = ownerDev().address.toLowerCase();
 

@@ -217,7 +217,17 @@ describe.skipIf(!redisAvailable)("RedisAlertStore", () => {
     expect(await s.get(quiet.id)).toMatchObject({ triggerCount: 0, lastTriggeredAt: null, lastEvaluatedAt: T0 + 10, lastEvaluation: { error: "UPSTREAM_UNAVAILABLE: x" } });
     expect(await s.get(gone.id)).toMatchObject({ status: "cancelled", triggerCount: 0, lastEvaluatedAt: null });
     expect(await s.deliveries(gone.id, 10)).toEqual([]);
-    const d = { id: t.trigger!.deliveryId, alertId: fired.id, event: "liquidation_alert", body: t.trigger!.body, status: "pending", createdAt: T0 + 10, nextAttemptAt: T0 + 10, attempts: [], deliveredAt: null };
+    const d = {
+      id: t.trigger!.deliveryId,
+      alertId: fired.id,
+      event: "liquidation_alert",
+      body: t.trigger!.body,
+      status: "pending",
+      createdAt: T0 + 10,
+      nextAttemptAt: T0 + 10,
+      attempts: [],
+      deliveredAt: null,
+    };
     expect(await s.deliveries(fired.id, 10)).toEqual([d]);
     expect(await s.delivery(d.id)).toEqual(d);
     expect(await s.due(T0 + 10, 10)).toEqual([d]);
@@ -450,7 +460,10 @@ describe.skipIf(!redisAvailable)("AlertScheduler with a lease (replicas on one R
     await vi.waitFor(() => expect(follower.scheduler.isRunning).toBe(true), { timeout: 1500, interval: 10 });
     expect(Date.now() - stoppedAt).toBeLessThan(1000);
     const next = (await liq(follower.service, "BTC")).alert;
-    await vi.waitFor(() => expect(follower.sender.requests.map((q) => JSON.parse(q.body) as { alert_id: string }).map((x) => x.alert_id)).toEqual([next.id]), { timeout: 4000, interval: 20 });
+    await vi.waitFor(() => expect(follower.sender.requests.map((q) => JSON.parse(q.body) as { alert_id: string }).map((x) => x.alert_id)).toEqual([next.id]), {
+      timeout: 4000,
+      interval: 20,
+    });
     expect(leader.sender.requests).toHaveLength(1);
     expect(sent()).toHaveLength(2);
   }, 20_000);
@@ -489,7 +502,12 @@ describe.skipIf(!redisAvailable)("Redis unreachable", () => {
     const p = prefix();
     const redis = await handle(p, "redis://127.0.0.1:1", false);
     const r = rig(redis, { clock: { t: 0, now: Date.now } });
-    const scheduler = new AlertScheduler(r.store, r.engine, r.dispatcher, { evalCron: EVERY_SECOND, dispatchPollMs: 50, now: Date.now, lease: { redis, holderId: "x", ttlMs: 1000 } });
+    const scheduler = new AlertScheduler(r.store, r.engine, r.dispatcher, {
+      evalCron: EVERY_SECOND,
+      dispatchPollMs: 50,
+      now: Date.now,
+      lease: { redis, holderId: "x", ttlMs: 1000 },
+    });
     undo.push(() => scheduler.stop());
     scheduler.start();
     const plain = new AlertScheduler(r.store, r.engine, r.dispatcher, { evalCron: EVERY_SECOND, dispatchPollMs: 50, now: Date.now });
@@ -528,7 +546,12 @@ describe.skipIf(!redisAvailable)("Redis unreachable", () => {
     const redis = await handle(p, proxy.url);
     const r = rig(redis, { clock: { t: 0, now: Date.now } });
     r.signals.risk.set("BTC", risk(10, 5e6));
-    const scheduler = new AlertScheduler(r.store, r.engine, r.dispatcher, { evalCron: EVERY_SECOND, dispatchPollMs: 50, now: Date.now, lease: { redis, holderId: "solo", ttlMs: 1000 } });
+    const scheduler = new AlertScheduler(r.store, r.engine, r.dispatcher, {
+      evalCron: EVERY_SECOND,
+      dispatchPollMs: 50,
+      now: Date.now,
+      lease: { redis, holderId: "solo", ttlMs: 1000 },
+    });
     undo.push(() => scheduler.stop());
     scheduler.start();
     await vi.waitFor(() => expect(scheduler.isRunning).toBe(true), { timeout: 2000, interval: 10 });
@@ -552,12 +575,20 @@ describe.skipIf(!redisAvailable)("Redis unreachable", () => {
     const stack = await startFreeStack({ REDIS_URL: "redis://127.0.0.1:1", REDIS_PREFIX: prefix(), STREAMS: "off", ALERT_EVAL_CRON: EVERY_SECOND, LEASE_TTL_MS: "1000" });
     undo.push(() => stack.close());
     const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${stack.url}${path}`, { method, headers: { "content-type": "application/json", authorization: "Bearer mgt_x" }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const res = await fetch(`${stack.url}${path}`, {
+        method,
+        headers: { "content-type": "application/json", authorization: "Bearer mgt_x" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: res.status, retryAfter: res.headers.get("retry-after"), body: (await res.json()) as { error?: { code: string; message: string } } };
     };
     const started = Date.now();
     const created = await call("POST", "/liquidation/alert", { symbol: "BTC", threshold_pct: 5, webhook_url: "https://hooks.example.com/x", expires_in_hours: 2 });
-    expect(created).toMatchObject({ status: 503, retryAfter: "5", body: { error: { code: "UPSTREAM_UNAVAILABLE", message: `${ALERT_STORAGE_UNREACHABLE}; nothing was stored or charged, try again in a few seconds` } } });
+    expect(created).toMatchObject({
+      status: 503,
+      retryAfter: "5",
+      body: { error: { code: "UPSTREAM_UNAVAILABLE", message: `${ALERT_STORAGE_UNREACHABLE}; nothing was stored or charged, try again in a few seconds` } },
+    });
     const id = `alert_liq_btc_${T0_SEC}_1`;
     for (const [method, path] of [
       ["DELETE", `/liquidation/alert/${id}`],
@@ -624,7 +655,11 @@ describe.skipIf(!redisAvailable)("two replicas over HTTP on one Redis", () => {
 
     const cancelled = await fetch(`${b.url}/liquidation/alert/${created.alert_id}`, { method: "DELETE", headers: auth });
     expect(cancelled.status).toBe(200);
-    const view = (await (await fetch(`${a.url}/liquidation/alert/${created.alert_id}`, { headers: auth })).json()) as { status: string; trigger_count: number; deliveries: Array<{ status: string }> };
+    const view = (await (await fetch(`${a.url}/liquidation/alert/${created.alert_id}`, { headers: auth })).json()) as {
+      status: string;
+      trigger_count: number;
+      deliveries: Array<{ status: string }>;
+    };
     expect(view).toMatchObject({ status: "cancelled", trigger_count: 1, deliveries: [{ status: "delivered" }] });
     expect((await a.get("/liquidation/alerts")).body).toMatchObject({ count: 0 });
   }, 60_000);

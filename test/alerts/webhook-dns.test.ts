@@ -90,7 +90,10 @@ describe("webhook host lookups (c-ares, deadline, in-flight cap)", () => {
   it("serves resolveWebhookTarget: public names pass, private answers and NXDOMAIN are refused", async () => {
     const policy = { allowLoopback: false, lookup: lookupWith() };
     await expect(resolveWebhookTarget(new URL("https://ok.example/hook"), policy)).resolves.toEqual({ address: "93.184.215.14", family: 4 });
-    await expect(resolveWebhookTarget(new URL("https://private.example/"), policy)).rejects.toMatchObject({ code: "BAD_REQUEST", details: { reason: "private", address: "10.0.0.7" } });
+    await expect(resolveWebhookTarget(new URL("https://private.example/"), policy)).rejects.toMatchObject({
+      code: "BAD_REQUEST",
+      details: { reason: "private", address: "10.0.0.7" },
+    });
     await expect(resolveWebhookTarget(new URL("https://nx.example/"), policy)).rejects.toMatchObject({ code: "BAD_REQUEST", details: { reason: "unresolvable" } });
   });
 

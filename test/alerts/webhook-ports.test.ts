@@ -8,7 +8,11 @@ describe("webhook ports at alert creation", () => {
   let strict: FreeStack;
   let wider: FreeStack;
   const create = (s: FreeStack, webhookUrl: string) =>
-    fetch(`${s.url}/liquidation/alert`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ symbol: "BTC", webhook_url: webhookUrl, expires_in_hours: 1 }) });
+    fetch(`${s.url}/liquidation/alert`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ symbol: "BTC", webhook_url: webhookUrl, expires_in_hours: 1 }),
+    });
 
   beforeAll(async () => {
     [strict, wider] = await Promise.all([startFreeStack({ STREAMS: "off" }), startFreeStack({ STREAMS: "off", WEBHOOK_ALLOWED_PORTS: "443, 8443" })]);

@@ -13,18 +13,11 @@ import {
   standardWebhookKey,
   verifyWebhookSignature,
 } from "../../src/alerts/webhook/sign.js";
-import {
-  forbiddenAddressReason,
-  forbiddenHostnameReason,
-  parseWebhookUrl,
-  resolveWebhookTarget,
-  type WebhookTargetPolicy,
-} from "../../src/alerts/webhook/target.js";
+import { forbiddenAddressReason, forbiddenHostnameReason, parseWebhookUrl, resolveWebhookTarget, type WebhookTargetPolicy } from "../../src/alerts/webhook/target.js";
 import { AppError } from "../../src/errors.js";
 import { appError } from "../helpers/errors.js";
 import { VERSION } from "../../src/version.js";
 import { startHttpsReceiver, type HttpsReceiver } from "../../src/sandbox/https-receiver.js";
-
 
 function details(e: AppError): { field?: string; reason?: string; address?: string } {
   return e.details as { field?: string; reason?: string; address?: string };
@@ -211,7 +204,12 @@ describe("resolveWebhookTarget", () => {
   const url = (s: string) => parseWebhookUrl(s);
 
   it("returns the first address when every address is public", async () => {
-    const dns = fakeDns({ "hooks.example.com": [{ address: "2606:4700:4700::1111", family: 6 }, { address: "1.1.1.1", family: 4 }] });
+    const dns = fakeDns({
+      "hooks.example.com": [
+        { address: "2606:4700:4700::1111", family: 6 },
+        { address: "1.1.1.1", family: 4 },
+      ],
+    });
     await expect(resolveWebhookTarget(url("https://hooks.example.com/x"), { allowLoopback: false, lookup: dns.lookup })).resolves.toEqual({
       address: "2606:4700:4700::1111",
       family: 6,
@@ -220,7 +218,12 @@ describe("resolveWebhookTarget", () => {
   });
 
   it("refuses a name when ANY of its records is forbidden", async () => {
-    const dns = fakeDns({ "mixed.example.com": [{ address: "93.184.215.14", family: 4 }, { address: "10.0.0.5", family: 4 }] });
+    const dns = fakeDns({
+      "mixed.example.com": [
+        { address: "93.184.215.14", family: 4 },
+        { address: "10.0.0.5", family: 4 },
+      ],
+    });
     const e = await appError(() => resolveWebhookTarget(url("https://mixed.example.com/"), { allowLoopback: false, lookup: dns.lookup }));
     expect(e.code).toBe("BAD_REQUEST");
     expect(e.message).toMatch(/forbidden address/);
@@ -279,10 +282,16 @@ describe("resolveWebhookTarget", () => {
 
   it("lets loopback targets use any port under allowLoopback, and nothing else", async () => {
     const dns = fakeDns({
-      localhost: [{ address: "127.0.0.1", family: 4 }, { address: "::1", family: 6 }],
+      localhost: [
+        { address: "127.0.0.1", family: 4 },
+        { address: "::1", family: 6 },
+      ],
       "local.marketgate.test": [{ address: "127.0.0.1", family: 4 }],
       "public.marketgate.test": [{ address: "93.184.215.14", family: 4 }],
-      "mixed.marketgate.test": [{ address: "127.0.0.1", family: 4 }, { address: "93.184.215.14", family: 4 }],
+      "mixed.marketgate.test": [
+        { address: "127.0.0.1", family: 4 },
+        { address: "93.184.215.14", family: 4 },
+      ],
     });
     const sandbox: WebhookTargetPolicy = { allowLoopback: true, lookup: dns.lookup };
     await expect(resolveWebhookTarget(url("https://127.0.0.1:22/"), sandbox)).resolves.toEqual({ address: "127.0.0.1", family: 4 });

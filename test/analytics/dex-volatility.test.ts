@@ -68,13 +68,26 @@ describe("volatility metrics against hand-computed values", () => {
 
 describe("DEX aggregation math", () => {
   it("volume-weighted price and spread", () => {
-    expect(weightedAverage([{ value: 100, weight: 3 }, { value: 104, weight: 1 }])).toBe(101);
-    expect(weightedAverage([{ value: 100, weight: 0 }, { value: 104, weight: 0 }])).toBe(102);
+    expect(
+      weightedAverage([
+        { value: 100, weight: 3 },
+        { value: 104, weight: 1 },
+      ]),
+    ).toBe(101);
+    expect(
+      weightedAverage([
+        { value: 100, weight: 0 },
+        { value: 104, weight: 0 },
+      ]),
+    ).toBe(102);
     expect(priceSpreadPct([100, 101, 102])).toBe(2);
   });
 
   it("aggregates candles by time, weighting by each pool's volume, newest first", () => {
-    const a = [{ time: 2, open: 10, high: 12, low: 9, close: 11, volumeUsd: 300 }, { time: 1, open: 9, high: 10, low: 8, close: 10, volumeUsd: 100 }];
+    const a = [
+      { time: 2, open: 10, high: 12, low: 9, close: 11, volumeUsd: 300 },
+      { time: 1, open: 9, high: 10, low: 8, close: 10, volumeUsd: 100 },
+    ];
     const b = [{ time: 2, open: 14, high: 16, low: 13, close: 15, volumeUsd: 100 }];
     const out = aggregateCandles([a, b]);
     expect(out.map((c) => c.time)).toEqual([2, 1]);

@@ -60,7 +60,12 @@ describe("funding arbitrage direction", () => {
     expect(arb.rate_spread_8h).toBeCloseTo(0.0004 - 0.0003, 12);
     expect(bestFundingArb([{ exchange: "okx", rate: 0.0001, intervalHours: 8 }])).toBeUndefined();
     // 0.01%/8h and 0.00125%/1h are the same APR: no edge, no arbitrage.
-    expect(bestFundingArb([{ exchange: "okx", rate: 0.0001, intervalHours: 8 }, { exchange: "hyperliquid", rate: 0.0000125, intervalHours: 1 }])).toBeUndefined();
+    expect(
+      bestFundingArb([
+        { exchange: "okx", rate: 0.0001, intervalHours: 8 },
+        { exchange: "hyperliquid", rate: 0.0000125, intervalHours: 1 },
+      ]),
+    ).toBeUndefined();
   });
 });
 
@@ -84,7 +89,15 @@ describe("positioning strings", () => {
 
   it("describes open interest concentration", () => {
     expect(usd(12_345_678_901)).toBe("$12.3B");
-    expect(openInterestInterpretation([{ exchange: "binance", share_pct: 80 }, { exchange: "okx", share_pct: 20 }], 1e9)).toContain("binance leads with 80.0%, highly concentrated");
+    expect(
+      openInterestInterpretation(
+        [
+          { exchange: "binance", share_pct: 80 },
+          { exchange: "okx", share_pct: 20 },
+        ],
+        1e9,
+      ),
+    ).toContain("binance leads with 80.0%, highly concentrated");
   });
 });
 

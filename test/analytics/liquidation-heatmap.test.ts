@@ -116,7 +116,9 @@ describe("heatmap model", () => {
     expect(r.oi_at_risk_pct).toBeCloseTo(1, 8);
     expect(r.total_oi_at_risk_usd).toBeCloseTo(10_000, 4);
     expect(r.cascade_risk).toBe("low");
-    expect(r.cascade_risk_reason).toMatch(/^Estimate: 1\.0% of open interest sits in (long|short) liquidation levels within 3\.0% (below|above) the price \(one day's 1σ move\) and 4\.0% within 2σ/);
+    expect(r.cascade_risk_reason).toMatch(
+      /^Estimate: 1\.0% of open interest sits in (long|short) liquidation levels within 3\.0% (below|above) the price \(one day's 1σ move\) and 4\.0% within 2σ/,
+    );
     expect(r.cascade_risk_reason).toContain("assumed 3.0%");
   });
 

@@ -46,7 +46,16 @@ describe("2. Bybit risk-limit margins: the unit is decided per row", () => {
 
   it("still reads the docs' inverse percent row (0.5 / 1 at 100x) as 0.005", () => {
     const btcusd: PerpInstrument = { ...btcusdt, venueSymbol: "BTCUSD" };
-    const docs = { retCode: 0, retMsg: "OK", result: { category: "inverse", list: [{ id: 1, symbol: "BTCUSD", riskLimitValue: "150", maintenanceMargin: "0.5", initialMargin: "1", isLowestRisk: 1, maxLeverage: "100.00" }] }, retExtInfo: {}, time: 1672054488010 };
+    const docs = {
+      retCode: 0,
+      retMsg: "OK",
+      result: {
+        category: "inverse",
+        list: [{ id: 1, symbol: "BTCUSD", riskLimitValue: "150", maintenanceMargin: "0.5", initialMargin: "1", isLowestRisk: 1, maxLeverage: "100.00" }],
+      },
+      retExtInfo: {},
+      time: 1672054488010,
+    };
     expect(parseRiskLimit(docs, btcusd)).toEqual([{ venue: "bybit", base: "BTC", minNotionalUsd: 0, maxNotionalUsd: 150, maxLeverage: 100, maintenanceMarginRate: 0.005 }]);
   });
 
@@ -195,7 +204,12 @@ describe("5. funding history: each row annualised with its own interval, average
     expect(body.summary.annualized_avg).toBeCloseTo(19.03, 2);
     expect(body.summary.avg_rate).toBeCloseTo(expected / 876_000, 12);
     // what one interval for the whole history gave
-    expect(fundingSummary(rows.map((p) => p.rate), 1).annualized_avg).toBeCloseTo(24.91, 2);
+    expect(
+      fundingSummary(
+        rows.map((p) => p.rate),
+        1,
+      ).annualized_avg,
+    ).toBeCloseTo(24.91, 2);
     expect(body.summary.max_rate).toBe(Math.max(...rows.map((p) => p.rate)));
   });
 
@@ -215,7 +229,10 @@ describe("5. funding history: each row annualised with its own interval, average
     const rates = [0.0008, 0.0008, 0.0008, ...Array(8).fill(0.0001)];
     const iv = settlementIntervals(times)!;
     expect(iv).toEqual([8, 8, 8, 1, 1, 1, 1, 1, 1, 1, 1]);
-    const s = timeWeightedFundingSummary(rates.map((rate, i) => ({ rate, intervalHours: iv[i]! })), 1);
+    const s = timeWeightedFundingSummary(
+      rates.map((rate, i) => ({ rate, intervalHours: iv[i]! })),
+      1,
+    );
     expect(s.annualized_avg).toBe(87.6);
     expect(s.avg_rate).toBe(0.0001);
     for (const [i, r] of rates.entries()) expect(annualizedPct(r, iv[i]!)).toBe(87.6);
@@ -239,7 +256,9 @@ describe("5. funding history: each row annualised with its own interval, average
 
 describe("6. basis: one premium, one annualised figure on every venue", () => {
   it("annualises the recorded BTCUSDT premium (mark 93951.8 vs index 93902.897) x 3 x 365 whatever the funding interval", async () => {
-    const row = (fixture("binance/premiumIndex_all_2024-11-27_trimmed.json") as Array<{ symbol: string; markPrice: string; indexPrice: string; lastFundingRate: string }>).find((r) => r.symbol === "BTCUSDT")!;
+    const row = (fixture("binance/premiumIndex_all_2024-11-27_trimmed.json") as Array<{ symbol: string; markPrice: string; indexPrice: string; lastFundingRate: string }>).find(
+      (r) => r.symbol === "BTCUSDT",
+    )!;
     const intervals: Record<PerpVenue, number> = { binance: 8, bybit: 4, okx: 8, hyperliquid: 1 };
     const snap = (v: PerpVenue): FundingSnapshot => ({
       venue: v,
@@ -256,7 +275,9 @@ describe("6. basis: one premium, one annualised figure on every venue", () => {
     });
     const perps = Object.fromEntries(PERP_VENUES.map((v) => [v, { instrument: async () => ({ venue: v }), funding: async () => snap(v) }]));
     const ctx = fakeCtx({ venues: { perps, spot: { spotPrice: async () => Number(row.indexPrice) } } });
-    const body = (await basis.handler({ symbol: "BTC", require: "any" }, ctx, caller)) as { exchanges: Record<string, { basis_pct: number; basis_annualized_pct: number; funding_annualized_pct: number }> };
+    const body = (await basis.handler({ symbol: "BTC", require: "any" }, ctx, caller)) as {
+      exchanges: Record<string, { basis_pct: number; basis_annualized_pct: number; funding_annualized_pct: number }>;
+    };
     const figures = Object.values(body.exchanges);
     expect(figures).toHaveLength(4);
     const basisFraction = (93951.8 - 93902.89680851) / 93902.89680851;

@@ -32,7 +32,9 @@ describe("marketgate call / quote against the offline stack", () => {
     expect(r.stderr).toBe(`GET /api/v1/market/bitcoin: 0.005 USD, tool cex_market (0.005 USDC on eip155:8453 to ${stack.operator.address})\n`);
 
     // A POST with its body: checked like the route (the body's webhook host must resolve; this machine is offline).
-    const post = await cli("quote", ["/price-alert", "--data", '{"symbol":"ETH","direction":"above","target_price":5000,"webhook_url":"https://hooks.invalid/x"}'], { MARKETGATE_URL: stack.url });
+    const post = await cli("quote", ["/price-alert", "--data", '{"symbol":"ETH","direction":"above","target_price":5000,"webhook_url":"https://hooks.invalid/x"}'], {
+      MARKETGATE_URL: stack.url,
+    });
     expect(post.code).toBe(1);
     expect(JSON.parse(post.stdout)).toMatchObject({ error: { code: "BAD_REQUEST" } });
     expect(post.stderr).toBe("quote of POST /price-alert -> 400\n");

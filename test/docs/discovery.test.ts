@@ -92,8 +92,11 @@ describe("discovery on the offline stack", () => {
       expect(found!.resourceUrl).toBe(`${stack.url}${pathParams(t).length ? t.path : url.pathname}`);
       expect(found!.serviceName).toBe("marketgate");
       const { rest } = splitExample(t);
-      expect(found!.discoveryInfo.input).toMatchObject(t.method === "POST" ? { type: "http", method: "POST", bodyType: "json", body: rest } : { type: "http", method: t.method, queryParams: rest });
-      if (pathParams(t).length) expect((found!.discoveryInfo.input as { pathParams?: unknown }).pathParams).toEqual(Object.fromEntries(pathParams(t).map((p) => [p, String(input[p])])));
+      expect(found!.discoveryInfo.input).toMatchObject(
+        t.method === "POST" ? { type: "http", method: "POST", bodyType: "json", body: rest } : { type: "http", method: t.method, queryParams: rest },
+      );
+      if (pathParams(t).length)
+        expect((found!.discoveryInfo.input as { pathParams?: unknown }).pathParams).toEqual(Object.fromEntries(pathParams(t).map((p) => [p, String(input[p])])));
       expect(found!.discoveryInfo.output?.example).toEqual(outputExample(t));
 
       // The v1 body carries the real outputSchema, which v1 discovery reads too.
@@ -104,7 +107,11 @@ describe("discovery on the offline stack", () => {
       expect(extractDiscoveryInfo({ x402Version: 1 } as PaymentPayload, v1)).toMatchObject({ method: t.method, resourceUrl: `${url.origin}${url.pathname}` });
 
       // x402scan's validation of the body and the header: no errors.
-      for (const b of [body, pr]) expect(getWarningsFor402Body(b).filter((w) => w.severity === "error"), t.name).toEqual([]);
+      for (const b of [body, pr])
+        expect(
+          getWarningsFor402Body(b).filter((w) => w.severity === "error"),
+          t.name,
+        ).toEqual([]);
       // Headers stay well inside the 16 KB HTTP clients read, and so does the payment the client sends back.
       let size = 0;
       res.headers.forEach((v, k) => (size += k.length + v.length + 4));
@@ -123,7 +130,9 @@ describe("discovery on the offline stack", () => {
       }
       expect(r.isError, t.name).toBe(true);
       const pr = JSON.parse((r.content[0] as { text: string }).text) as PaymentRequired;
-      expect(pr.extensions?.bazaar, t.name).toMatchObject({ info: { input: { type: "mcp", toolName: t.name, transport: "streamable-http" }, output: { example: outputExample(t) } } });
+      expect(pr.extensions?.bazaar, t.name).toMatchObject({
+        info: { input: { type: "mcp", toolName: t.name, transport: "streamable-http" }, output: { example: outputExample(t) } },
+      });
       const found = extractDiscoveryInfo(await client.createPaymentPayload(pr), pr.accepts[0]!) as DiscoveredMCPResource | null;
       expect(found?.toolName, t.name).toBe(t.name);
       expect(found?.serviceName).toBe("marketgate");
@@ -145,7 +154,13 @@ describe("discovery on the offline stack", () => {
     expect(doc.items.map((i: Json) => i.name)).toEqual(PAID.map((t) => t.name));
     expect(doc.service).toMatchObject({ openapi: `${stack.url}/openapi.json`, mcp: `${stack.url}/mcp`, protocols: ["x402", "mpp"], credits: { auth: "siwx" } });
     for (const item of doc.items) {
-      expect(item).toMatchObject({ type: "http", x402Version: 2, lastUpdated: doc.lastUpdated, serviceName: "marketgate", accepts: [{ network: "eip155:8453", payTo: stack.operator.address }] });
+      expect(item).toMatchObject({
+        type: "http",
+        x402Version: 2,
+        lastUpdated: doc.lastUpdated,
+        serviceName: "marketgate",
+        accepts: [{ network: "eip155:8453", payTo: stack.operator.address }],
+      });
       expect(new Date(item.lastUpdated).toISOString()).toBe(item.lastUpdated);
       expect(item.resource.startsWith(`${stack.url}/`)).toBe(true);
       expect(item.resource).not.toMatch(/[{}]|\/:/);
@@ -188,7 +203,10 @@ describe("discovery on the offline stack", () => {
       // The largest declaration at the longest URL that still carries one.
       const withBazaar = padded(t, MAX_DISCOVERY_URL_BYTES - stack.url.length);
       expect(Buffer.byteLength(withBazaar)).toBe(MAX_DISCOVERY_URL_BYTES);
-      const res = await fetch(withBazaar, t.method === "POST" ? { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(splitExample(t).rest) } : {});
+      const res = await fetch(
+        withBazaar,
+        t.method === "POST" ? { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(splitExample(t).rest) } : {},
+      );
       expect(res.status, t.name).toBe(402);
       expect(decodePaymentRequiredHeader(res.headers.get("payment-required")!).extensions?.bazaar, t.name).toBeDefined();
       expect(headerBytes(res), t.name).toBeLessThan(15_000);

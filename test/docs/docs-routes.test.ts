@@ -71,7 +71,7 @@ describe("GET /docs, /llms.txt, /llms-full.txt", () => {
     const text = await (await fetch(`${stack.url}/llms-full.txt`)).text();
     expect(text.match(/^Input parameters:$/gm)).toHaveLength(TOOLS.length);
     expect(text).toContain("- `symbols` (query, string, required): Comma-separated lowercase symbols");
-    expect(text).toContain("- `period` (query, \"1h\" | \"4h\" | \"24h\" | \"7d\", default \"1h\")");
+    expect(text).toContain('- `period` (query, "1h" | "4h" | "24h" | "7d", default "1h")');
     expect(text).toContain("- `webhook_url` (body, string, required)");
     expect(text).toContain("- `data.{key}.price` (number): USD price");
     expect(text).toContain("- `window_start` (string)");

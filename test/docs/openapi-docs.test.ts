@@ -68,7 +68,8 @@ describe("OpenAPI document", () => {
         expect(Array.isArray(op.security), `${method} ${path}`).toBe(true);
         // Credits accounts and the live streams (paid per minute from credits) take a SIWX proof or a session token.
         if (op.operationId.startsWith("stream_") && op["x-price-per-minute-usd"]) expect(op.security, `${method} ${path}`).toEqual([{ siwx: [] }, { creditsSession: [] }]);
-        else if (!op["x-payment-info"] && op.operationId !== "credits_get" && op.operationId !== "credits_set_caps" && op.operationId !== "credits_refund") expect(op.security, `${method} ${path}`).toEqual([]);
+        else if (!op["x-payment-info"] && op.operationId !== "credits_get" && op.operationId !== "credits_set_caps" && op.operationId !== "credits_refund")
+          expect(op.security, `${method} ${path}`).toEqual([]);
       }
     }
     for (const t of TOOLS.filter((t) => !isFree(t))) {
@@ -108,7 +109,9 @@ describe("OpenAPI document", () => {
       expect(op.responses["403"] !== undefined, t.name).toBe(Boolean(t.acceptsCredentials));
       if (op.responses["403"] || (op.responses["409"] && isFree(t))) expect(t.tags, t.name).toContain("alerts");
     }
-    expect(doc.paths["/api/v1/quote"].get.responses["200"].content["application/json"].schema.properties.x402.properties.payment_required).toEqual({ $ref: "#/components/schemas/PaymentRequired" });
+    expect(doc.paths["/api/v1/quote"].get.responses["200"].content["application/json"].schema.properties.x402.properties.payment_required).toEqual({
+      $ref: "#/components/schemas/PaymentRequired",
+    });
     for (const p of ["/health", "/ready", "/", "/metrics", "/openapi.json", "/.well-known/x402", "/.well-known/x402.json"]) expect(doc.paths[p]?.get, p).toBeDefined();
     expect(doc.paths["/mcp"].post.operationId).toBe("mcp");
   });
@@ -138,13 +141,25 @@ describe("OpenAPI document", () => {
     }
     // Behind a PUBLIC_URL with a path, the route template keeps the prefix.
     const market = TOOLS.find((t) => t.name === "cex_market")!;
-    expect(discoveryExtensions(market, `${HOST}/mg/api/v1/market/bitcoin`)).toMatchObject({ bazaar: { routeTemplate: "/mg/api/v1/market/:id", info: { input: { pathParams: { id: "bitcoin" } } } } });
+    expect(discoveryExtensions(market, `${HOST}/mg/api/v1/market/bitcoin`)).toMatchObject({
+      bazaar: { routeTemplate: "/mg/api/v1/market/:id", info: { input: { pathParams: { id: "bitcoin" } } } },
+    });
     expect(resourceMetadata(market, `${HOST}/mg/api/v1/market/bitcoin`).iconUrl).toBe(`${HOST}/mg/favicon.svg`);
     expect(resourceMetadata(market, `${HOST}/mcp`).iconUrl).toBe(`${HOST}/favicon.svg`);
     expect(resourceMetadata(market, "mcp://tool/cex_market")).toEqual({ serviceName: "marketgate", tags: ["cex", "crypto", "market-data"] });
     // Not the tool's route (a sign-in 402 borrowing the top-up's requirements): no declaration.
-    expect(discoveryExtensions(TOOLS.find((t) => t.name === "credits_top_up")!, `${HOST}/api/v1/credits/caps`)).toEqual({});
-    expect(discoveryExtensions(TOOLS.find((t) => t.name === "service_status")!, `${HOST}/api/v1/status`)).toEqual({});
+    expect(
+      discoveryExtensions(
+        TOOLS.find((t) => t.name === "credits_top_up")!,
+        `${HOST}/api/v1/credits/caps`,
+      ),
+    ).toEqual({});
+    expect(
+      discoveryExtensions(
+        TOOLS.find((t) => t.name === "service_status")!,
+        `${HOST}/api/v1/status`,
+      ),
+    ).toEqual({});
   });
 
   it("generates a typed client (openapi-typescript + openapi-fetch) that compiles under --strict and reads accepts[0].amount from a 402", async () => {

@@ -57,7 +57,9 @@ describe("live streams in the documents", () => {
       expect(op.responses["402"].headers["PAYMENT-REQUIRED"].schema.contentSchema).toEqual({ $ref: "#/components/schemas/PaymentRequired" });
       expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "402", "404", "414", "429", "503"]);
       const params = op.parameters.map((p: Doc) => `${p.in}:${p.name}`);
-      expect(params).toEqual(expect.arrayContaining(["header:Last-Event-ID", "query:lastEventId", "query:siwx", "query:session", `${def.symbol === "required" ? "path" : "query"}:symbol`]));
+      expect(params).toEqual(
+        expect.arrayContaining(["header:Last-Event-ID", "query:lastEventId", "query:siwx", "query:session", `${def.symbol === "required" ? "path" : "query"}:symbol`]),
+      );
       expect(op.responses["200"].headers["X-Credits-Session"]).toBeDefined();
     }
     const ws = doc.paths[STREAM_WS_PATH].get;
@@ -123,7 +125,8 @@ describe("live streams in the documents", () => {
     const at = short.indexOf("## Live streams");
     expect(at).toBeGreaterThan(0);
     const section = short.slice(at);
-    for (const words of ["POST /api/v1/credits", "SIGN-IN-WITH-X", "X-Credits-Session", "Last-Event-ID", "payment_required", "stream_subscribe", "wss://marketgate.example/ws"]) expect(section).toContain(words);
+    for (const words of ["POST /api/v1/credits", "SIGN-IN-WITH-X", "X-Credits-Session", "Last-Event-ID", "payment_required", "stream_subscribe", "wss://marketgate.example/ws"])
+      expect(section).toContain(words);
     for (const def of STREAMS) {
       const entry = section.slice(section.indexOf(`### stream_${def.topic}:`));
       expect(entry).toContain(`\`GET ${def.path}\``);

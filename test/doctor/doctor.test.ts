@@ -96,7 +96,9 @@ describe("marketgate doctor", () => {
       const failed = report.results.filter((r) => r.status !== "ok");
       expect(failed).toHaveLength(1);
       expect(failed[0]).toMatchObject({ venue: "binance", endpoint: "GET /fapi/v1/openInterest", status: "fail", failure: { kind: "shape", field: "openInterest" } });
-      expect(formatReport(report)).toMatch(/^binance\s+GET \/fapi\/v1\/openInterest\s+FAIL\s+shape change at "openInterest": .*binance \/fapi\/v1\/openInterest returned an unexpected shape/m);
+      expect(formatReport(report)).toMatch(
+        /^binance\s+GET \/fapi\/v1\/openInterest\s+FAIL\s+shape change at "openInterest": .*binance \/fapi\/v1\/openInterest returned an unexpected shape/m,
+      );
     } finally {
       await proxy.close();
     }
@@ -106,7 +108,11 @@ describe("marketgate doctor", () => {
     sim.faults.inject("coingecko", { kind: "server_error", status: 502 }, 3);
     try {
       const report = await runDoctor(loadConfig(env()), { checks: DOCTOR_CHECKS.filter((c) => c.venue === "coingecko") });
-      expect(report.results[0]).toMatchObject({ id: "coingecko.simplePrice", status: "fail", failure: { kind: "http", httpStatus: 502, message: "HTTP 502 from GET /simple/price" } });
+      expect(report.results[0]).toMatchObject({
+        id: "coingecko.simplePrice",
+        status: "fail",
+        failure: { kind: "http", httpStatus: 502, message: "HTTP 502 from GET /simple/price" },
+      });
       expect(report.results.slice(1).map((r) => r.status)).toEqual(["ok", "ok"]);
     } finally {
       sim.faults.clear();

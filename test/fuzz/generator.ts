@@ -165,12 +165,26 @@ function paymentHeaders(r: () => number, valid?: PaymentPayload): Record<string,
     case 8:
       if (r() < 0.5) {
         // Credits: hostile SIWX proofs (junk, near-valid JSON) and session tokens.
-        const siwx = { domain: "127.0.0.1", address: pick(r, HOSTILE_STRINGS), uri: pick(r, HOSTILE_STRINGS), version: "1", chainId: pick(r, ["eip155:8453", "solana:x", "x"]), type: "eip191", nonce: pick(r, HOSTILE_STRINGS), issuedAt: pick(r, HOSTILE_STRINGS), signature: pick(r, ["0x", "0x12", `0x${"ab".repeat(65)}`]) };
+        const siwx = {
+          domain: "127.0.0.1",
+          address: pick(r, HOSTILE_STRINGS),
+          uri: pick(r, HOSTILE_STRINGS),
+          version: "1",
+          chainId: pick(r, ["eip155:8453", "solana:x", "x"]),
+          type: "eip191",
+          nonce: pick(r, HOSTILE_STRINGS),
+          issuedAt: pick(r, HOSTILE_STRINGS),
+          signature: pick(r, ["0x", "0x12", `0x${"ab".repeat(65)}`]),
+        };
         return r() < 0.5
           ? { "SIGN-IN-WITH-X": r() < 0.3 ? pick(r, HOSTILE_STRINGS) : b64(JSON.stringify(r() < 0.5 ? mutate(r, siwx) : siwx)) }
           : { "X-Credits-Session": pick(r, ["v1.0x0000000000000000000000000000000000000000.9999999999.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "v1", ...HOSTILE_STRINGS]) };
       }
-      return { Authorization: `Bearer ${pick(r, HOSTILE_STRINGS)}`, "X-Wallet-Signature": pick(r, ["0x", "0x1234", `0x${"ab".repeat(65)}`]), "X-Signed-At": pick(r, HOSTILE_STRINGS) };
+      return {
+        Authorization: `Bearer ${pick(r, HOSTILE_STRINGS)}`,
+        "X-Wallet-Signature": pick(r, ["0x", "0x1234", `0x${"ab".repeat(65)}`]),
+        "X-Signed-At": pick(r, HOSTILE_STRINGS),
+      };
     default:
       return { "PAYMENT-SIGNATURE": b64(mutated()), "X-PAYMENT": b64(mutated()) };
   }
@@ -214,7 +228,14 @@ function toolRequest(r: () => number, tool: AnyTool, valid?: PaymentPayload): Fu
   const headers: Record<string, string> = { ...paymentHeaders(r, valid), "X-Forwarded-For": `10.0.${Math.floor(r() * 255)}.${Math.floor(r() * 255)}` };
   let body: string | undefined;
   if (method === "POST" || (method !== "GET" && method !== "HEAD" && r() < 0.3)) {
-    headers["content-type"] = pick(r, ["application/json", "application/json", "application/json; charset=utf-8", "application/json; charset=latin1", "text/plain", "application/x-www-form-urlencoded"]);
+    headers["content-type"] = pick(r, [
+      "application/json",
+      "application/json",
+      "application/json; charset=utf-8",
+      "application/json; charset=latin1",
+      "text/plain",
+      "application/x-www-form-urlencoded",
+    ]);
     const obj = r() < 0.6 ? mutate(r, Object.fromEntries(Object.entries(ex).map(([k, v]) => [k, v]))) : hostileJson(r);
     body = r() < 0.1 ? `{"${pick(r, HOSTILE_STRINGS)}":` : JSON.stringify(obj);
   }
@@ -262,7 +283,8 @@ function streamRequest(r: () => number): FuzzRequest {
 function randomRequest(r: () => number): FuzzRequest {
   const paths = ["/", "/health", "/metrics", "/openapi.json", "/.well-known/x402", "/api/v1/quote", "/api/v1/status", "/nope", "/%", "/api/v1/%E0%A4%A"];
   let path = pick(r, paths);
-  if (path === "/api/v1/quote") path += `?path=${segment(r, pick(r, ["/api/v1/prices?symbols=btc", "/funding-rate/BTC", ...HOSTILE_STRINGS]))}&method=${pick(r, ["GET", "POST", "x"])}${r() < 0.3 ? `&body=${segment(r, JSON.stringify(hostileJson(r)))}` : ""}`;
+  if (path === "/api/v1/quote")
+    path += `?path=${segment(r, pick(r, ["/api/v1/prices?symbols=btc", "/funding-rate/BTC", ...HOSTILE_STRINGS]))}&method=${pick(r, ["GET", "POST", "x"])}${r() < 0.3 ? `&body=${segment(r, JSON.stringify(hostileJson(r)))}` : ""}`;
   else if (r() < 0.5) path += `/${segment(r, pick(r, HOSTILE_STRINGS))}`;
   const headers: Record<string, string> = { "content-type": pick(r, ["application/json", "application/json; charset=latin1", "text/plain"]) };
   if (r() < 0.3) headers["content-encoding"] = pick(r, ["gzip", "compress", "br", "identity"]);

@@ -18,7 +18,10 @@ const { paid, free } = await fuzzBothStacks(seed, Math.ceil(total * 0.7), Math.f
 for (const [name, r] of Object.entries({ paid, free })) {
   console.log(`${name}: sent ${r.sent}, unsendable ${r.unsendable}, statuses ${JSON.stringify(r.statuses)}`);
   console.log(`  /metrics ${r.metricsBytesBefore} -> ${r.metricsBytesAfter} bytes (bound ${METRICS_BOUND_BYTES}), route labels ${r.routeLabels}, alive ${r.alive}`);
-  for (const f of r.failures.slice(0, 20)) console.log(`  FAIL ${f.status} ${f.request.method} ${f.request.path.slice(0, 200)} (headers ${JSON.stringify(f.request.headers).length} B, body ${f.request.body?.length ?? 0} B) ${f.body.slice(0, 200)}`);
+  for (const f of r.failures.slice(0, 20))
+    console.log(
+      `  FAIL ${f.status} ${f.request.method} ${f.request.path.slice(0, 200)} (headers ${JSON.stringify(f.request.headers).length} B, body ${f.request.body?.length ?? 0} B) ${f.body.slice(0, 200)}`,
+    );
 }
 const all = [...problems(paid), ...problems(free)];
 console.log(`seed ${seed}, ${total} requests in ${((Date.now() - started) / 1000).toFixed(1)} s: ${all.length ? all.join("; ") : "no 5xx, process alive, /metrics bounded"}`);

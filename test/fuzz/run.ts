@@ -70,7 +70,14 @@ async function metricsText(base: string): Promise<string> {
  * Sends `count` seeded hostile requests to a running service (`baseUrl`) with `concurrency` in flight,
  * and reports statuses, every 5xx or unanswered request, `/metrics` growth and liveness.
  */
-export async function runFuzz(opts: { baseUrl: string; seed: number; count: number; concurrency?: number; tools: readonly AnyTool[]; valid?: PaymentPayload }): Promise<FuzzReport> {
+export async function runFuzz(opts: {
+  baseUrl: string;
+  seed: number;
+  count: number;
+  concurrency?: number;
+  tools: readonly AnyTool[];
+  valid?: PaymentPayload;
+}): Promise<FuzzReport> {
   const base = new URL(opts.baseUrl);
   const report: FuzzReport = { sent: 0, unsendable: 0, statuses: {}, failures: [], metricsBytesBefore: 0, metricsBytesAfter: 0, routeLabels: 0, alive: false };
   report.metricsBytesBefore = (await metricsText(opts.baseUrl)).length;

@@ -50,7 +50,10 @@ describe.each(kinds.filter((k) => redisAvailable || !k.redis))("credit-paid call
     const url = `${stack.url}/test/counter/request-id`;
     const results = await Promise.all(Array.from({ length: 6 }, () => withCredits(url, { requestId: "one-request" })));
     const statuses = results.map((r) => r.status);
-    expect(statuses.every((s) => s === 200 || s === 409), JSON.stringify(statuses)).toBe(true);
+    expect(
+      statuses.every((s) => s === 200 || s === 409),
+      JSON.stringify(statuses),
+    ).toBe(true);
     expect(state.runs - runsBefore).toBe(1);
     expect(await json(await withCredits(`${stack.url}/api/v1/credits`))).toMatchObject({ spent_usd: "0.02", balance_usd: "0.18" });
     // A later retry with a new proof and the same requestId gets the stored answer, not a new run.

@@ -197,7 +197,8 @@ describe("exactly-once payments", () => {
 
   it("owes a state-creating request whose handler failed after the upfront charge: the same payment completes it once", async () => {
     const url = `${stack.url}/test/things`;
-    const post = (name: string, sig: string) => fetch(url, { method: "POST", headers: { "content-type": "application/json", "payment-signature": sig }, body: JSON.stringify({ name }) });
+    const post = (name: string, sig: string) =>
+      fetch(url, { method: "POST", headers: { "content-type": "application/json", "payment-signature": sig }, body: JSON.stringify({ name }) });
     const pr = await paymentRequired(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "owed" }) });
     const sig = header(await signPayment(pr, payer(5).privateKey));
     const before = await stack.balanceOf(payer(5).address);
@@ -222,7 +223,8 @@ describe("exactly-once payments", () => {
 
   it("reconciles a state-creating request whose upfront settlement landed after the service gave up: the same payment runs it once after confirmation", async () => {
     const url = `${stack.url}/test/things`;
-    const post = (name: string, sig: string) => fetch(url, { method: "POST", headers: { "content-type": "application/json", "payment-signature": sig }, body: JSON.stringify({ name }) });
+    const post = (name: string, sig: string) =>
+      fetch(url, { method: "POST", headers: { "content-type": "application/json", "payment-signature": sig }, body: JSON.stringify({ name }) });
     const pr = await paymentRequired(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "lost" }) });
     const sig = header(await signPayment(pr, payer(6).privateKey));
     const before = await stack.balanceOf(payer(6).address);
@@ -260,7 +262,10 @@ describe("exactly-once payments", () => {
     expect((await fetch(`${stack.url}/api/v1/quote?path=/nowhere`)).status).toBe(404);
     expect(await json(await fetch(`${stack.url}/api/v1/quote?path=/api/v1/status`))).toMatchObject({ charged: false, reason: "free_tool" });
     // POST: quoted without the body (the price does not depend on it), or validated with it.
-    const alertQuote = (body?: unknown) => fetch(`${stack.url}/api/v1/quote?path=/liquidation/alert&method=POST${body === undefined ? "" : `&body=${encodeURIComponent(typeof body === "string" ? body : JSON.stringify(body))}`}`);
+    const alertQuote = (body?: unknown) =>
+      fetch(
+        `${stack.url}/api/v1/quote?path=/liquidation/alert&method=POST${body === undefined ? "" : `&body=${encodeURIComponent(typeof body === "string" ? body : JSON.stringify(body))}`}`,
+      );
     expect(await json(await alertQuote())).toMatchObject({ tool: "liquidation_alert_create", price_usd: "0.06", charged: true, input_checked: false });
     expect(await json(await alertQuote({ symbol: "BTC", webhook_url: "https://93.184.215.14/hook" }))).toMatchObject({ input_checked: true, charged: true });
     expect((await alertQuote({ symbol: "BTC", webhook_url: "http://93.184.215.14/hook" })).status).toBe(400);

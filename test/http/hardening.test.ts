@@ -101,8 +101,19 @@ describe("hardening: payments, body parsing, URL length, metrics, MCP arguments"
       ["base64 of text", () => ({ "PAYMENT-SIGNATURE": b64("hello") })],
       ["null inner payload", (p) => ({ "PAYMENT-SIGNATURE": b64({ ...p, payload: null }) })],
       ["string accepted", (p) => ({ "PAYMENT-SIGNATURE": b64({ ...p, accepted: "exact" }) })],
-      ["validBefore NaN", (p) => ({ "PAYMENT-SIGNATURE": b64({ ...p, payload: { ...p.payload, authorization: { ...(p.payload.authorization as object), validBefore: "NaN" } } }) })],
-      ["bad checksum address", (p) => ({ "PAYMENT-SIGNATURE": b64({ ...p, payload: { ...p.payload, authorization: { ...(p.payload.authorization as object), from: "0xAbCdEf0000000000000000000000000000000001" } } }) })],
+      [
+        "validBefore NaN",
+        (p) => ({ "PAYMENT-SIGNATURE": b64({ ...p, payload: { ...p.payload, authorization: { ...(p.payload.authorization as object), validBefore: "NaN" } } }) }),
+      ],
+      [
+        "bad checksum address",
+        (p) => ({
+          "PAYMENT-SIGNATURE": b64({
+            ...p,
+            payload: { ...p.payload, authorization: { ...(p.payload.authorization as object), from: "0xAbCdEf0000000000000000000000000000000001" } },
+          }),
+        }),
+      ],
       ["unknown x402Version", (p) => ({ "PAYMENT-SIGNATURE": b64({ ...p, x402Version: 7 }) })],
       ["array", () => ({ "PAYMENT-SIGNATURE": b64([1, 2]) })],
       ["X-PAYMENT garbage", () => ({ "X-PAYMENT": "e30=" })],

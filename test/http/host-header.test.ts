@@ -8,7 +8,12 @@ import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-
 /** Host values that are not `name[:port]` / `[IPv6][:port]` (issue 20, finding 6). */
 const BAD_HOSTS = ["[::1", "a b", "%zz", "@@", "x:99999", "[not-ipv6]:80", "a/b", "u@h"];
 
-const INITIALIZE = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+const INITIALIZE = JSON.stringify({
+  jsonrpc: "2.0",
+  id: 1,
+  method: "initialize",
+  params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+});
 
 /** One request with exactly these headers (Node's fetch would replace Host); the answer's status, type and body. */
 function send(base: string, method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; type: string; body: string }> {

@@ -80,7 +80,11 @@ describe("clientKey", () => {
 });
 
 describe("per-client limiters", () => {
-  const refused = (p: Promise<void>) => p.then(() => false, (e: unknown) => e instanceof AppError && e.code === "RATE_LIMITED");
+  const refused = (p: Promise<void>) =>
+    p.then(
+      () => false,
+      (e: unknown) => e instanceof AppError && e.code === "RATE_LIMITED",
+    );
 
   it("count two IPv6 addresses of one /64 as one client, and another /64 apart", async () => {
     const limiter = new MissRateLimiter(2);

@@ -101,7 +101,13 @@ describe("GET /ready beside /health", () => {
     const rpc = await fakeRpc("0x2105");
     const down = new RedisHandle({ url: "redis://127.0.0.1:1", prefix: "mg-ready:", log: logger });
     try {
-      const good = await new Readiness({ health, venues, rpcUrl: rpc.url, network: "eip155:8453", facilitator: facilitator(async () => ({ kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:8453" }], extensions: [], signers: {} })) }).check();
+      const good = await new Readiness({
+        health,
+        venues,
+        rpcUrl: rpc.url,
+        network: "eip155:8453",
+        facilitator: facilitator(async () => ({ kinds: [{ x402Version: 2, scheme: "exact", network: "eip155:8453" }], extensions: [], signers: {} })),
+      }).check();
       expect(good.status).toBe("ready");
       expect(good.components.chain_rpc).toMatchObject({ status: "ok", chain_id: 8453 });
       expect(good.components.facilitator).toMatchObject({ status: "ok", kinds: 1 });

@@ -54,7 +54,8 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
     expect(res.status, JSON.stringify(await res.clone().json())).toBe(200);
   };
   /** The victim's own view of its account (a proof for this service's origin). */
-  const account = async (i: number) => json(await fetch(`${stack.url}/api/v1/credits`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/api/v1/credits`) } }));
+  const account = async (i: number) =>
+    json(await fetch(`${stack.url}/api/v1/credits`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/api/v1/credits`) } }));
 
   beforeAll(async () => {
     other = await startOtherSite();
@@ -73,7 +74,11 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
     const i = 1;
     await topUp(i, "0.5");
     const capsUrl = `${stack.url}/api/v1/credits/caps`;
-    const own = await fetch(capsUrl, { method: "POST", headers: { "content-type": "application/json", "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, capsUrl) }, body: JSON.stringify({ per_call_max_usd: "0.05" }) });
+    const own = await fetch(capsUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, capsUrl) },
+      body: JSON.stringify({ per_call_max_usd: "0.05" }),
+    });
     expect(own.status).toBe(200);
     const runs = state.runs;
 
@@ -95,7 +100,10 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
     expect(uncap.status).toBe(402);
 
     // A proxy that forwards the other site's name in X-Forwarded-Host (trusted here) changes nothing.
-    const forwarded: Array<Record<string, string>> = [{ "X-Forwarded-Host": OTHER_SITE, "X-Forwarded-Proto": "http" }, { "X-Forwarded-Host": `${OTHER_SITE}, ${new URL(stack.url).host}` }];
+    const forwarded: Array<Record<string, string>> = [
+      { "X-Forwarded-Host": OTHER_SITE, "X-Forwarded-Proto": "http" },
+      { "X-Forwarded-Host": `${OTHER_SITE}, ${new URL(stack.url).host}` },
+    ];
     for (const headers of forwarded) {
       const res = await fetch(`${stack.url}/test/counter/stolen-xfh`, { headers: { ...headers, "SIGN-IN-WITH-X": await other.proofFrom(payer(i).privateKey) } });
       expect(res.status).toBe(402);
@@ -149,7 +157,11 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
     await client.connect(new StreamableHTTPClientTransport(new URL(`${other.origin}/mcp`), { fetch: fetchVia(stack.url) }));
     try {
       const runs = state.runs;
-      const paid = await client.callTool({ name: "test_counter", arguments: { label: "mcp-stolen" }, _meta: { "x402/sign-in-with-x": await other.proofFrom(payer(i).privateKey, "/mcp") } });
+      const paid = await client.callTool({
+        name: "test_counter",
+        arguments: { label: "mcp-stolen" },
+        _meta: { "x402/sign-in-with-x": await other.proofFrom(payer(i).privateKey, "/mcp") },
+      });
       expect(paid.isError).toBe(true);
       expect(JSON.parse(resultText(paid)).error).toMatch(/^invalid_siwx_domain/);
       const me = await client.callTool({ name: "credits_get", arguments: {}, _meta: { "x402/sign-in-with-x": await other.proofFrom(payer(i).privateKey, "/mcp") } });
@@ -157,7 +169,11 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
       expect(me.structuredContent).toBeUndefined();
       expect(state.runs).toBe(runs);
 
-      const mine = await client.callTool({ name: "test_counter", arguments: { label: "mcp-mine" }, _meta: { "x402/sign-in-with-x": await siwxHeader(payer(i).privateKey, `${stack.url}/mcp`) } });
+      const mine = await client.callTool({
+        name: "test_counter",
+        arguments: { label: "mcp-mine" },
+        _meta: { "x402/sign-in-with-x": await siwxHeader(payer(i).privateKey, `${stack.url}/mcp`) },
+      });
       expect(mine.isError).toBeFalsy();
       expect(mine._meta?.["marketgate/credits"]).toMatchObject({ remaining_usd: "0.18" });
     } finally {
@@ -178,19 +194,23 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
 
     const ws = new WebSocket(`${stack.url.replace("http", "ws")}/ws`, { headers: { host: OTHER_SITE, "SIGN-IN-WITH-X": await other.proofFrom(payer(i).privateKey, "/ws") } });
     expect(await upgradeStatus(ws)).toBe(402);
-    const wsXfh = new WebSocket(`${stack.url.replace("http", "ws")}/ws`, { headers: { "X-Forwarded-Host": OTHER_SITE, "SIGN-IN-WITH-X": await other.proofFrom(payer(i).privateKey, "/ws") } });
+    const wsXfh = new WebSocket(`${stack.url.replace("http", "ws")}/ws`, {
+      headers: { "X-Forwarded-Host": OTHER_SITE, "SIGN-IN-WITH-X": await other.proofFrom(payer(i).privateKey, "/ws") },
+    });
     expect(await upgradeStatus(wsXfh)).toBe(402);
 
     const client = new Client({ name: "attacker", version: "1" });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${other.origin}/mcp/live`), { fetch: fetchVia(stack.url) }));
     try {
-      const err = await client.subscribeResource({ uri: "marketgate://liquidations/ETH", _meta: { "x402/sign-in-with-x": await other.proofFrom(payer(i).privateKey, "/mcp/live") } }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
+      const err = await client
+        .subscribeResource({ uri: "marketgate://liquidations/ETH", _meta: { "x402/sign-in-with-x": await other.proofFrom(payer(i).privateKey, "/mcp/live") } })
+        .then(
+          () => undefined,
+          (e: unknown) => e,
+        );
       expect(err).toBeInstanceOf(McpError);
       expect((err as McpError).code).toBe(402);
-      expect(((err as McpError & { data: { reason: string } }).data.reason)).toMatch(/^invalid_siwx_domain/);
+      expect((err as McpError & { data: { reason: string } }).data.reason).toMatch(/^invalid_siwx_domain/);
     } finally {
       await client.close();
     }
@@ -198,7 +218,9 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
     expect(stack.service.live.limits.open).toBe(0);
     expect(await account(i)).toMatchObject({ balance_usd: "0.1", spent_usd: "0" });
     // The same proofs for this service's origin open the streams (the refusals above were about the origin).
-    const mine = new WebSocket(`${stack.url.replace("http", "ws")}/ws`, { headers: { host: OTHER_SITE, "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/ws`) } });
+    const mine = new WebSocket(`${stack.url.replace("http", "ws")}/ws`, {
+      headers: { host: OTHER_SITE, "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/ws`) },
+    });
     expect(await upgradeStatus(mine)).toBe("open");
   });
 });

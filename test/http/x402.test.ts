@@ -83,32 +83,66 @@ describe("x402 over HTTP, paid on the local chain", () => {
 
   describe("rejects bad payments without running the handler or moving funds", () => {
     const cases: Array<[string, RegExp, (url: string) => Promise<string>]> = [
-      ["a replayed authorization", /simulation_failed|nonce/, async () => {
-        const first = `${stack.url}/api/v1/market/cardano`;
-        const sig = header(await signPayment(await paymentRequired(first), payer().privateKey));
-        expect((await fetch(first, { headers: { "payment-signature": sig } })).status).toBe(200);
-        return sig;
-      }],
-      ["an underpayment (signed for less, declaring the full price)", /value_mismatch/, async (url) =>
-        header(await signPayment(await paymentRequired(url), payer().privateKey, { signFor: (r) => ({ ...r, amount: "1000" }) }))],
-      ["an underpayment (declared and signed for less)", /No matching/, async (url) =>
-        header(await signPayment(await paymentRequired(url), payer().privateKey, { signFor: (r) => ({ ...r, amount: "1000" }), declare: (r) => ({ ...r, amount: "1000" }) }))],
-      ["a payment to the wrong payTo", /recipient_mismatch/, async (url) =>
-        header(await signPayment(await paymentRequired(url), payer().privateKey, { signFor: (r) => ({ ...r, payTo: ATTACKER }) }))],
-      ["a payment on the wrong network", /No matching/, async (url) =>
-        header(await signPayment(await paymentRequired(url), payer().privateKey, { signFor: (r) => ({ ...r, network: "eip155:84532" }), declare: (r) => ({ ...r, network: "eip155:84532" }) }))],
-      ["an expired authorization", /valid_before/, async (url) =>
-        header(await signPayment(await paymentRequired(url), payer().privateKey, { signFor: (r) => ({ ...r, maxTimeoutSeconds: 2 }) }))],
-      ["a forged signature", /signature/, async (url) => {
-        const p = await signPayment(await paymentRequired(url), payer().privateKey);
-        const sig = String(p.payload.signature);
-        return header({ ...p, payload: { ...p.payload, signature: `${sig.slice(0, 10)}${sig[10] === "a" ? "b" : "a"}${sig.slice(11)}` } });
-      }],
-      ["a signature by another key for the payer's authorization", /signature/, async (url) => {
-        const mine = await signPayment(await paymentRequired(url), payer().privateKey);
-        const theirs = await signPayment(await paymentRequired(url), stack.payers[1]!.privateKey);
-        return header({ ...mine, payload: { ...mine.payload, signature: theirs.payload.signature } });
-      }],
+      [
+        "a replayed authorization",
+        /simulation_failed|nonce/,
+        async () => {
+          const first = `${stack.url}/api/v1/market/cardano`;
+          const sig = header(await signPayment(await paymentRequired(first), payer().privateKey));
+          expect((await fetch(first, { headers: { "payment-signature": sig } })).status).toBe(200);
+          return sig;
+        },
+      ],
+      [
+        "an underpayment (signed for less, declaring the full price)",
+        /value_mismatch/,
+        async (url) => header(await signPayment(await paymentRequired(url), payer().privateKey, { signFor: (r) => ({ ...r, amount: "1000" }) })),
+      ],
+      [
+        "an underpayment (declared and signed for less)",
+        /No matching/,
+        async (url) =>
+          header(await signPayment(await paymentRequired(url), payer().privateKey, { signFor: (r) => ({ ...r, amount: "1000" }), declare: (r) => ({ ...r, amount: "1000" }) })),
+      ],
+      [
+        "a payment to the wrong payTo",
+        /recipient_mismatch/,
+        async (url) => header(await signPayment(await paymentRequired(url), payer().privateKey, { signFor: (r) => ({ ...r, payTo: ATTACKER }) })),
+      ],
+      [
+        "a payment on the wrong network",
+        /No matching/,
+        async (url) =>
+          header(
+            await signPayment(await paymentRequired(url), payer().privateKey, {
+              signFor: (r) => ({ ...r, network: "eip155:84532" }),
+              declare: (r) => ({ ...r, network: "eip155:84532" }),
+            }),
+          ),
+      ],
+      [
+        "an expired authorization",
+        /valid_before/,
+        async (url) => header(await signPayment(await paymentRequired(url), payer().privateKey, { signFor: (r) => ({ ...r, maxTimeoutSeconds: 2 }) })),
+      ],
+      [
+        "a forged signature",
+        /signature/,
+        async (url) => {
+          const p = await signPayment(await paymentRequired(url), payer().privateKey);
+          const sig = String(p.payload.signature);
+          return header({ ...p, payload: { ...p.payload, signature: `${sig.slice(0, 10)}${sig[10] === "a" ? "b" : "a"}${sig.slice(11)}` } });
+        },
+      ],
+      [
+        "a signature by another key for the payer's authorization",
+        /signature/,
+        async (url) => {
+          const mine = await signPayment(await paymentRequired(url), payer().privateKey);
+          const theirs = await signPayment(await paymentRequired(url), stack.payers[1]!.privateKey);
+          return header({ ...mine, payload: { ...mine.payload, signature: theirs.payload.signature } });
+        },
+      ],
     ];
     it.each(cases)("%s", async (_name, reason, makeSig) => {
       const url = `${stack.url}/api/v1/market/polkadot`;
@@ -149,7 +183,7 @@ describe("x402 over HTTP, paid on the local chain", () => {
     const res = await fetch(url, { headers: { "payment-signature": sig } });
     expect(res.status).toBe(402);
     const text = await res.text();
-    expect(text).not.toContain("uniswap\",\"symbol");
+    expect(text).not.toContain('uniswap","symbol');
     expect(JSON.parse(text).data).toBeUndefined();
     failSettle = false;
     const after = await fetch(url);
@@ -158,7 +192,10 @@ describe("x402 over HTTP, paid on the local chain", () => {
   });
 
   it("accepts a v1 client's X-PAYMENT and X-PAYMENT-PROOF", async () => {
-    for (const [name, id] of [["x-payment", "optimism"], ["x-payment-proof", "arbitrum"]] as const) {
+    for (const [name, id] of [
+      ["x-payment", "optimism"],
+      ["x-payment-proof", "arbitrum"],
+    ] as const) {
       const url = `${stack.url}/api/v1/market/${id}`;
       const unpaid = await fetch(url);
       const proof = await signV1(await json(unpaid), payer().privateKey);

@@ -38,7 +38,8 @@ function binanceRoute(tape: ReturnType<typeof binanceTape>, failAfter = Infinity
     if (++n > failAfter) return { status: 400, body: { code: -1100, msg: "bad" } };
     const q = req.query as Record<string, string>;
     const limit = Number(q.limit ?? 500);
-    if (q.startTime !== undefined && q.endTime !== undefined && Number(q.endTime) - Number(q.startTime) > HOUR) return { status: 400, body: { code: -1127, msg: "More than 1 hours between startTime and endTime." } };
+    if (q.startTime !== undefined && q.endTime !== undefined && Number(q.endTime) - Number(q.startTime) > HOUR)
+      return { status: 400, body: { code: -1127, msg: "More than 1 hours between startTime and endTime." } };
     const rows = q.fromId !== undefined ? tape.filter((r) => r.a >= Number(q.fromId)) : tape.filter((r) => r.T >= Number(q.startTime) && r.T <= Number(q.endTime));
     return { body: rows.slice(0, limit) };
   };
@@ -99,7 +100,15 @@ describe("binance aggTrades backfill", () => {
 
 describe("bybit recent-trade backfill", () => {
   const btc: FeedInstrument = { base: "BTC", venueSymbol: "BTCUSDT", multiplier: 1, contractSize: 1 };
-  const rows = Array.from({ length: 50 }, (_, i) => ({ execId: `e${i}`, symbol: "BTCUSDT", price: "65114.20", size: "0.004", side: i % 2 ? "Buy" : "Sell", time: String(T0 + (49 - i) * 1000), isBlockTrade: false }));
+  const rows = Array.from({ length: 50 }, (_, i) => ({
+    execId: `e${i}`,
+    symbol: "BTCUSDT",
+    price: "65114.20",
+    size: "0.004",
+    side: i % 2 ? "Buy" : "Sell",
+    time: String(T0 + (49 - i) * 1000),
+    isBlockTrade: false,
+  }));
 
   it("keeps trades in range; complete only when the oldest trade predates `from`", async () => {
     const s = await stub({ "GET /v5/market/recent-trade": () => ({ body: { retCode: 0, retMsg: "OK", result: { category: "linear", list: rows }, time: T0 } }) });
@@ -117,7 +126,15 @@ describe("bybit recent-trade backfill", () => {
 describe("okx history-trades backfill", () => {
   const btc: FeedInstrument = { base: "BTC", venueSymbol: "BTC-USDT-SWAP", multiplier: 1, contractSize: 0.01 };
   // 250 trades, 4 per millisecond, ids 1000..1249; newest first like OKX
-  const tape = Array.from({ length: 250 }, (_, i) => ({ instId: "BTC-USDT-SWAP", tradeId: String(1000 + i), px: "65000.5", sz: "3", side: i % 2 ? "buy" : "sell", ts: String(T0 + Math.floor(i / 4)), source: "0" })).reverse();
+  const tape = Array.from({ length: 250 }, (_, i) => ({
+    instId: "BTC-USDT-SWAP",
+    tradeId: String(1000 + i),
+    px: "65000.5",
+    sz: "3",
+    side: i % 2 ? "buy" : "sell",
+    ts: String(T0 + Math.floor(i / 4)),
+    source: "0",
+  })).reverse();
   const route: StubRoute = (req) => {
     const q = req.query as Record<string, string>;
     const rows = q.type === "2" ? tape.filter((r) => Number(r.ts) < Number(q.after)) : tape.filter((r) => Number(r.tradeId) < Number(q.after));

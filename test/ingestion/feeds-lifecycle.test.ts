@@ -117,7 +117,7 @@ describe("feed lifecycle (local ws server)", () => {
     await waitFor(() => c.received.length >= 1);
     expect(JSON.parse(c.received[0]!)).toMatchObject({ op: "subscribe", args: ["publicTrade.BTCUSDT", "allLiquidation.BTCUSDT", "publicTrade.ETHUSDT", "allLiquidation.ETHUSDT"] });
     // a real recorded frame
-    c.ws.send(JSON.stringify((fixture("bybit/bybit_v5_ws_allLiquidation_PIPPINUSDT_2025-02-25.json") as object)));
+    c.ws.send(JSON.stringify(fixture("bybit/bybit_v5_ws_allLiquidation_PIPPINUSDT_2025-02-25.json") as object));
     c.ws.send(JSON.stringify(JSON.parse(readLine("bybit/bybit_v5_ws_linear_2026-08-09_excerpt.ndjson", 1))));
     await waitFor(() => trades.length === 1);
     expect(trades[0]).toMatchObject({ venue: "bybit", base: "BTC", side: "sell", size: 0.004, price: 65114.2 });
@@ -294,7 +294,11 @@ describe("feed lifecycle (local ws server)", () => {
     await waitFor(() => batches.length === 2);
     send([row("d", T + 1), row("e", T + 1), row("f", T + 2)]); // d is new at T + 1: ids are per millisecond
     await waitFor(() => batches.length === 3);
-    expect(batches.map((b) => b.map((t) => t.id))).toEqual([["a", "b", "c"], ["d", "e"], ["d", "f"]]);
+    expect(batches.map((b) => b.map((t) => t.id))).toEqual([
+      ["a", "b", "c"],
+      ["d", "e"],
+      ["d", "f"],
+    ]);
   });
 
   it("okx: subscribes liquidations + trades on open, pings only when idle, rotates on the upgrade notice", async () => {
@@ -330,7 +334,12 @@ describe("feed lifecycle (local ws server)", () => {
     expect(trades.length).toBeGreaterThanOrEqual(1);
     expect(trades[0]).toMatchObject({ base: "BTC", size: 0.05 });
     // all-swap liquidations: ETH is listed (instruments()) though not subscribed
-    c1.ws.send(JSON.stringify({ arg: { channel: "liquidation-orders", instType: "SWAP" }, data: [{ instId: "ETH-USDT-SWAP", details: [{ bkPx: "3000", sz: "2", side: "sell", posSide: "long", ts: "1700000000000" }] }] }));
+    c1.ws.send(
+      JSON.stringify({
+        arg: { channel: "liquidation-orders", instType: "SWAP" },
+        data: [{ instId: "ETH-USDT-SWAP", details: [{ bkPx: "3000", sz: "2", side: "sell", posSide: "long", ts: "1700000000000" }] }],
+      }),
+    );
     await waitFor(() => liqs.length === 1);
     expect(liqs[0]).toMatchObject({ base: "ETH", side: "long", size: 0.2, valueUsd: 600 });
     // service-upgrade notice → a second connection, the first closed once the second delivers
@@ -395,7 +404,13 @@ describe("feed lifecycle (local ws server)", () => {
     c.ws.send(bybitTrade("ok", Date.now()));
     await waitFor(() => seen.length === 1);
     const errors = (await metrics.errors.get()).values.map((v) => [v.labels.kind, v.value]);
-    expect(errors).toEqual(expect.arrayContaining([["malformed", 1], ["venue_error", 1], ["listener", 1]]));
+    expect(errors).toEqual(
+      expect.arrayContaining([
+        ["malformed", 1],
+        ["venue_error", 1],
+        ["listener", 1],
+      ]),
+    );
     expect((await metrics.messages.get()).values[0]?.value).toBe(3);
     // Per-message counters are handed over when read: exact at every read, also after stop().
     c.ws.send(bybitTrade("ok2", Date.now()));

@@ -49,7 +49,9 @@ describe("binance frames", () => {
     expect(out.liquidations).toEqual([
       { venue: "binance", base: "BTC", venueSymbol: "BTCUSDT", time: 1584059031421, side: "short", price: 4706.04, size: 0.014, valueUsd: 65.88456 },
     ]);
-    const sell = JSON.parse(JSON.stringify(fixture("binance/binance_usdm_ws_forceOrder_BTCUSDT_2020-03-13.json")).replace('"S":"BUY"', '"S":"SELL"').replace('"ap":"4706.04"', '"ap":"0"'));
+    const sell = JSON.parse(
+      JSON.stringify(fixture("binance/binance_usdm_ws_forceOrder_BTCUSDT_2020-03-13.json")).replace('"S":"BUY"', '"S":"SELL"').replace('"ap":"4706.04"', '"ap":"0"'),
+    );
     expect(parseBinanceMessage(sell, map).liquidations[0]).toMatchObject({ side: "long", price: 4793.91 });
     // all-market stream: unknown symbols are filtered out silently
     expect(parseBinanceMessage(fixture("binance/binance_usdm_ws_forceOrder_BTCUSDT_2020-03-13.json"), lookup())).toMatchObject({ liquidations: [], skipped: 1 });
@@ -135,8 +137,14 @@ describe("bybit frames", () => {
   });
 
   it("parses a REST recent-trade page (long key names) with the same normalisation", () => {
-    const body = { retCode: 0, retMsg: "OK", result: { category: "linear", list: [{ execId: "e1", symbol: "BTCUSDT", price: "65114.20", size: "0.004", side: "Sell", time: "1786310819680", isBlockTrade: false }] } };
-    expect(parseBybitRecentTrades(body, inst("BTCUSDT", "BTC")).trades).toEqual([{ venue: "bybit", base: "BTC", time: 1786310819680, price: 65114.2, size: 0.004, side: "sell", id: "e1" }]);
+    const body = {
+      retCode: 0,
+      retMsg: "OK",
+      result: { category: "linear", list: [{ execId: "e1", symbol: "BTCUSDT", price: "65114.20", size: "0.004", side: "Sell", time: "1786310819680", isBlockTrade: false }] },
+    };
+    expect(parseBybitRecentTrades(body, inst("BTCUSDT", "BTC")).trades).toEqual([
+      { venue: "bybit", base: "BTC", time: 1786310819680, price: 65114.2, size: 0.004, side: "sell", id: "e1" },
+    ]);
     expect(parseBybitRecentTrades({ retCode: 10001, retMsg: "params error" }, inst("BTCUSDT", "BTC")).error).toMatch(/10001/);
   });
 });
@@ -164,7 +172,10 @@ describe("okx frames", () => {
     ]);
     const noPos = JSON.parse(JSON.stringify(real).replace('"posSide":"short","side":"buy"', '"posSide":"net","side":"sell"'));
     expect(parseOkxMessage(noPos, map).liquidations[0]!.side).toBe("long");
-    const btc = { arg: { channel: "liquidation-orders", instType: "SWAP" }, data: [{ instId: "BTC-USDT-SWAP", details: [{ bkPx: "50000", sz: "3", side: "buy", posSide: "", ts: "1680173247614" }] }] };
+    const btc = {
+      arg: { channel: "liquidation-orders", instType: "SWAP" },
+      data: [{ instId: "BTC-USDT-SWAP", details: [{ bkPx: "50000", sz: "3", side: "buy", posSide: "", ts: "1680173247614" }] }],
+    };
     expect(parseOkxMessage(btc, map).liquidations[0]).toMatchObject({ side: "short", size: 0.03, valueUsd: 1500 });
     expect(parseOkxMessage({ ...btc, data: [{ ...btc.data[0], instId: "ETH-USDT-SWAP" }] }, map)).toMatchObject({ liquidations: [], skipped: 1 });
   });
@@ -225,7 +236,15 @@ describe("hyperliquid frames", () => {
 });
 
 describe("the per-message fast paths", () => {
-  const map = lookup(inst("SANDUSDT", "SAND"), inst("CTKUSDT", "CTK"), inst("BATUSDT", "BAT"), inst("BTCUSDT", "BTC"), inst("ETHUSDT", "ETH"), inst("SOLUSDT", "SOL"), inst("1000PEPEUSDT", "PEPE", 1000));
+  const map = lookup(
+    inst("SANDUSDT", "SAND"),
+    inst("CTKUSDT", "CTK"),
+    inst("BATUSDT", "BAT"),
+    inst("BTCUSDT", "BTC"),
+    inst("ETHUSDT", "ETH"),
+    inst("SOLUSDT", "SOL"),
+    inst("1000PEPEUSDT", "PEPE", 1000),
+  );
   /** The frame with its times as strings: valid for the schemas, refused by the fast paths. */
   const slow = (f: unknown): unknown =>
     JSON.parse(JSON.stringify(f), function (this: unknown, key, value: unknown) {
@@ -267,10 +286,30 @@ describe("the per-message fast paths", () => {
   });
 
   it("read decimals bit for bit as Number does", () => {
-    const edge = ["0.69067", "369", "65114.20", "0.000001565", "5.", ".5", ".", "", "007", "1e5", " 1", "+1", "-1", "0x10", "1.2.3", "Infinity", "123456789012345", "1234567890123456", "0.1234567890123456789"];
+    const edge = [
+      "0.69067",
+      "369",
+      "65114.20",
+      "0.000001565",
+      "5.",
+      ".5",
+      ".",
+      "",
+      "007",
+      "1e5",
+      " 1",
+      "+1",
+      "-1",
+      "0x10",
+      "1.2.3",
+      "Infinity",
+      "123456789012345",
+      "1234567890123456",
+      "0.1234567890123456789",
+    ];
     for (const x of edge) expect(Object.is(decimal(x), Number(x))).toBe(true);
     let seed = 7;
-    const rnd = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) % n);
+    const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
     for (let i = 0; i < 20_000; i++) {
       let x = "";
       for (let d = 0, n = 1 + rnd(17); d < n; d++) x += String(rnd(10));
@@ -280,7 +319,13 @@ describe("the per-message fast paths", () => {
       }
       expect(Object.is(decimal(x), Number(x))).toBe(true);
     }
-    expect([positiveDecimal("0"), positiveDecimal(""), positiveDecimal("1e400"), positiveDecimal(null), positiveDecimal(2)]).toEqual([undefined, undefined, undefined, undefined, 2]);
+    expect([positiveDecimal("0"), positiveDecimal(""), positiveDecimal("1e400"), positiveDecimal(null), positiveDecimal(2)]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      2,
+    ]);
     expect([idOf(""), idOf(12), idOf(Number.NaN), idOf("x"), idOf(null)]).toEqual([undefined, "12", undefined, "x", undefined]);
   });
 });

@@ -131,7 +131,10 @@ describe.each([BINANCE, BYBIT])("$name frame scanner on the recordings", (v) => 
   it("also reads Binance raw payloads (not combined) and falls back for parsed values", () => {
     if (v.name !== "binance") return;
     const lookup = anyInstrument();
-    const combined = recs.flatMap((r) => r.frames).filter(isTradeFrame.binance).filter((t) => t.startsWith('{"stream":'));
+    const combined = recs
+      .flatMap((r) => r.frames)
+      .filter(isTradeFrame.binance)
+      .filter((t) => t.startsWith('{"stream":'));
     expect(combined.length).toBeGreaterThan(100);
     for (const text of combined) {
       const raw = JSON.stringify((JSON.parse(text) as { data: unknown }).data);
@@ -143,7 +146,8 @@ describe.each([BINANCE, BYBIT])("$name frame scanner on the recordings", (v) => 
 
 describe("frame scanners on hand-made deviations", () => {
   const lookup = anyInstrument();
-  const B = '{"stream":"btcusdt@aggTrade","data":{"e":"aggTrade","E":1617647797640,"a":9445517,"s":"BTCUSDT","p":"0.69067","q":"369","f":12821738,"l":12821738,"T":1617647797485,"m":true}}';
+  const B =
+    '{"stream":"btcusdt@aggTrade","data":{"e":"aggTrade","E":1617647797640,"a":9445517,"s":"BTCUSDT","p":"0.69067","q":"369","f":12821738,"l":12821738,"T":1617647797485,"m":true}}';
   const Y =
     '{"topic":"publicTrade.ETHUSDT","type":"snapshot","ts":1786310820347,"data":[{"T":1786310820346,"s":"ETHUSDT","S":"Buy","v":"0.01","p":"1922.50","L":"PlusTick","i":"19d7df56-4f10-5290-a969-d9d9f2c74cc3","BT":false,"RPI":false,"seq":430879434439},{"T":1786310820346,"s":"ETHUSDT","S":"Sell","v":"1.30","p":"1922.5","L":"ZeroPlusTick","i":"4d4ad26c-901f-5146-adc0-1db29b6b9ab6","BT":false,"RPI":false,"seq":430879434439}]}';
   // [what, venue, text, read by the scanner]
@@ -213,15 +217,82 @@ type Obj = { [k: string]: Json };
 
 /** Values that stress the readers: huge, signed, fractional, exponent and NaN-like numbers and strings, other types. */
 const ODD_VALUES: Json[] = [
-  0, -0, -1, 1.5, 1e21, 1e308, 1e20, 1234567890123456, 12345678901234568, 1617647797485.5, 2 ** 53, 2 ** 53 + 2,
-  "", " ", "0", "00", "-1", "+1", "1e3", "1E-7", "0x10", "1_000", "NaN", "Infinity", "-Infinity", "1e400", " 1", "1 ", ".5", "5.", ".",
-  "0.000", "00012.5", "1.2.3", "١٢٣", "9007199254740993", "123456789012345678", "12345.678901234567", "true", "null",
-  true, false, null, [], {}, [1], { a: 1 }, "Buy", "Sell", "buy", "aggTrade", "BTCUSDT", "", "a\u0000b", "é", "\u2028",
+  0,
+  -0,
+  -1,
+  1.5,
+  1e21,
+  1e308,
+  1e20,
+  1234567890123456,
+  12345678901234568,
+  1617647797485.5,
+  2 ** 53,
+  2 ** 53 + 2,
+  "",
+  " ",
+  "0",
+  "00",
+  "-1",
+  "+1",
+  "1e3",
+  "1E-7",
+  "0x10",
+  "1_000",
+  "NaN",
+  "Infinity",
+  "-Infinity",
+  "1e400",
+  " 1",
+  "1 ",
+  ".5",
+  "5.",
+  ".",
+  "0.000",
+  "00012.5",
+  "1.2.3",
+  "١٢٣",
+  "9007199254740993",
+  "123456789012345678",
+  "12345.678901234567",
+  "true",
+  "null",
+  true,
+  false,
+  null,
+  [],
+  {},
+  [1],
+  { a: 1 },
+  "Buy",
+  "Sell",
+  "buy",
+  "aggTrade",
+  "BTCUSDT",
+  "",
+  "a\u0000b",
+  "é",
+  "\u2028",
 ];
 /** Number literals as text (JSON.stringify would write them otherwise): rounding, fractions, exponents. */
 const RAW_NUMBERS = [
-  "9007199254740993", "9007199254740992", "123456789012345678901", "1234567890123456", "999999999999999", "1e2", "1E2", "1.0", "-0", "0.0",
-  "1.5e12", "1617647797485.0", "1786310820346e0", "1e400", "-1", "0", "00",
+  "9007199254740993",
+  "9007199254740992",
+  "123456789012345678901",
+  "1234567890123456",
+  "999999999999999",
+  "1e2",
+  "1E2",
+  "1.0",
+  "-0",
+  "0.0",
+  "1.5e12",
+  "1617647797485.0",
+  "1786310820346e0",
+  "1e400",
+  "-1",
+  "0",
+  "00",
 ];
 /** Raw text fragments spliced into frames. */
 const ODD_TEXT = [" ", "\n", "\t", "\\", '\\"', "\\u0041", '"', ",", ":", "{", "}", "[", "]", "0", "-", ".", "e", "1e2", "null", "\u0000", "\u00e9", "\ud800"];

@@ -121,7 +121,12 @@ describe.skipIf(!redisAvailable)("replicated ingestion (real Redis, scripted fee
     await until("B to drop WIF", () => !b.rs.cvd.symbols().includes("WIF") && b.rs.cvd.symbols().includes("PEPE"));
     expect(b.rs.cvd.cumulative("WIF").trackedSince).toBeNull();
     expect(await b.rs.ensure("NOTAPERP")).toBe("warming_up");
-    await until("NOTAPERP to be refused on B", () => b.rs.ensure("NOTAPERP").then(() => false, (e: { code?: string }) => e.code === "UNKNOWN_SYMBOL"));
+    await until("NOTAPERP to be refused on B", () =>
+      b.rs.ensure("NOTAPERP").then(
+        () => false,
+        (e: { code?: string }) => e.code === "UNKNOWN_SYMBOL",
+      ),
+    );
     await expect(a.rs.ensure("NOTAPERP")).rejects.toMatchObject({ code: "UNKNOWN_SYMBOL" });
   });
 
@@ -183,7 +188,12 @@ describe.skipIf(!redisAvailable)("replicated ingestion (real Redis, scripted fee
     // The takeover bucket (the one holding the cut) on Hyperliquid, against the tape: what a single process counts.
     const slot = Math.floor(cutAt / CVD_BUCKET_MS) * CVD_BUCKET_MS;
     const hl = next.rs.cvd.exportChanges().buckets.find((x) => x.venue === "hyperliquid" && x.base === "BTC" && x.start === slot)!;
-    const single = tape("hyperliquid", "BTC", Math.max(slot, a.feeds.find((f) => f.venue === "hyperliquid")!.startedAt + 1), Math.min(slot + CVD_BUCKET_MS, next.rs.cvd.lastTradeTime("hyperliquid", "BTC")! + 1));
+    const single = tape(
+      "hyperliquid",
+      "BTC",
+      Math.max(slot, a.feeds.find((f) => f.venue === "hyperliquid")!.startedAt + 1),
+      Math.min(slot + CVD_BUCKET_MS, next.rs.cvd.lastTradeTime("hyperliquid", "BTC")! + 1),
+    );
     console.info(`takeover bucket, hyperliquid BTC: ${hl.trades} trades counted by the replicas, ${single.length} on the tape; gap ${hl.gap}`);
     expect(hl.trades).toBe(single.length);
     expect(hl.gap).not.toBe("unfilled");
@@ -196,7 +206,6 @@ describe.skipIf(!redisAvailable)("replicated ingestion (real Redis, scripted fee
     expect(overlaps).toEqual([]);
   });
 });
-
 
 describe("store hooks of replication", () => {
   it("CvdStore: a flush reports absolute rows; applying them elsewhere reproduces history, persisted, with the newest trades", () => {
@@ -216,7 +225,12 @@ describe("store hooks of replication", () => {
       expect(seen[1]!.buckets.every((b) => b.venue === "bybit")).toBe(true);
       // Binance ids are sequence numbers: its ledger (mark, the hole below the first trade) goes with the buckets.
       expect(seen[0]!.ledgers).toEqual([
-        { venue: "binance", base: "BTC", newest: expect.any(Number), sequence: { mark: expect.any(Number), markTime: expect.any(Number), floor: null, holes: [expect.anything()] } },
+        {
+          venue: "binance",
+          base: "BTC",
+          newest: expect.any(Number),
+          sequence: { mark: expect.any(Number), markTime: expect.any(Number), floor: null, holes: [expect.anything()] },
+        },
       ]);
       // Bybit ids are UUIDs: each bucket reports the ids it counted.
       expect(seen[1]!.buckets.every((b) => b.ids?.length === b.trades && b.idCount === b.trades)).toBe(true);
@@ -237,7 +251,14 @@ describe("store hooks of replication", () => {
       // The newest trades' ids are remembered: a backfill from there counts nothing twice.
       const last = src.lastTradeTime("binance", "BTC")!;
       expect(dst.add(tape("binance", "BTC", last, last + 1))).toBe(0);
-      expect(dst.applyReplicated({ buckets: [{ ...seen[0]!.buckets[0]!, venue: "nope" as StreamVenue }, { ...seen[0]!.buckets[0]!, trades: -1 }] })).toBe(0);
+      expect(
+        dst.applyReplicated({
+          buckets: [
+            { ...seen[0]!.buckets[0]!, venue: "nope" as StreamVenue },
+            { ...seen[0]!.buckets[0]!, trades: -1 },
+          ],
+        }),
+      ).toBe(0);
       dst.close();
       db.close();
       const reopened = new CvdStore(openStreamDb(path), { flushMs: 60_000 });

@@ -1,14 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  CVD_BUCKET_MS,
-  alignBucket,
-  bucketSizeFor,
-  bucketSizeLabel,
-  cvdPressurePct,
-  cvdSignal,
-  isCvdPeriod,
-  periodMs,
-} from "../../src/ingestion/store/cvd-math.js";
+import { CVD_BUCKET_MS, alignBucket, bucketSizeFor, bucketSizeLabel, cvdPressurePct, cvdSignal, isCvdPeriod, periodMs } from "../../src/ingestion/store/cvd-math.js";
 
 describe("cvdSignal thresholds (docs/methods/streams.md)", () => {
   const sig = (pct: number) => cvdSignal(pct, 100, 10);

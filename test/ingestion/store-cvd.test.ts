@@ -29,7 +29,6 @@ function memDb(): Database {
   return db;
 }
 
-
 describe("CvdStore buckets", () => {
   it("puts trades in 5-min UTC buckets, buy/sell in base and USD, split per venue", () => {
     const c = clock(T0 + 20 * MIN);
@@ -95,13 +94,22 @@ describe("CvdStore buckets", () => {
     expect(h60.map((p) => p.start)).toEqual([T0, T0 + HOUR]);
     for (let i = 0; i < 8; i++) {
       const parts = h5.slice(i * 3, i * 3 + 3);
-      expect(h15[i]!.buyUsd).toBeCloseTo(parts.reduce((a, p) => a + p.buyUsd, 0), 9);
-      expect(h15[i]!.sellUsd).toBeCloseTo(parts.reduce((a, p) => a + p.sellUsd, 0), 9);
+      expect(h15[i]!.buyUsd).toBeCloseTo(
+        parts.reduce((a, p) => a + p.buyUsd, 0),
+        9,
+      );
+      expect(h15[i]!.sellUsd).toBeCloseTo(
+        parts.reduce((a, p) => a + p.sellUsd, 0),
+        9,
+      );
       expect(h15[i]!.trades).toBe(15);
     }
     for (let i = 0; i < 2; i++) {
       const parts = h15.slice(i * 4, i * 4 + 4);
-      expect(h60[i]!.cvdDelta).toBeCloseTo(parts.reduce((a, p) => a + p.cvdDelta, 0), 9);
+      expect(h60[i]!.cvdDelta).toBeCloseTo(
+        parts.reduce((a, p) => a + p.cvdDelta, 0),
+        9,
+      );
       expect(h60[i]!.trades).toBe(60);
     }
     const total = s.cvd("BTC", T0, T0 + 2 * HOUR).total;
@@ -128,7 +136,10 @@ describe("CvdStore backfill idempotence", () => {
 
     db = openStreamDb(streamDbPath(dir));
     s = new CvdStore(db, { now: c.now, flushMs: 60_000, purgeEveryMs: 0 });
-    cleanup.push(() => db.close(), () => s.close());
+    cleanup.push(
+      () => db.close(),
+      () => s.close(),
+    );
     expect(s.add(batch)).toBe(0);
     expect(s.cvd("BTC", T0, T0 + HOUR)).toEqual(before);
     expect(s.lastTradeTime("binance", "BTC")).toBe(T0 + 4000);
@@ -218,13 +229,20 @@ describe("CvdStore gaps and missing markers", () => {
     expect(row()).toMatchObject({ gap: "unfilled", unfilled: [[b.from, b.to]] });
     // A gap spanning two buckets is split at the boundary.
     expect(s.markGap({ venue: "binance", from: T0 + 4 * MIN, to: T0 + 6 * MIN, filled: false })).toBe(2);
-    expect(s.exportChanges().buckets.filter((x) => x.venue === "binance").map((x) => x.unfilled)).toEqual([
-      [[T0 + 4 * MIN, T0 + 5 * MIN]],
-      [[T0 + 5 * MIN, T0 + 6 * MIN]],
-    ]);
+    expect(
+      s
+        .exportChanges()
+        .buckets.filter((x) => x.venue === "binance")
+        .map((x) => x.unfilled),
+    ).toEqual([[[T0 + 4 * MIN, T0 + 5 * MIN]], [[T0 + 5 * MIN, T0 + 6 * MIN]]]);
     // settleGap (another replica's coverage) clears unfilled parts only; buckets without gaps stay "none".
     expect(s.settleGap({ venue: "binance", from: T0, to: T0 + 5 * MIN + 30_000 })).toBe(2);
-    expect(s.exportChanges().buckets.filter((x) => x.venue === "binance").map((x) => [x.gap, x.unfilled])).toEqual([
+    expect(
+      s
+        .exportChanges()
+        .buckets.filter((x) => x.venue === "binance")
+        .map((x) => [x.gap, x.unfilled]),
+    ).toEqual([
       ["filled", []],
       ["unfilled", [[T0 + 5 * MIN + 30_000, T0 + 6 * MIN]]],
     ]);
@@ -274,7 +292,10 @@ describe("CvdStore retention and bounds", () => {
     c.t = T0 + 2 * 24 * HOUR;
     db = openStreamDb(streamDbPath(dir));
     s = new CvdStore(db, { now: c.now, purgeEveryMs: 0 });
-    cleanup.push(() => db.close(), () => s.close());
+    cleanup.push(
+      () => db.close(),
+      () => s.close(),
+    );
     expect(s.stats().buckets).toBe(1);
     expect(db.prepare("SELECT COUNT(*) AS n FROM cvd_bucket").get()).toEqual({ n: 1 });
   });
@@ -305,7 +326,7 @@ describe("CvdStore persistence", () => {
     const path = streamDbPath(dir);
     const c = clock(T0 + 3 * 24 * HOUR);
     let rnd = 42;
-    const rand = () => ((rnd = (rnd * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (rnd = (rnd * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     const trades: Trade[] = [];
     for (let i = 0; i < 5000; i++) {
       const base = i % 5 === 0 ? "ETH" : "BTC";
@@ -344,7 +365,10 @@ describe("CvdStore persistence", () => {
 
     db = openStreamDb(path);
     s = new CvdStore(db, { now: c.now, flushMs: 5, purgeEveryMs: 0 });
-    cleanup.push(() => db.close(), () => s.close());
+    cleanup.push(
+      () => db.close(),
+      () => s.close(),
+    );
     const after = snapshot(s);
     expect(after).toEqual(before);
     // Bit-for-bit, not merely close.
@@ -358,7 +382,10 @@ describe("CvdStore persistence", () => {
     const c = clock(T0 + HOUR);
     const db = openStreamDb(path);
     const s = new CvdStore(db, { now: c.now, flushMs: 20, purgeEveryMs: 0 });
-    cleanup.push(() => db.close(), () => s.close());
+    cleanup.push(
+      () => db.close(),
+      () => s.close(),
+    );
     s.add([trade({ time: T0 + 1000, size: 3 })]);
     expect(s.stats().dirty).toBe(1);
     await new Promise((r) => setTimeout(r, 80));
@@ -366,7 +393,10 @@ describe("CvdStore persistence", () => {
     // A second connection (another process after a crash) sees it.
     const db2 = openStreamDb(path);
     const s2 = new CvdStore(db2, { now: c.now, purgeEveryMs: 0 });
-    cleanup.push(() => db2.close(), () => s2.close());
+    cleanup.push(
+      () => db2.close(),
+      () => s2.close(),
+    );
     expect(s2.cvd("BTC", T0, T0 + HOUR).total.buyBase).toBe(3);
   });
 

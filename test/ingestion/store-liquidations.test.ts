@@ -1,12 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { cleanupAfterEach, manualClock, tempDir } from "../helpers/scratch.js";
 import { openStreamDb, streamDbPath, type Database } from "../../src/ingestion/store/db.js";
-import {
-  LiquidationStore,
-  formatLiquidation,
-  liquidationFilterBase,
-  type LiquidationStoreOptions,
-} from "../../src/ingestion/store/liquidation-store.js";
+import { LiquidationStore, formatLiquidation, liquidationFilterBase, type LiquidationStoreOptions } from "../../src/ingestion/store/liquidation-store.js";
 import type { Liquidation } from "../../src/ingestion/types.js";
 
 const MIN = 60_000;
@@ -27,7 +22,10 @@ const clock = (start = T0) => manualClock(start);
 function mem(now: () => number, opts: LiquidationStoreOptions = {}): { db: Database; s: LiquidationStore } {
   const db = openStreamDb(":memory:");
   const s = new LiquidationStore(db, { now, flushMs: 60_000, ...opts });
-  cleanup.push(() => db.close(), () => s.close());
+  cleanup.push(
+    () => db.close(),
+    () => s.close(),
+  );
   return { db, s };
 }
 
@@ -57,7 +55,10 @@ describe("LiquidationStore ids", () => {
 
     db = openStreamDb(path);
     s = new LiquidationStore(db, { now: c.now, maxEvents: 10 });
-    cleanup.push(() => db.close(), () => s.close());
+    cleanup.push(
+      () => db.close(),
+      () => s.close(),
+    );
     expect(s.recent().map((e) => e.id)).toEqual([`liq_${SEC0 + 5}_2`, `liq_${SEC0 + 5}_1`]);
     expect(s.add([liq({ time: T0 + 5500 }), liq({ time: T0 + 10 })]).map((e) => e.id)).toEqual([`liq_${SEC0 + 5}_3`, `liq_${SEC0}_3`]);
   });
@@ -102,7 +103,10 @@ describe("LiquidationStore caps", () => {
     c.t = T0 + 23.5 * HOUR;
     db = openStreamDb(path);
     s = new LiquidationStore(db, { now: c.now });
-    cleanup.push(() => db.close(), () => s.close());
+    cleanup.push(
+      () => db.close(),
+      () => s.close(),
+    );
     expect(s.recent().map((e) => e.time)).toEqual([T0]);
     expect(db.prepare("SELECT COUNT(*) AS n FROM liq_event").get()).toEqual({ n: 1 });
   });
@@ -122,7 +126,10 @@ describe("LiquidationStore reads", () => {
     db.close();
     db = openStreamDb(path);
     s = new LiquidationStore(db, { now: c.now });
-    cleanup.push(() => db.close(), () => s.close());
+    cleanup.push(
+      () => db.close(),
+      () => s.close(),
+    );
     expect(s.add([e])).toHaveLength(0);
     expect(s.size).toBe(2);
   });

@@ -22,7 +22,10 @@ const cleanup = cleanupAfterEach();
 function openAt(path: string, now: () => number): { db: Database; s: CvdStore } {
   const db = openStreamDb(path);
   const s = new CvdStore(db, { now, flushMs: 60_000, purgeEveryMs: 0 });
-  cleanup.push(() => db.close(), () => s.close());
+  cleanup.push(
+    () => db.close(),
+    () => s.close(),
+  );
   return { db, s };
 }
 

@@ -40,7 +40,9 @@ describe("CVD and liquidations from the simulator's streams (payments off)", () 
     expect(venues.reduce((a, v) => a + v.buy_volume, 0)).toBeCloseTo(body.buy_volume, 4);
     for (const v of venues) expect(v.cvd).toBeCloseTo(v.buy_volume - v.sell_volume, 4);
     const pct = (body.period_cvd / (body.buy_volume + body.sell_volume)) * 100;
-    expect(body.signal).toBe(pct > 15 ? "strong_bullish_pressure" : pct >= 5 ? "bullish_pressure" : pct > -5 ? "neutral" : pct >= -15 ? "bearish_pressure" : "strong_bearish_pressure");
+    expect(body.signal).toBe(
+      pct > 15 ? "strong_bullish_pressure" : pct >= 5 ? "bullish_pressure" : pct > -5 ? "neutral" : pct >= -15 ? "bearish_pressure" : "strong_bearish_pressure",
+    );
     const status2 = await get("/api/v1/status");
     expect(status2.body.streams.map((f: { venue: string; connected: boolean }) => [f.venue, f.connected])).toEqual([
       ["binance", true],
@@ -139,7 +141,10 @@ describe("a dropped connection is backfilled from REST with no hole", () => {
     const to = times[times.length - 1]! - 500; // leave the last half second (still in flight)
     const tape = s.sim.tape.trades("binance", "BTC", from, to);
     expect(tape.length).toBeGreaterThan(5);
-    const got = [...ids.values()].filter((t) => t.time >= from && t.time < to).map((t) => t.id).sort();
+    const got = [...ids.values()]
+      .filter((t) => t.time >= from && t.time < to)
+      .map((t) => t.id)
+      .sort();
     expect(got).toEqual(tape.map((t) => t.id).sort());
     // counted once each
     expect(counted.filter((t) => t.time >= from && t.time < to).length).toBeGreaterThanOrEqual(got.length);

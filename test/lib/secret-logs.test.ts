@@ -95,7 +95,12 @@ describe.skipIf(!redisAvailable)("secret settings never reach the logs", () => {
         req.on("data", (c: Buffer) => body.push(c));
         req.on("end", () => {
           void fetch(anvil.rpcUrl, { method: "POST", headers: { "content-type": "application/json" }, body: Buffer.concat(body) })
-            .then(async (r) => res.status(r.status).type("application/json").send(Buffer.from(await r.arrayBuffer())))
+            .then(async (r) =>
+              res
+                .status(r.status)
+                .type("application/json")
+                .send(Buffer.from(await r.arrayBuffer())),
+            )
             .catch(next);
         });
         return;

@@ -67,9 +67,24 @@ describe("CvdFeed: closed buckets with ids, running updates, resume from a bucke
 describe("FundingFeed: changes and settlements from polls", () => {
   it("sends the state when it changes, a settlement when a venue's next funding time moves forward, and the latest state to a new subscriber", async () => {
     const snaps: FundingSnapshot[] = [
-      { symbol: "BTC", timestamp: "t1", exchanges: { binance: { funding_rate: 0.0001, predicted_funding_rate: null, funding_interval_hours: 8, next_funding_time: "2026-11-23T16:00:00.000Z" } }, missing_exchanges: [] },
-      { symbol: "BTC", timestamp: "t2", exchanges: { binance: { funding_rate: 0.0001, predicted_funding_rate: null, funding_interval_hours: 8, next_funding_time: "2026-11-23T16:00:00.000Z" } }, missing_exchanges: [] },
-      { symbol: "BTC", timestamp: "t3", exchanges: { binance: { funding_rate: 0.0002, predicted_funding_rate: null, funding_interval_hours: 8, next_funding_time: "2026-11-24T00:00:00.000Z" } }, missing_exchanges: [] },
+      {
+        symbol: "BTC",
+        timestamp: "t1",
+        exchanges: { binance: { funding_rate: 0.0001, predicted_funding_rate: null, funding_interval_hours: 8, next_funding_time: "2026-11-23T16:00:00.000Z" } },
+        missing_exchanges: [],
+      },
+      {
+        symbol: "BTC",
+        timestamp: "t2",
+        exchanges: { binance: { funding_rate: 0.0001, predicted_funding_rate: null, funding_interval_hours: 8, next_funding_time: "2026-11-23T16:00:00.000Z" } },
+        missing_exchanges: [],
+      },
+      {
+        symbol: "BTC",
+        timestamp: "t3",
+        exchanges: { binance: { funding_rate: 0.0002, predicted_funding_rate: null, funding_interval_hours: 8, next_funding_time: "2026-11-24T00:00:00.000Z" } },
+        missing_exchanges: [],
+      },
     ];
     let k = 0;
     const feed = new FundingFeed("BTC", async () => snaps[Math.min(k++, snaps.length - 1)]!, Date.now, 100);
@@ -108,7 +123,17 @@ describe("LiquidationFeed on a replica", () => {
     const got: LiveEvent[] = [];
     feed.subscribe((e) => got.push(e));
     const t = Math.floor(Date.now() / 1000) * 1000 - 5000;
-    const rec = (id: string, base: string, ms: number) => ({ id, venue: "okx" as const, base, venueSymbol: `${base}-USDT-SWAP`, time: t + ms, side: "long" as const, price: 100, size: 1 + ms / 1e4, valueUsd: 100 });
+    const rec = (id: string, base: string, ms: number) => ({
+      id,
+      venue: "okx" as const,
+      base,
+      venueSymbol: `${base}-USDT-SWAP`,
+      time: t + ms,
+      side: "long" as const,
+      price: 100,
+      size: 1 + ms / 1e4,
+      valueUsd: 100,
+    });
     store.applyReplicated([rec(`liq_${t / 1000}_1`, "BTC", 0), rec(`liq_${t / 1000}_2`, "ETH", 1), rec(`liq_${t / 1000 + 1}_1`, "BTC", 1000)]);
     expect(got.map((e) => e.id)).toEqual([`liq_${t / 1000}_1`, `liq_${t / 1000 + 1}_1`]);
     expect(got[0]!.data).toMatchObject({ symbol: "BTCUSDT", exchange: "OKX", side: "long" });
@@ -162,7 +187,17 @@ describe("resume limits: a resume replays a bounded window and says when it was 
     const feed = new LiquidationFeed(store, "BTC", Date.now, LIMITS);
     cleanup.push(() => feed.stop());
     const nowS = Math.floor(Date.now() / 1000);
-    const rec = (sec: number, seq: number) => ({ id: `liq_${sec}_${seq}`, venue: "okx" as const, base: "BTC", venueSymbol: "BTC-USDT-SWAP", time: sec * 1000 + seq, side: "long" as const, price: 100, size: 1, valueUsd: 100 });
+    const rec = (sec: number, seq: number) => ({
+      id: `liq_${sec}_${seq}`,
+      venue: "okx" as const,
+      base: "BTC",
+      venueSymbol: "BTC-USDT-SWAP",
+      time: sec * 1000 + seq,
+      side: "long" as const,
+      price: 100,
+      size: 1,
+      valueUsd: 100,
+    });
     const hourAgo = Array.from({ length: 5 }, (_, k) => rec(nowS - 3600, k + 1));
     const recent = Array.from({ length: 250 }, (_, k) => rec(nowS - 120 + Math.floor(k / 10), (k % 10) + 1));
     store.applyReplicated([...hourAgo, ...recent]);

@@ -32,7 +32,16 @@ describe("stream resume is bounded on SSE and WebSocket", () => {
   const streams = () => stack.service.ctx.ingestion!;
   /** `n` ATOM liquidations at `timeMs` + k ms (ids assigned by the store). */
   const liquidations = (n: number, timeMs: number): Liquidation[] =>
-    Array.from({ length: n }, (_, k) => ({ venue: "bybit", base: "ATOM", venueSymbol: "ATOMUSDT", time: timeMs + k, side: k % 2 ? "long" : "short", price: 5 + k / 1000, size: 10 + k, valueUsd: (5 + k / 1000) * (10 + k) }));
+    Array.from({ length: n }, (_, k) => ({
+      venue: "bybit",
+      base: "ATOM",
+      venueSymbol: "ATOMUSDT",
+      time: timeMs + k,
+      side: k % 2 ? "long" : "short",
+      price: 5 + k / 1000,
+      size: 10 + k,
+      valueUsd: (5 + k / 1000) * (10 + k),
+    }));
   /** The stored ATOM liquidations, oldest first. */
   const stored = () => streams().liquidations.recent({ limit: 1000, symbol: "ATOM" }).reverse();
 
@@ -70,7 +79,10 @@ describe("stream resume is bounded on SSE and WebSocket", () => {
   /** Checks a liquidation replay cut from `from`: replay_truncated first, then at most the window's newest 200. */
   const expectCutLiquidations = (got: Got[], from: string, openedAt: number) => {
     const replay = got.filter((e) => e.event !== "debit");
-    expect(replay[0]).toMatchObject({ event: "replay_truncated", data: { last_event_id: from, window_sec: WINDOW_MS / 1000, max_events: RESUME_MAX_EVENTS, rest: "GET /liquidation/recent?symbol=ATOM&limit=1000" } });
+    expect(replay[0]).toMatchObject({
+      event: "replay_truncated",
+      data: { last_event_id: from, window_sec: WINDOW_MS / 1000, max_events: RESUME_MAX_EVENTS, rest: "GET /liquidation/recent?symbol=ATOM&limit=1000" },
+    });
     const liqs = replay.filter((e) => e.event === "liquidation");
     expect(liqs.length).toBe(RESUME_MAX_EVENTS);
     expect(replay[0]!.data.oldest_id_served).toBe(liqs[0]!.id);
@@ -93,7 +105,15 @@ describe("stream resume is bounded on SSE and WebSocket", () => {
     // Two hours of BTC buckets (one old trade per 5 minutes), so a very old CVD id has a lot to replay.
     const now = Date.now();
     streams().cvd.add(
-      Array.from({ length: 24 }, (_, k) => ({ venue: "okx" as const, base: "BTC", time: now - (k + 1) * CVD_BUCKET_MS, price: 100, size: 1, side: "buy" as const, id: `resume-test-${k}` })),
+      Array.from({ length: 24 }, (_, k) => ({
+        venue: "okx" as const,
+        base: "BTC",
+        time: now - (k + 1) * CVD_BUCKET_MS,
+        price: 100,
+        size: 1,
+        side: "buy" as const,
+        id: `resume-test-${k}`,
+      })),
       "loose",
     );
   });
@@ -143,7 +163,10 @@ describe("stream resume is bounded on SSE and WebSocket", () => {
     const openedAt = Date.now();
     c.subscribe("liquidations", "ATOM", veryOld);
     c.subscribe("cvd", "BTC", `cvd_BTC_${Math.floor((Date.now() - 3 * 3_600_000) / CVD_BUCKET_MS) * CVD_BUCKET_MS}`);
-    await until("both replays", async () => c.got.filter((e) => e.event === "liquidation").length >= RESUME_MAX_EVENTS && c.got.some((e) => e.topic === "cvd" && e.event === "replay_truncated"));
+    await until(
+      "both replays",
+      async () => c.got.filter((e) => e.event === "liquidation").length >= RESUME_MAX_EVENTS && c.got.some((e) => e.topic === "cvd" && e.event === "replay_truncated"),
+    );
     await new Promise((r) => setTimeout(r, 300));
     c.close();
     expectCutLiquidations(

@@ -66,12 +66,14 @@ describe("SseTransport on a real express server", () => {
 
   it("HTTP/1.1 through node's own client: the body is the SSE frames in order", async () => {
     const body = await new Promise<string>((resolve, reject) => {
-      http.get(`http://127.0.0.1:${port}/sse`, (res) => {
-        let s = "";
-        res.setEncoding("utf8");
-        res.on("data", (c: string) => (s += c));
-        res.on("end", () => resolve(s));
-      }).on("error", reject);
+      http
+        .get(`http://127.0.0.1:${port}/sse`, (res) => {
+          let s = "";
+          res.setEncoding("utf8");
+          res.on("data", (c: string) => (s += c));
+          res.on("end", () => resolve(s));
+        })
+        .on("error", reject);
     });
     expect(body).toBe(`retry: 3000\n\n${formatSse(EVENTS[0]!)}${formatSse(EVENTS[1]!)}event: dropped\ndata: {"reason":"test over"}\n\n`);
   });

@@ -32,7 +32,8 @@ describe("paid live streams over SSE and WebSocket", () => {
     const res = await pay(`${stack.url}/api/v1/credits`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount_usd: amount }) });
     expect(res.status).toBe(200);
   };
-  const account = async (i: number) => json(await fetch(`${stack.url}/api/v1/credits`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/api/v1/credits`) } }));
+  const account = async (i: number) =>
+    json(await fetch(`${stack.url}/api/v1/credits`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/api/v1/credits`) } }));
   const liquidation = testLiquidation;
   const inject = (events: Liquidation[]) => stack.service.ctx.ingestion!.liquidations.add(events);
 
@@ -58,7 +59,15 @@ describe("paid live streams over SSE and WebSocket", () => {
   };
 
   beforeAll(async () => {
-    stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000", FREE_RATE_LIMIT_PER_MIN: "100000", CREDITS_MIN_TOP_UP_USD: "0.01", LIVE_STREAM_MINUTE_MS: String(MINUTE_MS), LIVE_STREAM_BUFFER_KB: "16" } });
+    stack = await startOfflineStack({
+      env: {
+        RATE_LIMIT_PER_MIN: "100000",
+        FREE_RATE_LIMIT_PER_MIN: "100000",
+        CREDITS_MIN_TOP_UP_USD: "0.01",
+        LIVE_STREAM_MINUTE_MS: String(MINUTE_MS),
+        LIVE_STREAM_BUFFER_KB: "16",
+      },
+    });
   });
   afterAll(() => stack?.close());
 
@@ -113,9 +122,13 @@ describe("paid live streams over SSE and WebSocket", () => {
     const viaSession = await fetch(`${stack.url}/stream/funding/BTC`, { headers: { "X-Credits-Session": token } });
     expect(viaSession.status).toBe(200);
     await viaSession.body!.cancel();
-    const replayed = await fetch(`${stack.url}/stream/funding/BTC`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(1).privateKey, `${stack.url}/stream/funding/BTC`, { nonce: "0123456789abcdef0123456789abcdef" }) } });
+    const replayed = await fetch(`${stack.url}/stream/funding/BTC`, {
+      headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(1).privateKey, `${stack.url}/stream/funding/BTC`, { nonce: "0123456789abcdef0123456789abcdef" }) },
+    });
     await replayed.body!.cancel();
-    const reused = await fetch(`${stack.url}/stream/funding/BTC`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(1).privateKey, `${stack.url}/stream/funding/BTC`, { nonce: "0123456789abcdef0123456789abcdef" }) } });
+    const reused = await fetch(`${stack.url}/stream/funding/BTC`, {
+      headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(1).privateKey, `${stack.url}/stream/funding/BTC`, { nonce: "0123456789abcdef0123456789abcdef" }) },
+    });
     expect(reused.status).toBe(402);
     expect((await json(reused)).error).toMatch(/nonce/);
     const stored = stack.service.ctx.ingestion!.liquidations.recent({ limit: 1000, symbol: "ETH" }).map((r) => r.id);
@@ -159,12 +172,18 @@ describe("paid live streams over SSE and WebSocket", () => {
     ws.send(JSON.stringify({ op: "subscribe", topic: "weather" }));
     await until("both subscribed", async () => msgs.filter((m) => m.type === "subscribed").length === 2);
     inject([liquidation(7, "XRP")]);
-    await until("an XRP liquidation and a CVD update", async () =>
-      msgs.some((m) => m.type === "event" && m.event === "liquidation") && msgs.some((m) => m.type === "event" && m.event === "cvd_update"),
+    await until(
+      "an XRP liquidation and a CVD update",
+      async () => msgs.some((m) => m.type === "event" && m.event === "liquidation") && msgs.some((m) => m.type === "event" && m.event === "cvd_update"),
     );
     expect(msgs[0]).toMatchObject({ type: "welcome" });
     expect(msgs.filter((m) => m.type === "error").map((m) => (m.error as { code: string }).code)).toEqual(["BAD_REQUEST", "BAD_REQUEST"]);
-    expect(msgs.filter((m) => m.event === "debit").map((m) => m.topic).sort()).toEqual(["cvd", "liquidations"]);
+    expect(
+      msgs
+        .filter((m) => m.event === "debit")
+        .map((m) => m.topic)
+        .sort(),
+    ).toEqual(["cvd", "liquidations"]);
     ws.send(JSON.stringify({ op: "unsubscribe", topic: "cvd", symbol: "BTC" }));
     await until("unsubscribed", async () => msgs.some((m) => m.type === "unsubscribed" && m.topic === "cvd"));
     expect(stack.service.live.limits.open).toBe(1);
@@ -186,7 +205,15 @@ describe("paid live streams over SSE and WebSocket", () => {
       return { ws, errors, closed };
     };
     const a = await connect();
-    for (const m of ['{"op":"subscribe","topic":"cvd","symbol":"\u0000%00"}', '{"op":"subscribe","topic":"cvd"}', '{"op":"unsubscribe","topic":"liquidations"}', "[]", "null", '{"op":"subscribe","topic":"funding","symbol":"NOTACOIN1"}']) a.ws.send(m);
+    for (const m of [
+      '{"op":"subscribe","topic":"cvd","symbol":"\u0000%00"}',
+      '{"op":"subscribe","topic":"cvd"}',
+      '{"op":"unsubscribe","topic":"liquidations"}',
+      "[]",
+      "null",
+      '{"op":"subscribe","topic":"funding","symbol":"NOTACOIN1"}',
+    ])
+      a.ws.send(m);
     a.ws.send(Buffer.from([1, 2, 3]), { binary: true });
     await until("seven errors", async () => a.errors.length === 7);
     expect(a.errors.sort()).toEqual(["BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "BAD_REQUEST", "NOT_FOUND", "UNKNOWN_SYMBOL"].sort());

@@ -76,7 +76,7 @@ describe("MCP cached calls answered without the SDK server (mcp/cached-call.ts)"
       const r = await snapshot(await post(body));
       return { r, cached: spy.mock.results.some((x) => x.value !== undefined) };
     };
-    for (const id of [7, 0, "id with \"quotes\", \\ and ☃", ""]) {
+    for (const id of [7, 0, 'id with "quotes", \\ and ☃', ""]) {
       // An unknown `_meta` key sends the same call through the SDK (the SDK looks at `_meta`), which answers the hit.
       const { r: sdk, cached: sdkCached } = await send(toolCall(id, args, { "example/trace": "x" }));
       expect(sdkCached).toBe(false);
@@ -103,7 +103,14 @@ describe("MCP cached calls answered without the SDK server (mcp/cached-call.ts)"
       [` \r\n\t${call}\n`, true],
       [JSON.stringify(toolCall("☃ \u0000 id", args)), true],
       // Invalid UTF-8 in the id: decoded to U+FFFD by both.
-      [Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":"'), Buffer.from([0xff, 0xfe]), Buffer.from(`","method":"tools/call","params":${JSON.stringify({ name: "cex_market_history", arguments: args })}}`)]), true],
+      [
+        Buffer.concat([
+          Buffer.from('{"jsonrpc":"2.0","id":"'),
+          Buffer.from([0xff, 0xfe]),
+          Buffer.from(`","method":"tools/call","params":${JSON.stringify({ name: "cex_market_history", arguments: args })}}`),
+        ]),
+        true,
+      ],
       ["{not json", false],
       ['"a string"', false],
       ["null", false],
@@ -117,7 +124,10 @@ describe("MCP cached calls answered without the SDK server (mcp/cached-call.ts)"
       const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
       spy.mockClear();
       const early = await rawPost(`${s.url}/mcp`, bytes, false);
-      expect(spy.mock.results.some((x) => x.value !== undefined), bytes.toString("utf8")).toBe(fast);
+      expect(
+        spy.mock.results.some((x) => x.value !== undefined),
+        bytes.toString("utf8"),
+      ).toBe(fast);
       const parser = await rawPost(`${s.url}/mcp`, bytes, true);
       expect(parser, bytes.toString("utf8")).toEqual(early);
     }

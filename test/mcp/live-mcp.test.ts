@@ -43,7 +43,7 @@ async function connect(url: string) {
     updates.push(n.params.uri);
   });
   await client.connect(transport);
-  const read = async (uri: string) => JSON.parse((((await client.readResource({ uri })).contents[0]) as { text: string }).text) as LiveContents;
+  const read = async (uri: string) => JSON.parse(((await client.readResource({ uri })).contents[0] as { text: string }).text) as LiveContents;
   return { client, transport, updates, read };
 }
 
@@ -72,20 +72,28 @@ describe("live MCP resources with subscriptions (/mcp/live, payments on)", () =>
     const res = await pay(`${stack.url}/api/v1/credits`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount_usd: amount }) });
     expect(res.status).toBe(200);
   };
-  const account = async (i: number) => json(await fetch(`${stack.url}/api/v1/credits`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/api/v1/credits`) } }));
+  const account = async (i: number) =>
+    json(await fetch(`${stack.url}/api/v1/credits`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/api/v1/credits`) } }));
   const inject = (events: Liquidation[]) => stack.service.ctx.ingestion!.liquidations.add(events);
   /** Injects one liquidation of `base` per poll until `updates` grows (the client opens its notification stream asynchronously). */
   const firstUpdate = (updates: string[], base: string) => {
     const before = updates.length;
     let n = 900;
-    return until("a first resource update", async () => {
-      inject([liquidation(n++, base)]);
-      return updates.length > before;
-    }, 10_000, 100);
+    return until(
+      "a first resource update",
+      async () => {
+        inject([liquidation(n++, base)]);
+        return updates.length > before;
+      },
+      10_000,
+      100,
+    );
   };
 
   beforeAll(async () => {
-    stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000", FREE_RATE_LIMIT_PER_MIN: "100000", CREDITS_MIN_TOP_UP_USD: "0.01", LIVE_STREAM_MINUTE_MS: String(MINUTE_MS) } });
+    stack = await startOfflineStack({
+      env: { RATE_LIMIT_PER_MIN: "100000", FREE_RATE_LIMIT_PER_MIN: "100000", CREDITS_MIN_TOP_UP_USD: "0.01", LIVE_STREAM_MINUTE_MS: String(MINUTE_MS) },
+    });
   });
   afterAll(async () => {
     await stack?.close();
@@ -108,7 +116,12 @@ describe("live MCP resources with subscriptions (/mcp/live, payments on)", () =>
     const init = await fetch(endpoint(), {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "curl", version: "1" } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "curl", version: "1" } },
+      }),
     });
     expect(init.status).toBe(200);
     expect(init.headers.get("mcp-session-id")).toMatch(/^[0-9a-f-]{36}$/);
@@ -218,10 +231,14 @@ describe("live MCP resources with subscriptions (/mcp/live, payments on)", () =>
     await firstUpdate(c.updates, "XRP");
     await new Promise((r) => setTimeout(r, 300));
     const quiet = c.updates.length;
-    const ended = await until("payment_required", async () => {
-      const r = await c.read(uri);
-      return r.status === "ended" && r;
-    }, MINUTE_MS * 8);
+    const ended = await until(
+      "payment_required",
+      async () => {
+        const r = await c.read(uri);
+        return r.status === "ended" && r;
+      },
+      MINUTE_MS * 8,
+    );
     expect(ended.ended).toMatchObject({ event: "payment_required", data: { reason: expect.stringMatching(/credits_insufficient_balance/), top_up: { path: "/api/v1/credits" } } });
     expect(ended.billing).toEqual({ minutes_paid: 5, remaining_usd: "0" });
     expect(ended.events.some((e) => e.data.symbol === "XRPUSDT")).toBe(true);
@@ -276,7 +293,14 @@ describe("live MCP sessions: cap, eviction, idle timeout (payments off)", () => 
     // A second mount of the same live streams with a short idle timeout.
     const app = express();
     app.use(express.json());
-    const handler = liveMcpHandler({ streams: STREAMS, live: s.service.live, ctx: s.service.ctx, symbolOf: streamSymbol, info: { name: "marketgate", version: "test" }, idleMs: 400 });
+    const handler = liveMcpHandler({
+      streams: STREAMS,
+      live: s.service.live,
+      ctx: s.service.ctx,
+      symbolOf: streamSymbol,
+      info: { name: "marketgate", version: "test" },
+      idleMs: 400,
+    });
     app.all("/mcp/live", handler);
     const server = await new Promise<HttpServer>((resolve) => {
       const srv = app.listen(0, "127.0.0.1", () => resolve(srv));
@@ -296,10 +320,15 @@ describe("live MCP sessions: cap, eviction, idle timeout (payments off)", () => 
     const a = await connect(`${s.url}/mcp/live`);
     expect(await a.client.subscribeResource({ uri: "marketgate://liquidations/SOL" })).toEqual({});
     let n = 0;
-    await until("an update", async () => {
-      inject([liquidation(n++, "SOL")]);
-      return a.updates.length > 0;
-    }, 10_000, 100);
+    await until(
+      "an update",
+      async () => {
+        inject([liquidation(n++, "SOL")]);
+        return a.updates.length > 0;
+      },
+      10_000,
+      100,
+    );
     expect((await a.read("marketgate://liquidations/SOL")).billing).toBeNull();
     const b = await connect(`${s.url}/mcp/live`);
     // Full (2 sessions): a third evicts b, which has no subscription.

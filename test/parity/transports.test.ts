@@ -125,7 +125,13 @@ function seenMcp(r: CallToolResult): Seen {
 }
 
 /** Counters whose deltas a call leaves, keyed by name and labels. */
-const COUNTERS = ["marketgate_payments_settled_total", "marketgate_payments_failed_total", "marketgate_revenue_usdc_total", "marketgate_tool_cache_total", "marketgate_credits_spent_usd_total"];
+const COUNTERS = [
+  "marketgate_payments_settled_total",
+  "marketgate_payments_failed_total",
+  "marketgate_revenue_usdc_total",
+  "marketgate_tool_cache_total",
+  "marketgate_credits_spent_usd_total",
+];
 
 type Series = Map<string, { name: string; labels: Record<string, string>; value: number }>;
 
@@ -255,7 +261,8 @@ describe("one call pipeline: the same calls over HTTP and MCP reach the same out
       const proof = await siwxHeader(creditsPayer().privateKey, url);
       const reads = vi.spyOn(stack.service.ctx.credits!.ledger, "account");
       try {
-        const seen = t === "http" ? await seenHttp(await httpCall(counter, raw, { "SIGN-IN-WITH-X": proof })) : seenMcp(await mcpCall(counter, raw, { "x402/sign-in-with-x": proof }));
+        const seen =
+          t === "http" ? await seenHttp(await httpCall(counter, raw, { "SIGN-IN-WITH-X": proof })) : seenMcp(await mcpCall(counter, raw, { "x402/sign-in-with-x": proof }));
         // The balance left is the one the reservation returned: no account read per call.
         expect(reads, t).not.toHaveBeenCalled();
         return seen;
@@ -277,7 +284,8 @@ describe("one call pipeline: the same calls over HTTP and MCP reach the same out
       const raw = { label: `remaining-${t}` };
       const url = t === "http" ? `${stack.url}${requestPath(counter, raw)}` : `${stack.url}/mcp`;
       const proof = await siwxHeader(creditsPayer().privateKey, url);
-      const seen = t === "http" ? await seenHttp(await httpCall(counter, raw, { "SIGN-IN-WITH-X": proof })) : seenMcp(await mcpCall(counter, raw, { "x402/sign-in-with-x": proof }));
+      const seen =
+        t === "http" ? await seenHttp(await httpCall(counter, raw, { "SIGN-IN-WITH-X": proof })) : seenMcp(await mcpCall(counter, raw, { "x402/sign-in-with-x": proof }));
       expect(Number(seen.remainingUsd) * 1e6, t).toBe(await creditsOf(creditsPayer().address));
     }
   });

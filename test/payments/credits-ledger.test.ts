@@ -147,7 +147,15 @@ describe.each(kinds.filter((k) => redisAvailable || !k.redis))("$name", ({ open 
     const [l] = (await open()) as [CreditLedger];
     const w = wallet();
     await l.credit(w, USD, "top-up");
-    expect(await l.setCaps(w, { perCallMaxMicro: 100_000 })).toEqual({ wallet: w, balanceMicro: USD, heldMicro: 0, refundPendingMicro: 0, creditedMicro: USD, spentMicro: 0, caps: { perCallMaxMicro: 100_000 } });
+    expect(await l.setCaps(w, { perCallMaxMicro: 100_000 })).toEqual({
+      wallet: w,
+      balanceMicro: USD,
+      heldMicro: 0,
+      refundPendingMicro: 0,
+      creditedMicro: USD,
+      spentMicro: 0,
+      caps: { perCallMaxMicro: 100_000 },
+    });
     expect(await l.reserve(w, 100_001, { globalCaps: {} })).toEqual({ ok: false, reason: "cap_per_call", balanceMicro: USD, limitMicro: 100_000 });
     expect(await l.reserve(w, 100_000, { globalCaps: {} })).toMatchObject({ ok: true });
     expect(await l.reserve(w, 60_000, { globalCaps: { perCallMaxMicro: 50_000 } })).toEqual({ ok: false, reason: "cap_per_call", balanceMicro: 900_000, limitMicro: 50_000 });
@@ -158,7 +166,15 @@ describe.each(kinds.filter((k) => redisAvailable || !k.redis))("$name", ({ open 
     expect(await l.reserve(w, 200_000, { globalCaps: {} })).toMatchObject({ ok: true, balanceMicro: 700_000 });
     // Caps of a wallet never credited are kept.
     const fresh = wallet();
-    expect(await l.setCaps(fresh, { perHourMaxMicro: 7 })).toEqual({ wallet: fresh, balanceMicro: 0, heldMicro: 0, refundPendingMicro: 0, creditedMicro: 0, spentMicro: 0, caps: { perHourMaxMicro: 7 } });
+    expect(await l.setCaps(fresh, { perHourMaxMicro: 7 })).toEqual({
+      wallet: fresh,
+      balanceMicro: 0,
+      heldMicro: 0,
+      refundPendingMicro: 0,
+      creditedMicro: 0,
+      spentMicro: 0,
+      caps: { perHourMaxMicro: 7 },
+    });
     expect(await l.account(fresh)).toMatchObject({ caps: { perHourMaxMicro: 7 } });
   });
 
@@ -377,7 +393,15 @@ describe("SqliteCreditLedger on a file", () => {
 
     const second = new SqliteCreditLedger(join(dir, "data", "credits.sqlite"));
     cleanup.push(() => void second.close());
-    expect(await second.account(w)).toEqual({ wallet: w, balanceMicro: 750_000, heldMicro: 0, refundPendingMicro: 0, creditedMicro: USD, spentMicro: 250_000, caps: { perDayMaxMicro: 900_000 } });
+    expect(await second.account(w)).toEqual({
+      wallet: w,
+      balanceMicro: 750_000,
+      heldMicro: 0,
+      refundPendingMicro: 0,
+      creditedMicro: USD,
+      spentMicro: 250_000,
+      caps: { perDayMaxMicro: 900_000 },
+    });
     expect(await second.totals()).toEqual({ creditedMicro: 1_300_000, spentMicro: 250_000, outstandingMicro: 1_050_000 });
     expect(await second.openRefunds({})).toEqual([{ id: "refund-v", wallet: v, amountMicro: 300_000, status: "pending", tx, createdAtMs: T, updatedAtMs: T }]);
     expect(await second.account(v)).toMatchObject({ balanceMicro: 0, refundPendingMicro: 300_000 });
@@ -422,7 +446,13 @@ describe.skipIf(!redisAvailable)("RedisCreditLedger", () => {
     await l.credit(w, USD, "top-up");
     const hold = okHold(await l.reserve(w, 1234, { globalCaps: {}, nowMs: T }));
     await l.commit(hold, { tool: "orderbook" });
-    expect(await redis.client.hGetAll(redis.key(`credits:h:${hold}`))).toEqual({ wallet: w, amount: "1234", at: String(T), exp: String(T + DEFAULT_HOLD_TTL_MS), tool: "orderbook" });
+    expect(await redis.client.hGetAll(redis.key(`credits:h:${hold}`))).toEqual({
+      wallet: w,
+      amount: "1234",
+      at: String(T),
+      exp: String(T + DEFAULT_HOLD_TTL_MS),
+      tool: "orderbook",
+    });
     expect(await redis.client.pTTL(redis.key(`credits:h:${hold}`))).toBeGreaterThan(86_000_000);
     expect(await redis.client.zRange(redis.key(`credits:d:${w}`), 0, -1)).toEqual([`${hold}:1234`]);
     expect(await redis.client.zCard(redis.key("credits:holds"))).toBe(0);

@@ -128,7 +128,9 @@ describe("credit refunds on a local chain", () => {
       expect(await refunds.refund(w)).toMatchObject({ status: "pending" });
       // Before it is mined, another account submits (with a higher tip) an EIP-3009 transfer of all the
       // relayer's USDC, signed by the relayer: mined first in the block, it leaves the refund nothing to send.
-      const [name, version] = await Promise.all(["name", "version"].map((f) => publicClient().readContract({ address: chain.usdcAddress, abi: authAbi, functionName: f as "name" })));
+      const [name, version] = await Promise.all(
+        ["name", "version"].map((f) => publicClient().readContract({ address: chain.usdcAddress, abi: authAbi, functionName: f as "name" })),
+      );
       const message = { from: address, to: chain.relayer.address, value: 1_000_000n, validAfter: 0n, validBefore: 2n ** 40n, nonce: `0x${randomBytes(32).toString("hex")}` as Hex };
       const signature = await privateKeyToAccount(privateKey).signTypedData({
         domain: { name, version, chainId: 8453, verifyingContract: chain.usdcAddress },

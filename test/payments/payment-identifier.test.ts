@@ -24,7 +24,13 @@ describe("paymentIdentifierOf", () => {
   });
 
   it("refuses ids outside 16 to 128 characters of [A-Za-z0-9_-] and malformed extensions", () => {
-    for (const info of [{ required: false, id: "short" }, { required: false, id: "x".repeat(129) }, { required: false, id: "has spaces in it, 16+" }, { required: false, id: 42 }, { id: generatePaymentId() }]) {
+    for (const info of [
+      { required: false, id: "short" },
+      { required: false, id: "x".repeat(129) },
+      { required: false, id: "has spaces in it, 16+" },
+      { required: false, id: 42 },
+      { id: generatePaymentId() },
+    ]) {
       expect(paymentIdentifierOf(payload({ [PAYMENT_IDENTIFIER]: { info } }))).toMatchObject({ error: expect.stringMatching(/^invalid_payment_identifier: /) });
     }
     expect(paymentIdentifierOf(payload({ [PAYMENT_IDENTIFIER]: "pay_0123456789abcdef" }))).toMatchObject({ error: expect.stringMatching(/^invalid_payment_identifier: /) });
@@ -32,7 +38,7 @@ describe("paymentIdentifierOf", () => {
 
   it("never compiles the schema the client sent (it is ours, echoed; a caller may send any)", () => {
     const id = generatePaymentId();
-    const hostile = { ...echoed(id)[PAYMENT_IDENTIFIER] as object, schema: { type: 12, $ref: "https://attacker.example/schema.json" } };
+    const hostile = { ...(echoed(id)[PAYMENT_IDENTIFIER] as object), schema: { type: 12, $ref: "https://attacker.example/schema.json" } };
     expect(paymentIdentifierOf(payload({ [PAYMENT_IDENTIFIER]: hostile }))).toEqual({ id });
     const started = performance.now();
     for (let i = 0; i < 200; i++) paymentIdentifierOf(payload(echoed(id)));

@@ -23,7 +23,7 @@ const requirements = {
 } as PaymentRequirements;
 const payload = { x402Version: 2, accepted: requirements, payload: { signature: "0xabc", authorization: { nonce: "0x01" } } } as unknown as PaymentPayload;
 /** A settlement of unknown outcome; its stored answer has what a JSON round trip through Redis must keep exact. */
-const pending: PendingState = { state: "pending", value: { price_usd: 0.1 + 0.2, name: "é€😀 \"q\"", rows: [1, null, "x"] }, payload, requirements };
+const pending: PendingState = { state: "pending", value: { price_usd: 0.1 + 0.2, name: 'é€😀 "q"', rows: [1, null, "x"] }, payload, requirements };
 const receipt = { success: true, transaction: "0xabc", network: "eip155:8453" as const, payer: "0x1" };
 
 /** Async undo steps (closing Redis connections), run after each test. */

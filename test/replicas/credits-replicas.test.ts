@@ -16,7 +16,6 @@ import { siwxHeader } from "../helpers/siwx.js";
 import { redisAvailable, TEST_REDIS_URL as REDIS_URL } from "../helpers/redis-available.js";
 import { deleteRedisPrefix } from "../helpers/redis-keys.js";
 
-
 /**
  * Credits on the production entry in separate OS processes: three replicas on one Redis, and one embedded
  * process killed with SIGKILL. Each test has its own state: a fresh Redis prefix, a fresh data directory,
@@ -52,7 +51,8 @@ describe.skipIf(!redisAvailable)("credits across processes", () => {
     const res = await pay(`${url}/api/v1/credits`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount_usd: amount }) });
     expect(res.status).toBe(200);
   };
-  const signed = async (base: string, path: string, i: number) => fetch(`${base}${path}`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${base}${path}`) } });
+  const signed = async (base: string, path: string, i: number) =>
+    fetch(`${base}${path}`, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${base}${path}`) } });
 
   beforeAll(async () => {
     sim = await startSimulator({ seed: 11 });

@@ -14,7 +14,6 @@ import { startServiceProcess, type ServiceProcess } from "../helpers/service-pro
 import { redisAvailable, TEST_REDIS_URL as REDIS_URL } from "../helpers/redis-available.js";
 import { deleteRedisPrefix } from "../helpers/redis-keys.js";
 
-
 /**
  * Three service processes (the production entry) behind no load balancer but one Redis: the response
  * cache, the single-flight of misses, the rate limit and the payment ledger behave as one service.

@@ -56,35 +56,31 @@ describe.skipIf(!redisAvailable)("live streams on replicas", () => {
     await deleteRedisPrefix(prefix);
   });
 
-  it(
-    "both replicas stream CVD of the one ingesting feed, and debit the one shared balance",
-    async () => {
-      const env = { ...offlineServiceEnv(sim, chain, anvil.rpcUrl), ALERTS: "off", RATE_LIMIT_PER_MIN: "100000", REDIS_URL, REDIS_PREFIX: prefix, CREDITS_MIN_TOP_UP_USD: "0.05" };
-      const replicas = await Promise.all([0, 1].map(() => startServiceProcess(env)));
-      running.push(...replicas);
-      const payer = chain.funded[1]!;
-      const pay = wrapFetchWithPayment(fetch, new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(payer.privateKey))));
-      const top = await pay(`${replicas[0]!.url}/api/v1/credits`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount_usd: "0.05" }) });
-      expect(top.status).toBe(200);
+  it("both replicas stream CVD of the one ingesting feed, and debit the one shared balance", async () => {
+    const env = { ...offlineServiceEnv(sim, chain, anvil.rpcUrl), ALERTS: "off", RATE_LIMIT_PER_MIN: "100000", REDIS_URL, REDIS_PREFIX: prefix, CREDITS_MIN_TOP_UP_USD: "0.05" };
+    const replicas = await Promise.all([0, 1].map(() => startServiceProcess(env)));
+    running.push(...replicas);
+    const payer = chain.funded[1]!;
+    const pay = wrapFetchWithPayment(fetch, new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(payer.privateKey))));
+    const top = await pay(`${replicas[0]!.url}/api/v1/credits`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ amount_usd: "0.05" }) });
+    expect(top.status).toBe(200);
 
-      const streams = await Promise.all(
-        replicas.map(async (r) => {
-          const url = `${r.url}/stream/cvd/BTC`;
-          const res = await fetch(url, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer.privateKey, url) } });
-          expect(res.status).toBe(200);
-          return collect(res);
-        }),
-      );
-      await until("a CVD update on both replicas", async () => streams.every((s) => s.got.some((e) => e.event === "cvd_update")), 30_000);
-      for (const s of streams) {
-        expect(s.got[0]).toMatchObject({ event: "debit", data: { topic: "cvd", minute: 1, price_usd: "0.002" } });
-        expect(s.got.find((e) => e.event === "cvd_update")!.data).toMatchObject({ symbol: "BTC" });
-      }
-      for (const s of streams) await s.stop();
-      const url = `${replicas[1]!.url}/api/v1/credits`;
-      const account = await json(await fetch(url, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer.privateKey, url) } }));
-      expect(account).toMatchObject({ spent_usd: "0.004", balance_usd: "0.046" });
-    },
-    300_000,
-  );
+    const streams = await Promise.all(
+      replicas.map(async (r) => {
+        const url = `${r.url}/stream/cvd/BTC`;
+        const res = await fetch(url, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer.privateKey, url) } });
+        expect(res.status).toBe(200);
+        return collect(res);
+      }),
+    );
+    await until("a CVD update on both replicas", async () => streams.every((s) => s.got.some((e) => e.event === "cvd_update")), 30_000);
+    for (const s of streams) {
+      expect(s.got[0]).toMatchObject({ event: "debit", data: { topic: "cvd", minute: 1, price_usd: "0.002" } });
+      expect(s.got.find((e) => e.event === "cvd_update")!.data).toMatchObject({ symbol: "BTC" });
+    }
+    for (const s of streams) await s.stop();
+    const url = `${replicas[1]!.url}/api/v1/credits`;
+    const account = await json(await fetch(url, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer.privateKey, url) } }));
+    expect(account).toMatchObject({ spent_usd: "0.004", balance_usd: "0.046" });
+  }, 300_000);
 });

@@ -11,9 +11,7 @@ import { simEnv } from "../../src/sandbox/sim-env.js";
 import { createService } from "../../src/service.js";
 import { fixedClock } from "../../src/sim/clock.js";
 import { createMarketModel, PRICE_CAPTURES_2026, type MarketModel } from "../../src/sim/market.js";
-import {
-  FUNDING_TARGETS, perpModelFor, PERP_SIM_VENUES, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue,
-} from "../../src/sim/perp-model.js";
+import { FUNDING_TARGETS, perpModelFor, PERP_SIM_VENUES, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "../../src/sim/perp-model.js";
 import { DEFAULT_REPLAY_DIR } from "../../src/sim/replay.js";
 import { DEFAULT_SIM_SEED, startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 import { createTape, TRADE_SIZE_TARGETS, type Tape } from "../../src/sim/tape.js";
@@ -63,18 +61,23 @@ const REAL_FILES = [
   "bybit/cryptofeed_v5_ws_linear_spot_publicTrade_tickers_kline_2026-08-09.ndjson",
 ];
 /** Overridden by MARKETGATE_REAL_DATA_DIR; else the project recordings, else the shared real-data folder. */
-const REAL = [process.env.MARKETGATE_REAL_DATA_DIR, DEFAULT_REPLAY_DIR, "/work/shared/data/real"]
-  .find((d): d is string => d !== undefined && REAL_FILES.every((f) => existsSync(join(d, f))));
+const REAL = [process.env.MARKETGATE_REAL_DATA_DIR, DEFAULT_REPLAY_DIR, "/work/shared/data/real"].find(
+  (d): d is string => d !== undefined && REAL_FILES.every((f) => existsSync(join(d, f))),
+);
 const haveReal = REAL !== undefined;
 const readJson = <T>(rel: string): T => JSON.parse(readFileSync(join(REAL ?? "", rel), "utf8")) as T;
 const readNdjson = (rel: string): Array<Record<string, unknown>> =>
-  readFileSync(join(REAL ?? "", rel), "utf8").split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as Record<string, unknown>);
+  readFileSync(join(REAL ?? "", rel), "utf8")
+    .split("\n")
+    .filter((l) => l.trim() !== "")
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 
 describe.skipIf(!haveReal)("calibration targets match the real recordings", () => {
   it("Binance premiumIndex 2024-11-27: pinned shares per interval, the unpinned side, mark/index quantiles", () => {
     type Row = { symbol: string; markPrice: string; indexPrice: string; lastFundingRate: string; interestRate: string };
-    const rows = readJson<Row[]>("binance/usdm_premiumIndex_all_symbols_2024-11-27.json")
-      .filter((r) => Number(r.interestRate) > 0 && Number(r.indexPrice) > 0 && !r.symbol.includes("_"));
+    const rows = readJson<Row[]>("binance/usdm_premiumIndex_all_symbols_2024-11-27.json").filter(
+      (r) => Number(r.interestRate) > 0 && Number(r.indexPrice) > 0 && !r.symbol.includes("_"),
+    );
     expect(rows).toHaveLength(371);
     const pinned = (r: Row) => r.lastFundingRate === r.interestRate;
     const eight = rows.filter((r) => r.interestRate === "0.00010000");
@@ -132,7 +135,12 @@ describe.skipIf(!haveReal)("calibration targets match the real recordings", () =
     expect(quantile(majors, 0.5)).toBeCloseTo(TRADE_SIZE_TARGETS.majorsBybit.p50, 0);
     expect(quantile(majors, 0.9)).toBeCloseTo(TRADE_SIZE_TARGETS.majorsBybit.p90, 0);
     expect(quantile(majors, 0.99)).toBeCloseTo(TRADE_SIZE_TARGETS.majorsBybit.p99, 0);
-    for (const [sym, base] of [["BTCUSDT", "BTC"], ["ETHUSDT", "ETH"], ["SOLUSDT", "SOL"], ["DOGEUSDT", "DOGE"]] as const) {
+    for (const [sym, base] of [
+      ["BTCUSDT", "BTC"],
+      ["ETHUSDT", "ETH"],
+      ["SOLUSDT", "SOL"],
+      ["DOGEUSDT", "DOGE"],
+    ] as const) {
       expect(PRICE_CAPTURES_2026[base], sym).toContain(last.get(sym));
     }
   });
@@ -254,7 +262,12 @@ describe("premium (mark vs index) consistent with funding", () => {
     const med = (side: number) => median(s.samples.filter((x) => x.side === side).map((x) => x.premium));
     expect(med(1)).toBeGreaterThan(med(0));
     expect(med(0)).toBeGreaterThan(med(-1));
-    expect(spearman(s.samples.map((x) => x.premium), s.samples.map((x) => x.rate8h))).toBeGreaterThan(0.2);
+    expect(
+      spearman(
+        s.samples.map((x) => x.premium),
+        s.samples.map((x) => x.rate8h),
+      ),
+    ).toBeGreaterThan(0.2);
   });
 
   it("Hyperliquid: mark/oracle − 1 spread (p90 − p10) within 0.5-1.5× the real one; same ordering with funding", () => {
@@ -268,7 +281,12 @@ describe("premium (mark vs index) consistent with funding", () => {
     const med = (side: number) => median(s.samples.filter((x) => x.side === side).map((x) => x.premium));
     expect(med(1)).toBeGreaterThan(med(0));
     expect(med(0)).toBeGreaterThan(med(-1));
-    expect(spearman(s.samples.map((x) => x.premium), s.samples.map((x) => x.rate8h))).toBeGreaterThan(0.2);
+    expect(
+      spearman(
+        s.samples.map((x) => x.premium),
+        s.samples.map((x) => x.rate8h),
+      ),
+    ).toBeGreaterThan(0.2);
   });
 });
 
@@ -294,7 +312,11 @@ describe("trade tape: sizes and volume", () => {
     const s = sizes("bybit", "BTC");
     expect(s.length).toBeGreaterThan(10_000);
     const t = TRADE_SIZE_TARGETS.btcBybit;
-    for (const [p, target] of [[0.5, t.p50], [0.9, t.p90], [0.99, t.p99]] as const) {
+    for (const [p, target] of [
+      [0.5, t.p50],
+      [0.9, t.p90],
+      [0.99, t.p99],
+    ] as const) {
       const ratio = quantile(s, p) / target;
       expect(ratio, `p${p * 100}`).toBeGreaterThan(1 / 1.6);
       expect(ratio, `p${p * 100}`).toBeLessThan(1.6);
@@ -304,7 +326,11 @@ describe("trade tape: sizes and volume", () => {
   it("BTC, ETH and SOL pooled on Bybit: within 2× of the real pooled fills; Binance's BTC tail reaches ≈ $100k+", () => {
     const s = [...sizes("bybit", "BTC"), ...sizes("bybit", "ETH"), ...sizes("bybit", "SOL")];
     const t = TRADE_SIZE_TARGETS.majorsBybit;
-    for (const [p, target] of [[0.5, t.p50], [0.9, t.p90], [0.99, t.p99]] as const) {
+    for (const [p, target] of [
+      [0.5, t.p50],
+      [0.9, t.p90],
+      [0.99, t.p99],
+    ] as const) {
       const ratio = quantile(s, p) / target;
       expect(ratio, `p${p * 100}`).toBeGreaterThan(0.5);
       expect(ratio, `p${p * 100}`).toBeLessThan(2);
@@ -315,7 +341,14 @@ describe("trade tape: sizes and volume", () => {
   });
 
   it("the tape's 24h notional equals the venue's own 24h ticker turnover (ratio 0.8-1.25, not 30×)", () => {
-    for (const [venue, base] of [["binance", "BTC"], ["bybit", "ETH"], ["okx", "SOL"], ["hyperliquid", "BTC"], ["bybit", "DOGE"], ["binance", "ATOM"]] as const) {
+    for (const [venue, base] of [
+      ["binance", "BTC"],
+      ["bybit", "ETH"],
+      ["okx", "SOL"],
+      ["hyperliquid", "BTC"],
+      ["bybit", "DOGE"],
+      ["binance", "ATOM"],
+    ] as const) {
       // 48 windows of 3 minutes, one every 30 minutes of the last 24h, scaled to 24h.
       let notional = 0;
       for (let k = 0; k < 48; k++) {
@@ -330,9 +363,13 @@ describe("trade tape: sizes and volume", () => {
 
   it("venue 24h turnover at 2026 levels: Bybit BTC ≈ $1.1bn, Hyperliquid BTC ≈ $1.5bn (0.4-2.5×)", () => {
     const days = Array.from({ length: 20 }, (_, i) => NOW - i * 3 * DAY);
-    const avg = (venue: PerpSimVenue, base: string) =>
-      days.reduce((a, t) => a + perp.turnover24hUsd(perp.perpOf(venue, base) as PerpInstrumentSpec, t), 0) / days.length;
-    for (const [venue, base, real] of [["bybit", "BTC", 1.14e9], ["bybit", "ETH", 0.51e9], ["hyperliquid", "BTC", 1.52e9], ["hyperliquid", "ETH", 0.59e9]] as const) {
+    const avg = (venue: PerpSimVenue, base: string) => days.reduce((a, t) => a + perp.turnover24hUsd(perp.perpOf(venue, base) as PerpInstrumentSpec, t), 0) / days.length;
+    for (const [venue, base, real] of [
+      ["bybit", "BTC", 1.14e9],
+      ["bybit", "ETH", 0.51e9],
+      ["hyperliquid", "BTC", 1.52e9],
+      ["hyperliquid", "ETH", 0.59e9],
+    ] as const) {
       expect(avg(venue, base) / real, `${venue} ${base}`).toBeGreaterThan(0.4);
       expect(avg(venue, base) / real, `${venue} ${base}`).toBeLessThan(2.5);
     }
@@ -342,10 +379,7 @@ describe("trade tape: sizes and volume", () => {
 // ---------------------------------------------------------------- price levels
 
 describe("price levels: 2026", () => {
-  const times = [
-    ...Array.from({ length: 146 }, (_, i) => Date.UTC(2026, 0, 1) + i * 2.5 * DAY + ((i * 7_777_777) % DAY)),
-    Date.now(),
-  ];
+  const times = [...Array.from({ length: 146 }, (_, i) => Date.UTC(2026, 0, 1) + i * 2.5 * DAY + ((i * 7_777_777) % DAY)), Date.now()];
 
   it("BTC stays within 65-78k (its 2026 captures 65,084-77,562), at any time of 2026 and now", () => {
     const band = market.priceBand("BTC");

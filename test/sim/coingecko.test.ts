@@ -8,8 +8,7 @@ import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 const NOW = Date.parse("2026-11-21T12:34:56.789Z");
 const DAY = 86_400_000;
 
-const SIMPLE_QS =
-  "vs_currencies=usd&include_market_cap=true&include_24hr_vol=true&include_24hr_change=true&include_last_updated_at=true";
+const SIMPLE_QS = "vs_currencies=usd&include_market_cap=true&include_24hr_vol=true&include_24hr_change=true&include_last_updated_at=true";
 const COIN_QS = "localization=false&tickers=false&market_data=true&community_data=false&developer_data=false&sparkline=false";
 
 let sim: RunningSimulator;
@@ -202,20 +201,14 @@ describe("coingecko simulator: shapes", () => {
 });
 
 describe("coingecko simulator: determinism", () => {
-  const paths = [
-    `/simple/price?ids=bitcoin,ethereum,solana&${SIMPLE_QS}`,
-    `/coins/solana?${COIN_QS}`,
-    `/coins/bitcoin/market_chart?vs_currency=usd&days=7`,
-  ];
+  const paths = [`/simple/price?ids=bitcoin,ethereum,solana&${SIMPLE_QS}`, `/coins/solana?${COIN_QS}`, `/coins/bitcoin/market_chart?vs_currency=usd&days=7`];
 
   it("same seed + fixed clock gives identical bodies; another seed differs", async () => {
     const twin = await startSimulator({ seed: 42, clock: fixedClock(NOW) });
     const other = await startSimulator({ seed: 43, clock: fixedClock(NOW) });
     try {
       for (const path of paths) {
-        const [a, b, c] = await Promise.all(
-          [cg, twin.urls.coingecko, other.urls.coingecko].map(async (base) => (await fetch(base + path)).text()),
-        );
+        const [a, b, c] = await Promise.all([cg, twin.urls.coingecko, other.urls.coingecko].map(async (base) => (await fetch(base + path)).text()));
         expect(b).toBe(a);
         expect(c).not.toBe(a);
       }

@@ -1,13 +1,7 @@
 import { getAddress } from "viem";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixedClock } from "../../src/sim/clock.js";
-import {
-  SIM_DEX_LOOKALIKE_TOKENS,
-  SIM_DEX_POOLS,
-  SIM_DEX_TOKENS,
-  simDexCanonicalTokens,
-  type SimDexPool,
-} from "../../src/sim/dex-tokens.js";
+import { SIM_DEX_LOOKALIKE_TOKENS, SIM_DEX_POOLS, SIM_DEX_TOKENS, simDexCanonicalTokens, type SimDexPool } from "../../src/sim/dex-tokens.js";
 import { DEFAULT_REPLAY_DIR, REPLAY_FILES, loadRecording, replayAvailable } from "../../src/sim/replay.js";
 import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 
@@ -53,19 +47,39 @@ async function getJson<T = unknown>(url: string): Promise<Got<T>> {
 
 type Txn = { buys: number; sells: number };
 type Pair = {
-  chainId: string; dexId: string; url: string; pairAddress: string; labels?: string[];
-  baseToken: { address: string; name: string; symbol: string }; quoteToken: { address: string; name: string; symbol: string };
-  priceNative: string; priceUsd: string; txns: Record<string, Txn>; volume: Record<string, number>;
-  priceChange: Record<string, number>; liquidity?: { usd: number; base: number; quote: number };
-  fdv?: number; marketCap?: number; pairCreatedAt: number;
+  chainId: string;
+  dexId: string;
+  url: string;
+  pairAddress: string;
+  labels?: string[];
+  baseToken: { address: string; name: string; symbol: string };
+  quoteToken: { address: string; name: string; symbol: string };
+  priceNative: string;
+  priceUsd: string;
+  txns: Record<string, Txn>;
+  volume: Record<string, number>;
+  priceChange: Record<string, number>;
+  liquidity?: { usd: number; base: number; quote: number };
+  fdv?: number;
+  marketCap?: number;
+  pairCreatedAt: number;
 };
 type GtPool = {
-  id: string; type: string;
+  id: string;
+  type: string;
   attributes: Record<string, unknown> & {
-    address: string; name: string; base_token_price_usd: string; quote_token_price_usd: string; token_price_usd: string;
-    reserve_in_usd: string; volume_usd: Record<string, string>; price_change_percentage: Record<string, string>;
+    address: string;
+    name: string;
+    base_token_price_usd: string;
+    quote_token_price_usd: string;
+    token_price_usd: string;
+    reserve_in_usd: string;
+    volume_usd: Record<string, string>;
+    price_change_percentage: Record<string, string>;
     transactions: Record<string, { buys: number; sells: number; buyers: number | null; sellers: number | null }>;
-    fdv_usd: string; market_cap_usd: string | null; pool_created_at: string;
+    fdv_usd: string;
+    market_cap_usd: string | null;
+    pool_created_at: string;
   };
   relationships: Record<"base_token" | "quote_token" | "dex", { data: { id: string; type: string } }>;
 };
@@ -115,14 +129,19 @@ describe("dex venues: mounting and tables", () => {
   });
 
   it("covers catalogue symbols with several pools, on several chains for the majors, and quote-side pools", () => {
-    const poolsOf = (sym: string) => SIM_DEX_POOLS.filter((p) => p.kind === "main" && (p.base.asset === sym || p.quote.asset === sym) && p.base.role !== "lookalike" && p.quote.role !== "lookalike");
+    const poolsOf = (sym: string) =>
+      SIM_DEX_POOLS.filter((p) => p.kind === "main" && (p.base.asset === sym || p.quote.asset === sym) && p.base.role !== "lookalike" && p.quote.role !== "lookalike");
     for (const sym of ["BTC", "ETH", "SOL", "BNB", "XRP", "ADA", "DOGE", "AVAX", "DOT", "LINK", "MATIC", "UNI", "ARB", "OP", "NEAR", "ATOM", "PEPE", "SHIB", "TON", "TRX", "LTC"]) {
       expect(poolsOf(sym).length, sym).toBeGreaterThanOrEqual(1);
       expect(simDexCanonicalTokens(sym).length, sym).toBeGreaterThanOrEqual(1);
     }
     for (const sym of ["BTC", "ETH"]) expect(new Set(poolsOf(sym).map((p) => p.chain)).size, sym).toBeGreaterThanOrEqual(5);
     expect(new Set(poolsOf("SOL").map((p) => p.dexId))).toEqual(new Set(["raydium", "orca", "meteora", "pancakeswap"]));
-    for (const sym of ["ETH", "BNB", "SOL", "AVAX"]) expect(poolsOf(sym).some((p) => p.quote.asset === sym), sym).toBe(true);
+    for (const sym of ["ETH", "BNB", "SOL", "AVAX"])
+      expect(
+        poolsOf(sym).some((p) => p.quote.asset === sym),
+        sym,
+      ).toBe(true);
   });
 
   it("lists look-alike tokens at fake addresses, dust pools and exotic-quote pools", () => {
@@ -185,7 +204,11 @@ describe("dexscreener", () => {
     for (const p of btcb.body) {
       for (const k of ["m5", "h1", "h6"]) expect(k in p.priceChange, `${p.pairAddress} ${k}`).toBe(p.txns[k]!.buys + p.txns[k]!.sells > 0);
     }
-    const thin = await getJson<Pair[]>(`${ds}/tokens/v1/bsc/${SIM_DEX_TOKENS.filter((t) => t.chain === "bsc" && t.role === "canonical").map((t) => t.address).join(",")}`);
+    const thin = await getJson<Pair[]>(
+      `${ds}/tokens/v1/bsc/${SIM_DEX_TOKENS.filter((t) => t.chain === "bsc" && t.role === "canonical")
+        .map((t) => t.address)
+        .join(",")}`,
+    );
     expect(thin.body.some((p) => !("m5" in p.priceChange))).toBe(true);
     const pepe = await getJson<Pair[]>(`${ds}/token-pairs/v1/ethereum/0x6982508145454Ce325dDbE47a25d4ec3d2311933`);
     const noLiq = pepe.body.filter((p) => p.liquidity === undefined);
@@ -193,7 +216,9 @@ describe("dexscreener", () => {
     expect(noLiq[0]!.fdv).toBeUndefined();
     expect(pepe.body.at(-1)!.liquidity).toBeUndefined(); // sorted last
     // a "PEPE" look-alike paired with WETH also shows up for WETH, not for the real PEPE address
-    expect(pepe.body.every((p) => p.baseToken.address === "0x6982508145454Ce325dDbE47a25d4ec3d2311933" || p.quoteToken.address === "0x6982508145454Ce325dDbE47a25d4ec3d2311933")).toBe(true);
+    expect(
+      pepe.body.every((p) => p.baseToken.address === "0x6982508145454Ce325dDbE47a25d4ec3d2311933" || p.quoteToken.address === "0x6982508145454Ce325dDbE47a25d4ec3d2311933"),
+    ).toBe(true);
   });
 
   it("tokens/v1 takes several addresses; unknown chain or token → []", async () => {
@@ -246,8 +271,17 @@ describe("geckoterminal", () => {
       expect(p.id).toBe(`eth_${p.attributes.address}`);
       expect(p.attributes.address).toBe(p.attributes.address.toLowerCase());
       expect(p.attributes.pool_created_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
-      for (const k of ["base_token_price_usd", "base_token_price_native_currency", "quote_token_price_usd", "quote_token_price_native_currency",
-        "base_token_price_quote_token", "quote_token_price_base_token", "token_price_usd", "fdv_usd", "reserve_in_usd"]) {
+      for (const k of [
+        "base_token_price_usd",
+        "base_token_price_native_currency",
+        "quote_token_price_usd",
+        "quote_token_price_native_currency",
+        "base_token_price_quote_token",
+        "quote_token_price_base_token",
+        "token_price_usd",
+        "fdv_usd",
+        "reserve_in_usd",
+      ]) {
         expect(typeof p.attributes[k], k).toBe("string");
         expect(p.attributes[k], k).toMatch(PLAIN);
       }
@@ -374,14 +408,29 @@ describe("geckoterminal ohlcv", () => {
   });
 
   it("validates aggregate, timeframe, limit and currency with JSON:API 400s", async () => {
-    for (const [tf, qs] of [["hour", "aggregate=5"], ["minute", "aggregate=60"], ["day", "aggregate=4"], ["hour", "aggregate=x"], ["week", ""], ["hour", "limit=0"], ["hour", "currency=eur"], ["hour", "before_timestamp=abc"], ["hour", "token=0x000000000000000000000000000000000000dead"]] as const) {
+    for (const [tf, qs] of [
+      ["hour", "aggregate=5"],
+      ["minute", "aggregate=60"],
+      ["day", "aggregate=4"],
+      ["hour", "aggregate=x"],
+      ["week", ""],
+      ["hour", "limit=0"],
+      ["hour", "currency=eur"],
+      ["hour", "before_timestamp=abc"],
+      ["hour", "token=0x000000000000000000000000000000000000dead"],
+    ] as const) {
       const r = await ohlcv("eth", USDC_POOL_005, tf, qs);
       expect(r.status, `${tf}?${qs}`).toBe(400);
       const e = (r.body as unknown as { errors: Array<{ status: string; title: string }> }).errors[0]!;
       expect(e.status).toBe("400");
       expect(typeof e.title).toBe("string");
     }
-    for (const [tf, agg, step] of [["hour", 4, 4 * HOUR_S], ["hour", 12, 12 * HOUR_S], ["minute", 5, 300], ["minute", 15, 900]] as const) {
+    for (const [tf, agg, step] of [
+      ["hour", 4, 4 * HOUR_S],
+      ["hour", 12, 12 * HOUR_S],
+      ["minute", 5, 300],
+      ["minute", 15, 900],
+    ] as const) {
       const rows = (await ohlcv("eth", USDC_POOL_005, tf, `aggregate=${agg}&limit=5`)).body.data.attributes.ohlcv_list;
       for (const r of rows) expect(r[0] % step).toBe(0);
       expect(rows[0]![0] - rows[1]![0]).toBe(step);
@@ -391,10 +440,14 @@ describe("geckoterminal ohlcv", () => {
   it("volumes add up across timeframes and the running candle closes at the venues' current price", async () => {
     const hours = (await ohlcv("eth", USDC_POOL_005, "hour", "limit=3")).body.data.attributes.ohlcv_list;
     const full = hours[1]!; // last complete hour
-    const mins = (await ohlcv("eth", USDC_POOL_005, "minute", `limit=120&before_timestamp=${full[0] + HOUR_S}`)).body.data.attributes.ohlcv_list
-      .filter((r) => r[0] >= full[0]);
+    const mins = (await ohlcv("eth", USDC_POOL_005, "minute", `limit=120&before_timestamp=${full[0] + HOUR_S}`)).body.data.attributes.ohlcv_list.filter((r) => r[0] >= full[0]);
     expect(mins.length).toBeGreaterThan(30); // busy pool: most minutes have swaps
-    expect(rel(mins.reduce((s, r) => s + r[5], 0), full[5])).toBeLessThan(1e-9);
+    expect(
+      rel(
+        mins.reduce((s, r) => s + r[5], 0),
+        full[5],
+      ),
+    ).toBeLessThan(1e-9);
     if (mins.at(-1)![0] === full[0]) expect(mins.at(-1)![1]).toBeCloseTo(full[1], 9); // same open
     const pool = await getJson<{ data: GtPool }>(`${gt}/networks/eth/pools/${USDC_POOL_005}`);
     expect(rel(hours[0]![4], Number(pool.body.data.attributes.base_token_price_usd))).toBeLessThan(1e-12);

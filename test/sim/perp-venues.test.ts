@@ -75,14 +75,35 @@ function baseOf(venueSymbol: string): { base: string; mult: number } {
 // ---------------------------------------------------------------- wire types
 
 type BinancePremium = {
-  symbol: string; markPrice: string; indexPrice: string; estimatedSettlePrice: string; lastFundingRate: string;
-  interestRate: string; nextFundingTime: number; time: number;
+  symbol: string;
+  markPrice: string;
+  indexPrice: string;
+  estimatedSettlePrice: string;
+  lastFundingRate: string;
+  interestRate: string;
+  nextFundingTime: number;
+  time: number;
 };
-type BinanceSymbol = { symbol: string; pair: string; contractType: string; status: string; baseAsset: string; quoteAsset: string; marginAsset: string; pricePrecision: number; quantityPrecision: number; filters: Array<Record<string, unknown>> };
+type BinanceSymbol = {
+  symbol: string;
+  pair: string;
+  contractType: string;
+  status: string;
+  baseAsset: string;
+  quoteAsset: string;
+  marginAsset: string;
+  pricePrecision: number;
+  quantityPrecision: number;
+  filters: Array<Record<string, unknown>>;
+};
 type BybitEnvelope<R> = { retCode: number; retMsg: string; result: R; retExtInfo: Record<string, never>; time: number };
 type BybitList<T> = { category?: string; list: T[]; nextPageCursor?: string };
 type OkxEnvelope<T> = { code: string; msg: string; data: T[] };
-type HlMeta = { universe: Array<{ name: string; szDecimals: number; maxLeverage: number; marginTableId: number; isDelisted?: boolean }>; marginTables: Array<[number, { description: string; marginTiers: unknown[] }]>; collateralToken: number };
+type HlMeta = {
+  universe: Array<{ name: string; szDecimals: number; maxLeverage: number; marginTableId: number; isDelisted?: boolean }>;
+  marginTables: Array<[number, { description: string; marginTiers: unknown[] }]>;
+  collateralToken: number;
+};
 type HlCtx = Record<string, string | string[] | null>;
 
 describe("perp venues: mounting", () => {
@@ -151,7 +172,11 @@ describe("binance fapi", () => {
       expect(p.nextFundingTime).toBeGreaterThan(NOW);
       expect(p.nextFundingTime - NOW).toBeLessThanOrEqual(h * HOUR);
     }
-    for (const [symbol, h] of [["WIFUSDT", 4], ["BTCUSDT", 8], ["1000PEPEUSDT", 8]] as const) {
+    for (const [symbol, h] of [
+      ["WIFUSDT", 4],
+      ["BTCUSDT", 8],
+      ["1000PEPEUSDT", 8],
+    ] as const) {
       const hist = await getJson<Array<{ fundingTime: number }>>(`${sim.urls.binance}/fapi/v1/fundingRate?symbol=${symbol}&limit=6`);
       const times = hist.body.map((r) => r.fundingTime);
       for (let i = 1; i < times.length; i++) {
@@ -165,9 +190,7 @@ describe("binance fapi", () => {
     expect(Array.isArray(all.body)).toBe(true);
     expect(all.body).toHaveLength(29); // 27 USDT perpetuals + the BTC/ETH quarterlies
     const one = await getJson<BinancePremium>(`${sim.urls.binance}/fapi/v1/premiumIndex?symbol=BTCUSDT`);
-    expect(Object.keys(one.body)).toEqual([
-      "symbol", "markPrice", "indexPrice", "estimatedSettlePrice", "lastFundingRate", "interestRate", "nextFundingTime", "time",
-    ]);
+    expect(Object.keys(one.body)).toEqual(["symbol", "markPrice", "indexPrice", "estimatedSettlePrice", "lastFundingRate", "interestRate", "nextFundingTime", "time"]);
     for (const k of ["markPrice", "indexPrice", "estimatedSettlePrice", "lastFundingRate", "interestRate"] as const) {
       expect(one.body[k]).toMatch(DEC8);
     }
@@ -254,9 +277,7 @@ describe("binance fapi", () => {
         clock.set(settle - 1);
         const before = await getJson<BinancePremium>(`${twin.urls.binance}/fapi/v1/premiumIndex?symbol=${symbol}`);
         clock.set(settle + HOUR);
-        const hist = await getJson<Array<{ fundingTime: number; fundingRate: string }>>(
-          `${twin.urls.binance}/fapi/v1/fundingRate?symbol=${symbol}&startTime=${settle}&limit=1`,
-        );
+        const hist = await getJson<Array<{ fundingTime: number; fundingRate: string }>>(`${twin.urls.binance}/fapi/v1/fundingRate?symbol=${symbol}&startTime=${settle}&limit=1`);
         const row = hist.body[0];
         expect(row?.fundingTime ?? 0).toBeGreaterThanOrEqual(settle);
         expect(row?.fundingTime ?? Infinity).toBeLessThan(settle + 10);
@@ -314,7 +335,7 @@ describe("binance spot", () => {
     expect(Number(r.body.price) / Number(idx.body.indexPrice)).toBeCloseTo(1, 3);
     const pepe = await getJson<{ price: string }>(`${sim.urls.binance_spot}/api/v3/ticker/price?symbol=PEPEUSDT`);
     const pepeIdx = await getJson<BinancePremium>(`${sim.urls.binance}/fapi/v1/premiumIndex?symbol=1000PEPEUSDT`);
-    expect(Number(pepe.body.price) * 1000 / Number(pepeIdx.body.indexPrice)).toBeCloseTo(1, 1);
+    expect((Number(pepe.body.price) * 1000) / Number(pepeIdx.body.indexPrice)).toBeCloseTo(1, 1);
     const list = await getJson<unknown[]>(`${sim.urls.binance_spot}/api/v3/ticker/price?symbols=${encodeURIComponent('["BTCUSDT","ETHUSDT"]')}`);
     expect(list.body).toHaveLength(2);
     const bad = await getJson(`${sim.urls.binance_spot}/api/v3/ticker/price?symbol=1000PEPEUSDT`);
@@ -324,7 +345,17 @@ describe("binance spot", () => {
 });
 
 describe("bybit v5", () => {
-  type Instrument = { symbol: string; contractType: string; status: string; baseCoin: string; quoteCoin: string; settleCoin: string; fundingInterval: number; priceFilter: Record<string, string>; lotSizeFilter: Record<string, string> };
+  type Instrument = {
+    symbol: string;
+    contractType: string;
+    status: string;
+    baseCoin: string;
+    quoteCoin: string;
+    settleCoin: string;
+    fundingInterval: number;
+    priceFilter: Record<string, string>;
+    lotSizeFilter: Record<string, string>;
+  };
   type Ticker = Record<string, string>;
 
   it("instruments-info: envelope, cursor pages, fundingInterval in minutes, partial listing, multipliers", async () => {
@@ -366,7 +397,20 @@ describe("bybit v5", () => {
     expect(r.body.result.category).toBe("linear");
     for (const t of r.body.result.list) {
       for (const [k, v] of Object.entries(t)) expect(typeof v, `${t.symbol}.${k}`).toBe("string");
-      for (const k of ["lastPrice", "indexPrice", "markPrice", "openInterest", "openInterestValue", "turnover24h", "volume24h", "fundingRate", "nextFundingTime", "bid1Price", "ask1Price", "fundingCap"]) {
+      for (const k of [
+        "lastPrice",
+        "indexPrice",
+        "markPrice",
+        "openInterest",
+        "openInterestValue",
+        "turnover24h",
+        "volume24h",
+        "fundingRate",
+        "nextFundingTime",
+        "bid1Price",
+        "ask1Price",
+        "fundingCap",
+      ]) {
         expect(t[k], `${t.symbol}.${k}`).toMatch(DECIMAL);
       }
       const oiValue = Number(t.openInterest) * Number(t.markPrice);
@@ -447,8 +491,13 @@ describe("okx v5", () => {
     expect(usdt.map((i) => i.uly.replace(/-USDT$/, "")).sort()).toEqual([...CATALOGUE, ...EXTRAS].sort());
     const ctVal = Object.fromEntries(usdt.map((i) => [i.instId, i.ctVal]));
     expect(ctVal).toMatchObject({
-      "BTC-USDT-SWAP": "0.01", "ETH-USDT-SWAP": "0.1", "SOL-USDT-SWAP": "1", "XRP-USDT-SWAP": "100",
-      "DOGE-USDT-SWAP": "1000", "PEPE-USDT-SWAP": "10000000", "SHIB-USDT-SWAP": "1000000",
+      "BTC-USDT-SWAP": "0.01",
+      "ETH-USDT-SWAP": "0.1",
+      "SOL-USDT-SWAP": "1",
+      "XRP-USDT-SWAP": "100",
+      "DOGE-USDT-SWAP": "1000",
+      "PEPE-USDT-SWAP": "10000000",
+      "SHIB-USDT-SWAP": "1000000",
     });
     for (const i of r.body.data) {
       expect(i.state).toBe("live");
@@ -507,9 +556,7 @@ describe("okx v5", () => {
     }
     const cur = await getJson<OkxEnvelope<Funding>>(`${sim.urls.okx}/api/v5/public/funding-rate?instId=SEI-USDT-SWAP`);
     expect(cur.body.data[0]?.settFundingRate).toBe(r.body.data[0]?.fundingRate);
-    const page = await getJson<OkxEnvelope<Funding>>(
-      `${sim.urls.okx}/api/v5/public/funding-rate-history?instId=SEI-USDT-SWAP&limit=5&after=${times[1]}`,
-    );
+    const page = await getJson<OkxEnvelope<Funding>>(`${sim.urls.okx}/api/v5/public/funding-rate-history?instId=SEI-USDT-SWAP&limit=5&after=${times[1]}`);
     expect(page.body.data.map((f) => Number(f.fundingTime))).toEqual(times.slice(2, 7));
   });
 
@@ -526,9 +573,9 @@ describe("okx v5", () => {
       const m = mark.get(o.instId) as number;
       if (o.instId.endsWith("-USD-SWAP")) {
         expect(num(o.oiUsd)).toBeCloseTo(num(o.oi) * cv, 6);
-        expect(num(o.oiCcy) * m / num(o.oiUsd)).toBeCloseTo(1, 6);
+        expect((num(o.oiCcy) * m) / num(o.oiUsd)).toBeCloseTo(1, 6);
       } else {
-        expect(num(o.oi) * cv / num(o.oiCcy), o.instId).toBeCloseTo(1, 9);
+        expect((num(o.oi) * cv) / num(o.oiCcy), o.instId).toBeCloseTo(1, 9);
         expect(num(o.oiUsd) / (num(o.oiCcy) * m), o.instId).toBeCloseTo(1, 6);
       }
     }
@@ -699,7 +746,10 @@ describe("cross-venue consistency", () => {
       if (!u.isDelisted) put("hyperliquid", baseOf(u.name).base, Number(ctxs[i]?.funding) * 8);
     });
     for (const [venue, rates] of eightH) {
-      const extreme = [...rates].filter(([, r]) => Math.abs(r) >= 0.0005).map(([b]) => b).sort();
+      const extreme = [...rates]
+        .filter(([, r]) => Math.abs(r) >= 0.0005)
+        .map(([b]) => b)
+        .sort();
       expect(extreme, venue).toEqual(Object.keys(EXTREME_PREMIUM).sort());
       for (const b of extreme) expect(Math.sign(rates.get(b) as number), `${venue} ${b}`).toBe(Math.sign(EXTREME_PREMIUM[b] as number));
     }
@@ -729,7 +779,10 @@ describe("cross-venue consistency", () => {
         Number(y.body.result.list[0]?.openInterest) * mult,
         Number(o.body.data[0]?.oiCcy),
       ];
-      expect([...coins].sort((x, z) => z - x), base).toEqual(coins);
+      expect(
+        [...coins].sort((x, z) => z - x),
+        base,
+      ).toEqual(coins);
     }
   });
 });
@@ -819,7 +872,13 @@ describe("perp clients against the simulator: margin tiers and hourly candles", 
 
   it("unknown symbols: NOT_FOUND from the clients; the venues answer 51001 / retCode 10001 / -1121 as the real ones do", async () => {
     const c = clients();
-    const calls = [() => c.okx.marginTiers("NOPE"), () => c.bybit.marginTiers("MATIC"), () => c.hyperliquid.marginTiers("TON"), () => c.binance.hourlyCandles("NOPE", 5), () => c.okx.hourlyCandles("NOPE", 5)];
+    const calls = [
+      () => c.okx.marginTiers("NOPE"),
+      () => c.bybit.marginTiers("MATIC"),
+      () => c.hyperliquid.marginTiers("TON"),
+      () => c.binance.hourlyCandles("NOPE", 5),
+      () => c.okx.hourlyCandles("NOPE", 5),
+    ];
     for (const call of calls) await expect(call()).rejects.toMatchObject({ code: "NOT_FOUND" });
     const nope: PerpInstrument = { venue: "okx", base: "NOPE", venueSymbol: "NOPE-USDT-SWAP", multiplier: 1, contractSize: 1 };
     const tiers = await getJson(`${sim.urls.okx}/api/v5/public/position-tiers?instType=SWAP&tdMode=cross&instFamily=NOPE-USDT`);
@@ -918,9 +977,7 @@ describe("determinism", () => {
     const twin = await startSimulator({ seed: 42, clock: fixedClock(NOW) });
     const other = await startSimulator({ seed: 43, clock: fixedClock(NOW) });
     try {
-      const [a, b, c] = await Promise.all(
-        [sim, twin, other].map(async (s) => Promise.all(paths(s.urls).map(async (p) => (await fetch(p)).text()))),
-      );
+      const [a, b, c] = await Promise.all([sim, twin, other].map(async (s) => Promise.all(paths(s.urls).map(async (p) => (await fetch(p)).text()))));
       expect(b).toEqual(a);
       for (let i = 0; i < (a as string[]).length; i++) expect((c as string[])[i]).not.toBe((a as string[])[i]);
       const hl = await Promise.all([sim, twin].map(async (s) => (await info({ type: "metaAndAssetCtxs" }, s.urls.hyperliquid)).body));

@@ -202,6 +202,8 @@ describe("the simulator marks what it replays", () => {
       m.some((x) => x.includes("allLiquidation.PIPPINUSDT") && x.includes('"ts":1740480207578')),
     );
     expect(bb.some((x) => x.includes('"topic":"publicTrade.BTCUSDT"') && x.includes('"ts":1786310819681'))).toBe(true);
-    expect(bb).toContain('{"topic":"allLiquidation.PIPPINUSDT","type":"snapshot","ts":1740480207578,"data":[{"T":1740480207110,"s":"PIPPINUSDT","S":"Sell","v":"2846","p":"0.02456"}]}');
+    expect(bb).toContain(
+      '{"topic":"allLiquidation.PIPPINUSDT","type":"snapshot","ts":1740480207578,"data":[{"T":1740480207110,"s":"PIPPINUSDT","S":"Sell","v":"2846","p":"0.02456"}]}',
+    );
   });
 });

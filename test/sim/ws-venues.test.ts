@@ -283,8 +283,7 @@ describe("ws: bybit", () => {
     const want = sim.tape.trades("bybit", "BTC", start, start + MIN + 1);
     const wantLiq = sim.tape.liquidations("bybit", "BTC", start, start + MIN + 1);
     clock.advance(MIN);
-    const count = (kind: string) => (m: string[]) =>
-      m.filter((x) => x.includes(`"topic":"${kind}`)).reduce((n, x) => n + ((JSON.parse(x) as { data: unknown[] }).data.length), 0);
+    const count = (kind: string) => (m: string[]) => m.filter((x) => x.includes(`"topic":"${kind}`)).reduce((n, x) => n + (JSON.parse(x) as { data: unknown[] }).data.length, 0);
     await c.until((m) => count("publicTrade")(m) >= want.length && count("allLiquidation")(m) >= wantLiq.length);
     const trades: Trade[] = [];
     const liqs: Liquidation[] = [];
@@ -318,7 +317,13 @@ describe("ws: bybit", () => {
 describe("ws: okx", () => {
   it("subscribe acks per arg, text ping → text pong, 60018 for unknown instruments", async () => {
     const c = await Client.open(`${sim.wsUrls.okx}/ws/v5/public`);
-    c.send({ op: "subscribe", args: [{ channel: "trades", instId: "BTC-USDT-SWAP" }, { channel: "liquidation-orders", instType: "SWAP" }] });
+    c.send({
+      op: "subscribe",
+      args: [
+        { channel: "trades", instId: "BTC-USDT-SWAP" },
+        { channel: "liquidation-orders", instType: "SWAP" },
+      ],
+    });
     c.send("ping");
     c.send({ op: "subscribe", args: [{ channel: "trades", instId: "NOPE-USDT-SWAP" }] });
     await c.until((m) => m.length >= 4);
@@ -338,15 +343,27 @@ describe("ws: okx", () => {
     const start = findWindow(clock.now() + MIN, MIN, (t) => sim.tape.liquidations("okx", "*", t, t + MIN + 1).length);
     clock.set(start);
     const c = await Client.open(`${sim.wsUrls.okx}/ws/v5/public`);
-    c.send({ op: "subscribe", args: [{ channel: "trades", instId: "BTC-USDT-SWAP" }, { channel: "liquidation-orders", instType: "SWAP" }] });
+    c.send({
+      op: "subscribe",
+      args: [
+        { channel: "trades", instId: "BTC-USDT-SWAP" },
+        { channel: "liquidation-orders", instType: "SWAP" },
+      ],
+    });
     await c.until((m) => m.length >= 2);
     const ctVal = sim.perp.perpOf("okx", "BTC")?.ctVal as number;
     expect(ctVal).toBe(0.01);
     const want = sim.tape.trades("okx", "BTC", start, start + MIN + 1);
     const wantLiq = sim.tape.liquidations("okx", "*", start, start + MIN + 1);
     clock.advance(MIN);
-    await c.until((m) => m.filter((x) => x.includes('"channel":"trades"')).length >= want.length
-      && m.slice(2).filter((x) => x.includes('"channel":"liquidation-orders"')).reduce((n, x) => n + ((JSON.parse(x) as { data: Array<{ details: unknown[] }> }).data[0]?.details.length ?? 0), 0) >= wantLiq.length);
+    await c.until(
+      (m) =>
+        m.filter((x) => x.includes('"channel":"trades"')).length >= want.length &&
+        m
+          .slice(2)
+          .filter((x) => x.includes('"channel":"liquidation-orders"'))
+          .reduce((n, x) => n + ((JSON.parse(x) as { data: Array<{ details: unknown[] }> }).data[0]?.details.length ?? 0), 0) >= wantLiq.length,
+    );
     const trades: Trade[] = [];
     const liqs: Liquidation[] = [];
     for (const m of c.json().slice(2)) {
@@ -371,7 +388,16 @@ describe("ws: okx", () => {
           expect(x.side).toBe(x.posSide === "long" ? "sell" : "buy");
           const price = Number(x.bkPx);
           const size = Number(x.sz) * (inst?.ctVal as number);
-          liqs.push({ venue: "okx", base: inst?.base as string, venueSymbol: instId, time: Number(x.ts), side: x.posSide as "long" | "short", price, size, valueUsd: price * size });
+          liqs.push({
+            venue: "okx",
+            base: inst?.base as string,
+            venueSymbol: instId,
+            time: Number(x.ts),
+            side: x.posSide as "long" | "short",
+            price,
+            size,
+            valueUsd: price * size,
+          });
         }
       }
     }
@@ -467,7 +493,11 @@ describe("ws: the websocket tape equals the REST backfill", () => {
     await sleep(60);
     clock.set(end);
     await bn.until((m) => m.length >= want("binance").length);
-    const items = (c: Client, skip: number) => c.json().slice(skip).flatMap((m) => m.data as Row[]);
+    const items = (c: Client, skip: number) =>
+      c
+        .json()
+        .slice(skip)
+        .flatMap((m) => m.data as Row[]);
     await bb.until(() => items(bb, 1).length >= want("bybit").length);
     await ok.until((m) => m.length - 1 >= want("okx").length);
     await hl.until(() => items(hl, 1).length >= want("hyperliquid").length);
@@ -488,7 +518,8 @@ describe("ws: the websocket tape equals the REST backfill", () => {
     const wsBybit = items(bb, 1);
     expect(wsBybit.map((d) => bybitTrade(d, "ETH"))).toEqual(want("bybit"));
     const rb = (await (await fetch(`${sim.urls.bybit}/v5/market/recent-trade?category=linear&symbol=ETHUSDT&limit=1000`)).json()) as {
-      retCode: number; result: { category: string; list: Row[] };
+      retCode: number;
+      result: { category: string; list: Row[] };
     };
     expect(rb.retCode).toBe(0);
     expect(Object.keys(rb.result.list[0] as Row)).toEqual(["execId", "symbol", "price", "size", "side", "time", "isBlockTrade", "isRPITrade"]);
@@ -497,7 +528,10 @@ describe("ws: the websocket tape equals the REST backfill", () => {
     expect(rb.result.list.length).toBe(1000); // most recent 1000, newest first, no time filter
     expect(Number((rb.result.list[0] as Row).time)).toBeLessThanOrEqual(end);
 
-    const wsOkx = ok.json().slice(1).map((m) => (m.data as Row[])[0] as Row);
+    const wsOkx = ok
+      .json()
+      .slice(1)
+      .map((m) => (m.data as Row[])[0] as Row);
     expect(wsOkx.map((d) => okxTrade(d, "ETH", 0.1))).toEqual(want("okx"));
     const pages: Row[] = [];
     let after: string | undefined;
@@ -516,10 +550,22 @@ describe("ws: the websocket tape equals the REST backfill", () => {
     expect(Object.keys(pages[0] as Row)).toEqual(["instId", "side", "sz", "px", "tradeId", "ts"]);
     expect(okRest.map((r) => [r.tradeId, r.px, r.sz, r.side, r.ts])).toEqual(wsOkx.map((d) => [d.tradeId, d.px, d.sz, d.side, d.ts]));
     const recent = ((await (await fetch(`${sim.urls.okx}/api/v5/market/trades?instId=ETH-USDT-SWAP&limit=3`)).json()) as { data: Row[] }).data;
-    expect(recent.map((r) => r.tradeId)).toEqual(wsOkx.slice(-3).reverse().map((d) => d.tradeId));
+    expect(recent.map((r) => r.tradeId)).toEqual(
+      wsOkx
+        .slice(-3)
+        .reverse()
+        .map((d) => d.tradeId),
+    );
     // type=1 (tradeId cursor) walks back without gaps or duplicates
-    const byId = ((await (await fetch(`${sim.urls.okx}/api/v5/market/history-trades?instId=ETH-USDT-SWAP&after=${(recent[2] as Row).tradeId as string}&limit=4`)).json()) as { data: Row[] }).data;
-    expect(byId.map((r) => r.tradeId)).toEqual(wsOkx.slice(-7, -3).reverse().map((d) => d.tradeId));
+    const byId = (
+      (await (await fetch(`${sim.urls.okx}/api/v5/market/history-trades?instId=ETH-USDT-SWAP&after=${(recent[2] as Row).tradeId as string}&limit=4`)).json()) as { data: Row[] }
+    ).data;
+    expect(byId.map((r) => r.tradeId)).toEqual(
+      wsOkx
+        .slice(-7, -3)
+        .reverse()
+        .map((d) => d.tradeId),
+    );
 
     const wsHl = items(hl, 1);
     expect(wsHl.map((d) => hlTrade(d, "ETH"))).toEqual(want("hyperliquid"));
@@ -621,7 +667,8 @@ describe("ws: keepalive rules (shortened timers)", () => {
   let k: RunningSimulator;
   beforeAll(async () => {
     k = await startSimulator({
-      seed: 42, clock: manualClock(T0),
+      seed: 42,
+      clock: manualClock(T0),
       // Idle limits well above the 100 ms client pings, so that a loaded machine's late timers do not close the busy client.
       ws: { pushIntervalMs: 20, okxIdleMs: 1500, hyperliquidIdleMs: 1500, binancePingIntervalMs: 100 },
     });
@@ -680,7 +727,9 @@ describe.skipIf(!replayWsAvailable(DEFAULT_REPLAY_DIR))("ws: replay", () => {
 
       const bn = await Client.open(`${r.wsUrls.binance}/market/stream?streams=sandusdt@aggTrade`);
       await bn.until((m) => m.length >= 1);
-      expect(bn.msgs[0]).toBe('{"stream":"sandusdt@aggTrade","data":{"e":"aggTrade","E":1617647797640,"a":9445517,"s":"SANDUSDT","p":"0.69067","q":"369","f":12821738,"l":12821738,"T":1617647797485,"m":true}}');
+      expect(bn.msgs[0]).toBe(
+        '{"stream":"sandusdt@aggTrade","data":{"e":"aggTrade","E":1617647797640,"a":9445517,"s":"SANDUSDT","p":"0.69067","q":"369","f":12821738,"l":12821738,"T":1617647797485,"m":true}}',
+      );
 
       const hl = await Client.open(`${r.wsUrls.hyperliquid}/ws`);
       hl.send({ method: "subscribe", subscription: { type: "trades", coin: "BTC" } });

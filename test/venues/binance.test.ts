@@ -25,7 +25,6 @@ function inst(symbol: string): PerpInstrument {
 }
 const index = (...symbols: string[]) => new Map(symbols.map((s) => [s, inst(s)]));
 
-
 describe("binance symbol normalisation", () => {
   it("maps venue symbols to canonical bases and multipliers", () => {
     expect(fromBinanceSymbol("BTCUSDT")).toEqual({ base: "BTC", multiplier: 1 });
@@ -64,11 +63,7 @@ describe("binance parsers on recorded payloads", () => {
 
   it("parses a real all-symbols premiumIndex: per-coin prices, intervals, unlisted symbols skipped", () => {
     const intervals = parseFundingInfo(fixture("binance/fundingInfo_docs_shape.json"));
-    const snaps = parsePremiumIndex(
-      fixture("binance/premiumIndex_all_2024-11-27_trimmed.json"),
-      index("BTCUSDT", "ETHUSDT", "1000PEPEUSDT", "1000000MOGUSDT"),
-      intervals,
-    );
+    const snaps = parsePremiumIndex(fixture("binance/premiumIndex_all_2024-11-27_trimmed.json"), index("BTCUSDT", "ETHUSDT", "1000PEPEUSDT", "1000000MOGUSDT"), intervals);
     expect(snaps.map((s) => s.venueSymbol).sort()).toEqual(["1000000MOGUSDT", "1000PEPEUSDT", "BTCUSDT", "ETHUSDT"]);
     const by = new Map(snaps.map((s) => [s.base, s]));
     expect(by.get("BTC")).toEqual({
@@ -89,8 +84,22 @@ describe("binance parsers on recorded payloads", () => {
   });
 
   it("parses a single-symbol premiumIndex object", () => {
-    const one = { symbol: "BTCUSDT", markPrice: "11793.63104562", indexPrice: "11781.80495970", estimatedSettlePrice: "11781.16138815", lastFundingRate: "0.00038246", interestRate: "0.00010000", nextFundingTime: 1597392000000, time: 1597370495002 };
-    expect(parsePremiumIndex(one, index("BTCUSDT"), new Map())[0]).toMatchObject({ base: "BTC", fundingRate: 0.00038246, markPrice: 11793.63104562, nextFundingTime: 1597392000000 });
+    const one = {
+      symbol: "BTCUSDT",
+      markPrice: "11793.63104562",
+      indexPrice: "11781.80495970",
+      estimatedSettlePrice: "11781.16138815",
+      lastFundingRate: "0.00038246",
+      interestRate: "0.00010000",
+      nextFundingTime: 1597392000000,
+      time: 1597370495002,
+    };
+    expect(parsePremiumIndex(one, index("BTCUSDT"), new Map())[0]).toMatchObject({
+      base: "BTC",
+      fundingRate: 0.00038246,
+      markPrice: 11793.63104562,
+      nextFundingTime: 1597392000000,
+    });
   });
 
   it("parses XRPUSDT funding history (real values, derived wire shape) newest first", () => {
@@ -153,11 +162,36 @@ describe("binance parsers on recorded payloads", () => {
     const rows = fixture("binance/klines_BTCUSDT_1m_2024-04-10_ccxt.json") as unknown[][];
     const btc = parseKlines(rows, inst("BTCUSDT"));
     expect(btc.map((k) => k.openTime)).toEqual([1712738460000, 1712738520000, 1712738580000]);
-    expect(btc[1]).toEqual({ venue: "binance", base: "BTC", openTime: 1712738520000, open: 71471, high: 71471, low: 70459.4, close: 70459.4, volumeCoins: 0.12, volumeUsd: 8518.176 });
+    expect(btc[1]).toEqual({
+      venue: "binance",
+      base: "BTC",
+      openTime: 1712738520000,
+      open: 71471,
+      high: 71471,
+      low: 70459.4,
+      close: 70459.4,
+      volumeCoins: 0.12,
+      volumeUsd: 8518.176,
+    });
     // reversed input comes back oldest first
     expect(parseKlines([...rows].reverse(), inst("BTCUSDT")).map((k) => k.openTime)).toEqual([1712738460000, 1712738520000, 1712738580000]);
-    const pepe = parseKlines([[1700000000000, "0.018352", "0.018400", "0.018300", "0.018360", "1200000", 1700003599999, "22022.4", 10, "600000", "11011.2", "0"]], inst("1000PEPEUSDT"));
-    expect(pepe).toEqual([{ venue: "binance", base: "PEPE", openTime: 1700000000000, open: 0.000018352, high: 0.0000184, low: 0.0000183, close: 0.00001836, volumeCoins: 1_200_000_000, volumeUsd: 22022.4 }]);
+    const pepe = parseKlines(
+      [[1700000000000, "0.018352", "0.018400", "0.018300", "0.018360", "1200000", 1700003599999, "22022.4", 10, "600000", "11011.2", "0"]],
+      inst("1000PEPEUSDT"),
+    );
+    expect(pepe).toEqual([
+      {
+        venue: "binance",
+        base: "PEPE",
+        openTime: 1700000000000,
+        open: 0.000018352,
+        high: 0.0000184,
+        low: 0.0000183,
+        close: 0.00001836,
+        volumeCoins: 1_200_000_000,
+        volumeUsd: 22022.4,
+      },
+    ]);
     expectAppError(() => parseKlines([[1700000000000, "1", "2"]], inst("BTCUSDT")));
     expectAppError(() => parseKlines({ code: -1121, msg: "Invalid symbol." }, inst("BTCUSDT")));
   });
@@ -182,7 +216,7 @@ describe("binance client against a local stub", () => {
       { symbol: "ETHUSDT", contractType: "PERPETUAL", status: "SETTLING", baseAsset: "ETH", quoteAsset: "USDT" },
     ],
   };
-  const premium = (fixture("binance/premiumIndex_all_2024-11-27_trimmed.json") as Array<{ symbol: string }>);
+  const premium = fixture("binance/premiumIndex_all_2024-11-27_trimmed.json") as Array<{ symbol: string }>;
 
   beforeAll(async () => {
     fapi = await startStub({
@@ -195,8 +229,15 @@ describe("binance client against a local stub", () => {
         return row ? { body: row } : { status: 400, body: { code: -1121, msg: "Invalid symbol." } };
       },
       "GET /fapi/v1/openInterest": (req) => ({ body: { symbol: req.query.symbol, openInterest: "2500000", time: 1732715655001 } }),
-      "GET /fapi/v1/fundingRate": () => ({ body: [{ symbol: "1000PEPEUSDT", fundingRate: "0.0001", fundingTime: 1, markPrice: "0.018" }, { symbol: "1000PEPEUSDT", fundingRate: "0.0002", fundingTime: 2, markPrice: "" }] }),
-      "GET /futures/data/topLongShortPositionRatio": () => ({ body: [{ symbol: "BTCUSDT", longShortRatio: "1.5", longAccount: "0.6", shortAccount: "0.4", timestamp: 1732715400000 }] }),
+      "GET /fapi/v1/fundingRate": () => ({
+        body: [
+          { symbol: "1000PEPEUSDT", fundingRate: "0.0001", fundingTime: 1, markPrice: "0.018" },
+          { symbol: "1000PEPEUSDT", fundingRate: "0.0002", fundingTime: 2, markPrice: "" },
+        ],
+      }),
+      "GET /futures/data/topLongShortPositionRatio": () => ({
+        body: [{ symbol: "BTCUSDT", longShortRatio: "1.5", longAccount: "0.6", shortAccount: "0.4", timestamp: 1732715400000 }],
+      }),
       "GET /fapi/v1/klines": (req) =>
         req.query.symbol === "1000PEPEUSDT"
           ? {

@@ -71,7 +71,13 @@ describe("bybit parsers on recorded payloads", () => {
   it("takes the interval from the instrument when the ticker has no fundingIntervalHour (2023 payload)", () => {
     const raw = fixture("bybit/tickers_linear_BTCUSDT_2023-04-05_from_tardis_ws.json");
     const btc4h: PerpInstrument = { venue: "bybit", base: "BTC", venueSymbol: "BTCUSDT", multiplier: 1, contractSize: 1, fundingIntervalHours: 4 };
-    expect(parseTickers(raw, indexOf([btc4h]))[0]).toMatchObject({ fundingIntervalHours: 4, fundingRate: 0.0001, nextFundingTime: 1680681600000, markPrice: 28552.81, time: 1680673821770 });
+    expect(parseTickers(raw, indexOf([btc4h]))[0]).toMatchObject({
+      fundingIntervalHours: 4,
+      fundingRate: 0.0001,
+      nextFundingTime: 1680681600000,
+      markPrice: 28552.81,
+      time: 1680673821770,
+    });
     const { fundingIntervalHours: _, ...noInterval } = btc4h;
     expect(parseTickers(raw, indexOf([noInterval]))[0]?.fundingIntervalHours).toBe(8);
   });
@@ -91,7 +97,20 @@ describe("bybit parsers on recorded payloads", () => {
     const raw = {
       retCode: 0,
       retMsg: "OK",
-      result: { category: "linear", list: [{ symbol: "1000PEPEUSDT", markPrice: "0.018352", indexPrice: "0.018346", fundingRate: "0.0001", nextFundingTime: "1786320000000", openInterest: "1200000", openInterestValue: "22022.4" }] },
+      result: {
+        category: "linear",
+        list: [
+          {
+            symbol: "1000PEPEUSDT",
+            markPrice: "0.018352",
+            indexPrice: "0.018346",
+            fundingRate: "0.0001",
+            nextFundingTime: "1786320000000",
+            openInterest: "1200000",
+            openInterestValue: "22022.4",
+          },
+        ],
+      },
       time: 1786310819280,
     };
     expect(parseTickers(raw, indexOf([pepe]))[0]).toMatchObject({ base: "PEPE", markPrice: 0.000018352, indexPrice: 0.000018346, fundingIntervalHours: 8 });
@@ -123,20 +142,41 @@ describe("bybit parsers on recorded payloads", () => {
   it("parses the risk-limit docs example: percent margins to fractions, riskLimitValue as the upper bound", () => {
     // The example of https://bybit-exchange.github.io/docs/v5/market/risk-limit: an inverse BTCUSD row, so the instrument is built for that symbol
     const btcusd: PerpInstrument = { venue: "bybit", base: "BTC", venueSymbol: "BTCUSD", multiplier: 1, contractSize: 1 };
-    const docs = { retCode: 0, retMsg: "OK", result: { category: "inverse", list: [{ id: 1, symbol: "BTCUSD", riskLimitValue: "150", maintenanceMargin: "0.5", initialMargin: "1", isLowestRisk: 1, maxLeverage: "100.00" }] }, retExtInfo: {}, time: 1672054488010 };
+    const docs = {
+      retCode: 0,
+      retMsg: "OK",
+      result: {
+        category: "inverse",
+        list: [{ id: 1, symbol: "BTCUSD", riskLimitValue: "150", maintenanceMargin: "0.5", initialMargin: "1", isLowestRisk: 1, maxLeverage: "100.00" }],
+      },
+      retExtInfo: {},
+      time: 1672054488010,
+    };
     expect(parseRiskLimit(docs, btcusd)).toEqual([{ venue: "bybit", base: "BTC", minNotionalUsd: 0, maxNotionalUsd: 150, maxLeverage: 100, maintenanceMarginRate: 0.005 }]);
   });
 
   it("sorts unsorted risk-limit rows by riskLimitValue; each lower bound is the previous tier's cap", () => {
     const row = (id: number, symbol: string, riskLimitValue: string, maintenanceMargin: string, maxLeverage: string) => ({
-      id, symbol, riskLimitValue, maintenanceMargin, initialMargin: String(100 / Number(maxLeverage)), isLowestRisk: id === 1 ? 1 : 0, maxLeverage, mmDeduction: id === 1 ? "" : "100",
+      id,
+      symbol,
+      riskLimitValue,
+      maintenanceMargin,
+      initialMargin: String(100 / Number(maxLeverage)),
+      isLowestRisk: id === 1 ? 1 : 0,
+      maxLeverage,
+      mmDeduction: id === 1 ? "" : "100",
     });
     const raw = {
       retCode: 0,
       retMsg: "OK",
       result: {
         category: "linear",
-        list: [row(3, "1000PEPEUSDT", "600000", "2", "25.00"), row(1, "1000PEPEUSDT", "200000", "1", "50.00"), row(9, "BTCUSDT", "2000000", "0.5", "100.00"), row(2, "1000PEPEUSDT", "400000", "1.5", "33.33")],
+        list: [
+          row(3, "1000PEPEUSDT", "600000", "2", "25.00"),
+          row(1, "1000PEPEUSDT", "200000", "1", "50.00"),
+          row(9, "BTCUSDT", "2000000", "0.5", "100.00"),
+          row(2, "1000PEPEUSDT", "400000", "1.5", "33.33"),
+        ],
         nextPageCursor: "",
       },
       retExtInfo: {},
@@ -167,9 +207,36 @@ describe("bybit parsers on recorded payloads", () => {
 
 describe("bybit client against a local stub", () => {
   let stub: RunningStub;
-  const page1 = { retCode: 0, retMsg: "OK", result: { category: "linear", list: [{ symbol: "BTCUSDT", contractType: "LinearPerpetual", status: "Trading", baseCoin: "BTC", quoteCoin: "USDT", settleCoin: "USDT", fundingInterval: 480 }], nextPageCursor: "page2" }, time: 1 };
-  const page2 = { retCode: 0, retMsg: "OK", result: { category: "linear", list: [{ symbol: "1000PEPEUSDT", contractType: "LinearPerpetual", status: "Trading", baseCoin: "1000PEPE", quoteCoin: "USDT", settleCoin: "USDT", fundingInterval: 240 }], nextPageCursor: "" }, time: 1 };
-  const ticker = { symbol: "1000PEPEUSDT", markPrice: "0.018352", indexPrice: "0.018346", fundingRate: "-0.0002", nextFundingTime: "1786320000000", fundingIntervalHour: "4", openInterest: "1200000", openInterestValue: "22022.4" };
+  const page1 = {
+    retCode: 0,
+    retMsg: "OK",
+    result: {
+      category: "linear",
+      list: [{ symbol: "BTCUSDT", contractType: "LinearPerpetual", status: "Trading", baseCoin: "BTC", quoteCoin: "USDT", settleCoin: "USDT", fundingInterval: 480 }],
+      nextPageCursor: "page2",
+    },
+    time: 1,
+  };
+  const page2 = {
+    retCode: 0,
+    retMsg: "OK",
+    result: {
+      category: "linear",
+      list: [{ symbol: "1000PEPEUSDT", contractType: "LinearPerpetual", status: "Trading", baseCoin: "1000PEPE", quoteCoin: "USDT", settleCoin: "USDT", fundingInterval: 240 }],
+      nextPageCursor: "",
+    },
+    time: 1,
+  };
+  const ticker = {
+    symbol: "1000PEPEUSDT",
+    markPrice: "0.018352",
+    indexPrice: "0.018346",
+    fundingRate: "-0.0002",
+    nextFundingTime: "1786320000000",
+    fundingIntervalHour: "4",
+    openInterest: "1200000",
+    openInterestValue: "22022.4",
+  };
 
   beforeAll(async () => {
     stub = await startStub({
@@ -178,14 +245,50 @@ describe("bybit client against a local stub", () => {
         req.query.symbol === undefined || req.query.symbol === "1000PEPEUSDT"
           ? { body: { retCode: 0, retMsg: "OK", result: { category: "linear", list: [ticker] }, time: 1786310819280 } }
           : { body: { retCode: 10001, retMsg: "Not supported symbols", result: {}, time: 1 } },
-      "GET /v5/market/funding/history": () => ({ body: { retCode: 0, retMsg: "OK", result: { category: "linear", list: [{ symbol: "1000PEPEUSDT", fundingRate: "0.0001", fundingRateTimestamp: "1786305600000" }, { symbol: "1000PEPEUSDT", fundingRate: "0.00005", fundingRateTimestamp: "1786291200000" }] }, time: 1 } }),
-      "GET /v5/market/account-ratio": () => ({ body: { retCode: 0, retMsg: "OK", result: { list: [{ symbol: "BTCUSDT", buyRatio: "0.6", sellRatio: "0.4", timestamp: "1786310700000" }] }, time: 1 } }),
+      "GET /v5/market/funding/history": () => ({
+        body: {
+          retCode: 0,
+          retMsg: "OK",
+          result: {
+            category: "linear",
+            list: [
+              { symbol: "1000PEPEUSDT", fundingRate: "0.0001", fundingRateTimestamp: "1786305600000" },
+              { symbol: "1000PEPEUSDT", fundingRate: "0.00005", fundingRateTimestamp: "1786291200000" },
+            ],
+          },
+          time: 1,
+        },
+      }),
+      "GET /v5/market/account-ratio": () => ({
+        body: { retCode: 0, retMsg: "OK", result: { list: [{ symbol: "BTCUSDT", buyRatio: "0.6", sellRatio: "0.4", timestamp: "1786310700000" }] }, time: 1 },
+      }),
       "GET /v5/market/risk-limit": (req) =>
         req.query.symbol === "1000PEPEUSDT"
-          ? { body: { retCode: 0, retMsg: "OK", result: { category: "linear", list: [
-              { id: 2, symbol: "1000PEPEUSDT", riskLimitValue: "400000", maintenanceMargin: "1.5", initialMargin: "3", isLowestRisk: 0, maxLeverage: "33.33", mmDeduction: "1000" },
-              { id: 1, symbol: "1000PEPEUSDT", riskLimitValue: "200000", maintenanceMargin: "1", initialMargin: "2", isLowestRisk: 1, maxLeverage: "50.00", mmDeduction: "" },
-            ], nextPageCursor: "" }, retExtInfo: {}, time: 1 } }
+          ? {
+              body: {
+                retCode: 0,
+                retMsg: "OK",
+                result: {
+                  category: "linear",
+                  list: [
+                    {
+                      id: 2,
+                      symbol: "1000PEPEUSDT",
+                      riskLimitValue: "400000",
+                      maintenanceMargin: "1.5",
+                      initialMargin: "3",
+                      isLowestRisk: 0,
+                      maxLeverage: "33.33",
+                      mmDeduction: "1000",
+                    },
+                    { id: 1, symbol: "1000PEPEUSDT", riskLimitValue: "200000", maintenanceMargin: "1", initialMargin: "2", isLowestRisk: 1, maxLeverage: "50.00", mmDeduction: "" },
+                  ],
+                  nextPageCursor: "",
+                },
+                retExtInfo: {},
+                time: 1,
+              },
+            }
           : { body: { retCode: 10001, retMsg: "params error: symbol invalid", result: {}, retExtInfo: {}, time: 1 } },
     });
   });

@@ -37,7 +37,16 @@ describe("coingecko parsers on recorded payloads", () => {
   });
 
   it("drops null chart points and omits ids CoinGecko answered with an empty object", () => {
-    expect(parseMarketChart({ prices: [[2, 1], [1, null]], market_caps: [], total_volumes: [] }).prices).toEqual([[2, 1]]);
+    expect(
+      parseMarketChart({
+        prices: [
+          [2, 1],
+          [1, null],
+        ],
+        market_caps: [],
+        total_volumes: [],
+      }).prices,
+    ).toEqual([[2, 1]]);
     expect(parseSimplePrice({ bitcoin: {} })).toEqual([]);
   });
 
@@ -87,7 +96,9 @@ describe("coingecko client against the simulator", () => {
 
   it("fails fast with 503 and Retry-After when the venue asks for a longer wait than we sit out", async () => {
     sim.faults.inject("coingecko", { kind: "rate_limit", retryAfterSec: 60 });
-    const err = await client().simplePrice(["bitcoin"]).catch((e: unknown) => e);
+    const err = await client()
+      .simplePrice(["bitcoin"])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AppError);
     expect(err).toMatchObject({ code: "UPSTREAM_UNAVAILABLE", retryAfterSec: 60 });
     expect(sim.faults.requestCount("coingecko")).toBe(1);

@@ -188,9 +188,7 @@ describe("geckoterminal client against a local stub", () => {
     const candles = await client().ohlcv("solana", CBRL_POOL, { timeframe: "minute", aggregate: 15 }, { limit: 5000, beforeMs: 1755756000999 });
     expect(candles).toHaveLength(35);
     expect(candles[0]!.time).toBe(1755756000000);
-    expect(stub.calls).toEqual([
-      `GET /networks/solana/pools/${CBRL_POOL}/ohlcv/minute?aggregate=15&limit=1000&before_timestamp=1755756000&currency=usd&token=base`,
-    ]);
+    expect(stub.calls).toEqual([`GET /networks/solana/pools/${CBRL_POOL}/ohlcv/minute?aggregate=15&limit=1000&before_timestamp=1755756000&currency=usd&token=base`]);
     const few = await client().ohlcv("solana", CBRL_POOL, { timeframe: "minute", aggregate: 15 }, { limit: 10 });
     expect(few).toHaveLength(10);
     expect(stub.calls[1]).toBe(`GET /networks/solana/pools/${CBRL_POOL}/ohlcv/minute?aggregate=15&limit=10&currency=usd&token=base`);

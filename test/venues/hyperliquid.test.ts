@@ -19,7 +19,6 @@ import { expectAppError } from "../helpers/errors.js";
 const NOW = 1780137000000; // 2026-05-30 10:30 UTC
 const btc: PerpInstrument = { venue: "hyperliquid", base: "BTC", venueSymbol: "BTC", multiplier: 1, contractSize: 1, fundingIntervalHours: 1 };
 
-
 describe("hyperliquid coin normalisation", () => {
   it("maps coins both ways, including kPEPE", () => {
     expect(fromHyperliquidCoin("BTC")).toEqual({ base: "BTC", multiplier: 1 });
@@ -36,7 +35,14 @@ describe("hyperliquid parsers on recorded payloads", () => {
     const list = parseInstruments(fixture("hyperliquid/meta_2023-07-17.json"));
     expect(list).toHaveLength(28);
     expect(list[0]).toEqual(btc);
-    expect(list.find((i) => i.venueSymbol === "kPEPE")).toEqual({ venue: "hyperliquid", base: "PEPE", venueSymbol: "kPEPE", multiplier: 1000, contractSize: 1, fundingIntervalHours: 1 });
+    expect(list.find((i) => i.venueSymbol === "kPEPE")).toEqual({
+      venue: "hyperliquid",
+      base: "PEPE",
+      venueSymbol: "kPEPE",
+      multiplier: 1000,
+      contractSize: 1,
+      fundingIntervalHours: 1,
+    });
   });
 
   it("parses funding from metaAndAssetCtxs (real 2026 ctxs paired with BTC/ETH)", () => {
@@ -72,12 +78,29 @@ describe("hyperliquid parsers on recorded payloads", () => {
   it("undoes kPEPE, skips delisted assets, keeps a null premium", () => {
     const ctx = (markPx: string, premium: string | null) => ({ funding: "0.0000125", openInterest: "1000", markPx, oraclePx: "0.0183", premium });
     const raw = [
-      { universe: [{ name: "kPEPE", szDecimals: 0, maxLeverage: 10 }, { name: "OLD", szDecimals: 0, maxLeverage: 3, isDelisted: true }] },
+      {
+        universe: [
+          { name: "kPEPE", szDecimals: 0, maxLeverage: 10 },
+          { name: "OLD", szDecimals: 0, maxLeverage: 3, isDelisted: true },
+        ],
+      },
       [ctx("0.01835", null), ctx("1", "0.0001")],
     ];
     expect(parseInstruments(raw).map((i) => i.venueSymbol)).toEqual(["kPEPE"]);
     expect(parseFunding(raw, NOW)).toEqual([
-      { venue: "hyperliquid", base: "PEPE", venueSymbol: "kPEPE", fundingRate: 0.0000125, fundingIntervalHours: 1, nextFundingTime: 1780138800000, markPrice: 0.00001835, indexPrice: 0.0000183, premium: null, interestRate: null, time: NOW },
+      {
+        venue: "hyperliquid",
+        base: "PEPE",
+        venueSymbol: "kPEPE",
+        fundingRate: 0.0000125,
+        fundingIntervalHours: 1,
+        nextFundingTime: 1780138800000,
+        markPrice: 0.00001835,
+        indexPrice: 0.0000183,
+        premium: null,
+        interestRate: null,
+        time: NOW,
+      },
     ]);
     expect(parseOpenInterest(raw, NOW)).toEqual([{ venue: "hyperliquid", base: "PEPE", oiCoins: 1_000_000, oiUsd: 18.35, time: NOW }]);
   });
@@ -97,7 +120,15 @@ describe("hyperliquid parsers on recorded payloads", () => {
       { venue: "bybit", base: "AVAX", rate: 0.0001, nextFundingTime: 1733961600000, fundingIntervalHours: null },
     ]);
     const newer = [
-      ["kPEPE", [["BinPerp", { fundingRate: "0.00005", nextFundingTime: 1733961600000, fundingIntervalHours: 4 }], ["BybitPerp", null], ["OkxPerp", { fundingRate: "0.1", nextFundingTime: 1 }], ["HlPerp", { fundingRate: "0.0000125", nextFundingTime: 1733958000000, fundingIntervalHours: 1 }]]],
+      [
+        "kPEPE",
+        [
+          ["BinPerp", { fundingRate: "0.00005", nextFundingTime: 1733961600000, fundingIntervalHours: 4 }],
+          ["BybitPerp", null],
+          ["OkxPerp", { fundingRate: "0.1", nextFundingTime: 1 }],
+          ["HlPerp", { fundingRate: "0.0000125", nextFundingTime: 1733958000000, fundingIntervalHours: 1 }],
+        ],
+      ],
     ];
     expect(parsePredictedFundings(newer)).toEqual([
       { venue: "binance", base: "PEPE", rate: 0.00005, nextFundingTime: 1733961600000, fundingIntervalHours: 4 },
@@ -115,8 +146,24 @@ describe("hyperliquid parsers on recorded payloads", () => {
   it("reads marginTables by marginTableId (docs example and a tiered table), sorted, upper bound = next lowerBound", () => {
     // The metaAndAssetCtxs example of https://hyperliquid.gitbook.io/hyperliquid-docs/for-developers/api/info-endpoint/perpetuals: a table but no marginTableId on the asset → the universe maxLeverage
     const docs = [
-      { universe: [{ name: "BTC", szDecimals: 5, maxLeverage: 50 }], marginTables: [[50, { description: "", marginTiers: [{ lowerBound: "0.0", maxLeverage: 50 }] }]], collateralToken: 0 },
-      [{ dayNtlVlm: "1169046.29406", funding: "0.0000125", impactPxs: ["14.3047", "14.3444"], markPx: "14.3161", midPx: "14.314", openInterest: "688.11", oraclePx: "14.32", premium: "0.00031774", prevDayPx: "15.322" }],
+      {
+        universe: [{ name: "BTC", szDecimals: 5, maxLeverage: 50 }],
+        marginTables: [[50, { description: "", marginTiers: [{ lowerBound: "0.0", maxLeverage: 50 }] }]],
+        collateralToken: 0,
+      },
+      [
+        {
+          dayNtlVlm: "1169046.29406",
+          funding: "0.0000125",
+          impactPxs: ["14.3047", "14.3444"],
+          markPx: "14.3161",
+          midPx: "14.314",
+          openInterest: "688.11",
+          oraclePx: "14.32",
+          premium: "0.00031774",
+          prevDayPx: "15.322",
+        },
+      ],
     ];
     expect(parseMarginTiers(docs, btc)).toEqual([{ venue: "hyperliquid", base: "BTC", minNotionalUsd: 0, maxNotionalUsd: null, maxLeverage: 50, maintenanceMarginRate: 0.01 }]);
     const tiered = {
@@ -127,7 +174,16 @@ describe("hyperliquid parsers on recorded payloads", () => {
       ],
       marginTables: [
         [50, { description: "", marginTiers: [{ lowerBound: "0.0", maxLeverage: 50 }] }],
-        [56, { description: "tiered 40x", marginTiers: [{ lowerBound: "150000000.0", maxLeverage: 20 }, { lowerBound: "0.0", maxLeverage: 40 }] }],
+        [
+          56,
+          {
+            description: "tiered 40x",
+            marginTiers: [
+              { lowerBound: "150000000.0", maxLeverage: 20 },
+              { lowerBound: "0.0", maxLeverage: 40 },
+            ],
+          },
+        ],
       ],
     };
     expect(parseMarginTiers(tiered, btc)).toEqual([
@@ -139,7 +195,10 @@ describe("hyperliquid parsers on recorded payloads", () => {
     expect(parseMarginTiers(tiered, eth)).toEqual([{ venue: "hyperliquid", base: "ETH", minNotionalUsd: 0, maxNotionalUsd: null, maxLeverage: 25, maintenanceMarginRate: 0.02 }]);
     expectAppError(() => parseMarginTiers(tiered, { ...btc, base: "OLD", venueSymbol: "OLD" }), "UPSTREAM_ERROR");
     expectAppError(() => parseMarginTiers(tiered, { ...btc, base: "DOGE", venueSymbol: "DOGE" }), "NOT_FOUND");
-    expectAppError(() => parseMarginTiers({ universe: [{ name: "BTC", marginTableId: 1 }], marginTables: [[1, { marginTiers: [{ lowerBound: "x", maxLeverage: 3 }] }]] }, btc), "UPSTREAM_ERROR");
+    expectAppError(
+      () => parseMarginTiers({ universe: [{ name: "BTC", marginTableId: 1 }], marginTables: [[1, { marginTiers: [{ lowerBound: "x", maxLeverage: 3 }] }]] }, btc),
+      "UPSTREAM_ERROR",
+    );
   });
 
   it("rejects unexpected shapes with UPSTREAM_ERROR", () => {
@@ -164,7 +223,8 @@ describe("hyperliquid client against a local stub", () => {
         if (body.type === "fundingHistory") {
           const rows = [];
           const now = Date.now();
-          for (let t = Math.ceil(body.startTime! / HOUR) * HOUR; t <= now && rows.length < 500; t += HOUR) rows.push({ coin: body.coin, fundingRate: "0.0000125", premium: "0.0001", time: t });
+          for (let t = Math.ceil(body.startTime! / HOUR) * HOUR; t <= now && rows.length < 500; t += HOUR)
+            rows.push({ coin: body.coin, fundingRate: "0.0000125", premium: "0.0001", time: t });
           return { body: rows };
         }
         return { status: 422, body: "Failed to deserialize the JSON body" };
@@ -219,7 +279,22 @@ describe("hyperliquid client against a local stub", () => {
   it("serves margin tiers from the meta loaded with the instruments, without another request", async () => {
     const [meta, ctxs] = fixture("hyperliquid/metaAndAssetCtxs_BTC_ETH_2026-05_DERIVED.json") as [{ universe: Array<Record<string, unknown>> }, unknown[]];
     const withTables = [
-      { ...meta, universe: meta.universe.map((u) => (u.name === "BTC" ? { ...u, marginTableId: 56 } : u)), marginTables: [[56, { description: "tiered 40x", marginTiers: [{ lowerBound: "0.0", maxLeverage: 40 }, { lowerBound: "150000000.0", maxLeverage: 20 }] }]] },
+      {
+        ...meta,
+        universe: meta.universe.map((u) => (u.name === "BTC" ? { ...u, marginTableId: 56 } : u)),
+        marginTables: [
+          [
+            56,
+            {
+              description: "tiered 40x",
+              marginTiers: [
+                { lowerBound: "0.0", maxLeverage: 40 },
+                { lowerBound: "150000000.0", maxLeverage: 20 },
+              ],
+            },
+          ],
+        ],
+      },
       ctxs,
     ];
     const tiered = await startStub({ "POST /info": () => ({ body: withTables }) });

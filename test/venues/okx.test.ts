@@ -77,7 +77,11 @@ describe("okx parsers on recorded payloads", () => {
   });
 
   it("detects 4h and 1h intervals", () => {
-    const row = (ft: number, nft: number) => ({ code: "0", msg: "", data: [{ instId: "BTC-USDT-SWAP", fundingRate: "0.0001", fundingTime: String(ft), nextFundingTime: String(nft), ts: "1" }] });
+    const row = (ft: number, nft: number) => ({
+      code: "0",
+      msg: "",
+      data: [{ instId: "BTC-USDT-SWAP", fundingRate: "0.0001", fundingTime: String(ft), nextFundingTime: String(nft), ts: "1" }],
+    });
     const idx = indexOf(instruments());
     expect(parseFundingRate(row(1703088000000, 1703102400000), idx)[0]?.fundingIntervalHours).toBe(4);
     expect(parseFundingRate(row(1703088000000, 1703091600000), idx)[0]?.fundingIntervalHours).toBe(1);
@@ -115,7 +119,13 @@ describe("okx parsers on recorded payloads", () => {
   });
 
   it("parses open interest: oiCcy/oiUsd (docs example), a real push without oiUsd, contracts × ctVal", () => {
-    expect(parseOpenInterest(fixture("okx/open_interest_docs_example.json"), get("BTC"))).toEqual({ venue: "okx", base: "BTC", oiCoins: 555.55, oiUsd: 50000, time: 1597026383085 });
+    expect(parseOpenInterest(fixture("okx/open_interest_docs_example.json"), get("BTC"))).toEqual({
+      venue: "okx",
+      base: "BTC",
+      oiCoins: 555.55,
+      oiUsd: 50000,
+      time: 1597026383085,
+    });
     const wncg = fixture("okx/open_interest_WNCG-USDT-SWAP_2021-12-22_from_ws.json");
     expect(parseOpenInterest(wncg, get("WNCG"), 2.1729)).toEqual({ venue: "okx", base: "WNCG", oiCoins: 644195, oiUsd: 1399771.3155, time: 1640131258756 });
     expectAppError(() => parseOpenInterest(wncg, get("WNCG")), "UPSTREAM_ERROR");
@@ -146,7 +156,18 @@ describe("okx parsers on recorded payloads", () => {
 
   it("sorts SWAP tiers by tier number, leaves an empty maxSz unbounded and skips other families", () => {
     const row = (tier: string, minSz: string, maxSz: string, mmr: string, maxLever: string, family = "SHIB-USDT") => ({
-      baseMaxLoan: "", imr: String(1 / Number(maxLever)), instFamily: family, instId: "", maxLever, maxSz, minSz, mmr, optMgnFactor: "0", quoteMaxLoan: "", tier, uly: family,
+      baseMaxLoan: "",
+      imr: String(1 / Number(maxLever)),
+      instFamily: family,
+      instId: "",
+      maxLever,
+      maxSz,
+      minSz,
+      mmr,
+      optMgnFactor: "0",
+      quoteMaxLoan: "",
+      tier,
+      uly: family,
     });
     const raw = {
       code: "0",
@@ -168,7 +189,14 @@ describe("okx parsers on recorded payloads", () => {
       { venue: "okx", base: "BTC", openTime: 1747094040000, open: 102806.1, high: 102820.4, low: 102806.1, close: 102820.4, volumeCoins: 10.4037, volumeUsd: 1069603.34883 },
     ]);
     // older 7-column rows: no volCcyQuote → coins × close; without volCcy, contracts × contractSize
-    const old = { code: "0", msg: "", data: [["1700000000000", "10", "12", "9", "11", "300", "3"], ["1699996400000", "9", "10", "8", "10", "200", ""]] };
+    const old = {
+      code: "0",
+      msg: "",
+      data: [
+        ["1700000000000", "10", "12", "9", "11", "300", "3"],
+        ["1699996400000", "9", "10", "8", "10", "200", ""],
+      ],
+    };
     expect(parseCandles(old, get("BTC")).map((c) => [c.openTime, c.volumeCoins, c.volumeUsd])).toEqual([
       [1699996400000, 2, 20],
       [1700000000000, 3, 33],
@@ -203,14 +231,20 @@ describe("okx client against a local stub", () => {
         req.query.instId === "ANY" || req.query.instId === "BTC-USDT-SWAP"
           ? ok([
               { instId: "BTC-USDT-SWAP", fundingRate: "0.0001", fundingTime: "1703088000000", nextFundingTime: "1703102400000", premium: "0.0002", ts: "1703070685309" },
-              ...(req.query.instId === "ANY" ? [{ instId: "ETH-USDT-SWAP", fundingRate: "-0.0001", fundingTime: "1703088000000", nextFundingTime: "1703116800000", premium: "", ts: "1703070685309" }] : []),
+              ...(req.query.instId === "ANY"
+                ? [{ instId: "ETH-USDT-SWAP", fundingRate: "-0.0001", fundingTime: "1703088000000", nextFundingTime: "1703116800000", premium: "", ts: "1703070685309" }]
+                : []),
             ])
           : { status: 400, body: { code: "51001", msg: "Instrument ID does not exist", data: [] } },
       "GET /api/v5/public/mark-price": (req) =>
         req.query.instId === "SHIB-USDT-SWAP"
           ? ok([{ instType: "SWAP", instId: "SHIB-USDT-SWAP", markPx: "0.0000105", ts: "1" }])
-          : ok([{ instType: "SWAP", instId: "BTC-USDT-SWAP", markPx: "42000.5", ts: "1" }, ...(req.query.instId ? [] : [{ instType: "SWAP", instId: "ETH-USDT-SWAP", markPx: "2200", ts: "1" }])]),
-      "GET /api/v5/market/index-tickers": (req) => (req.query.quoteCcy === "USDT" ? { status: 400, body: { code: "50014", msg: "unsupported" } } : ok([{ instId: "BTC-USDT", idxPx: "42010", ts: "1" }])),
+          : ok([
+              { instType: "SWAP", instId: "BTC-USDT-SWAP", markPx: "42000.5", ts: "1" },
+              ...(req.query.instId ? [] : [{ instType: "SWAP", instId: "ETH-USDT-SWAP", markPx: "2200", ts: "1" }]),
+            ]),
+      "GET /api/v5/market/index-tickers": (req) =>
+        req.query.quoteCcy === "USDT" ? { status: 400, body: { code: "50014", msg: "unsupported" } } : ok([{ instId: "BTC-USDT", idxPx: "42010", ts: "1" }]),
       "GET /api/v5/public/open-interest": () => ok([{ instType: "SWAP", instId: "SHIB-USDT-SWAP", oi: "12", oiCcy: "12000000", ts: "7" }]),
       "GET /api/v5/public/funding-rate-history": () => ok([{ instId: "BTC-USDT-SWAP", fundingRate: "0.0001", realizedRate: "0.00009", fundingTime: "1703059200000" }]),
       "GET /api/v5/rubik/stat/contracts/long-short-position-ratio-contract-top-trader": () => ok([["1729323600000", "1.5"]]),

@@ -24,7 +24,10 @@ export async function beforePayment<T>(check: () => Promise<T>): Promise<T> {
     return await check();
   } catch (err) {
     if (!isAlertStorageError(err)) throw err;
-    throw new AppError("UPSTREAM_UNAVAILABLE", `${ALERT_STORAGE_UNREACHABLE}; nothing was stored or charged, try again in a few seconds`, { retryAfterSec: ALERT_STORAGE_RETRY_SEC, cause: err.cause });
+    throw new AppError("UPSTREAM_UNAVAILABLE", `${ALERT_STORAGE_UNREACHABLE}; nothing was stored or charged, try again in a few seconds`, {
+      retryAfterSec: ALERT_STORAGE_RETRY_SEC,
+      cause: err.cause,
+    });
   }
 }
 
@@ -56,7 +59,9 @@ const Delivery = z.object({
   created_at: z.string(),
   delivered_at: z.string().nullable(),
   next_attempt_at: z.string().nullable().describe("when a pending delivery is tried next"),
-  attempts: z.array(z.object({ at: z.string(), status: z.number().nullable().describe("HTTP status, null when none came back"), error: z.string().optional(), duration_ms: z.number() })),
+  attempts: z.array(
+    z.object({ at: z.string(), status: z.number().nullable().describe("HTTP status, null when none came back"), error: z.string().optional(), duration_ms: z.number() }),
+  ),
 });
 
 /**
@@ -80,9 +85,7 @@ export const AlertViewBase = {
   status: z.enum(["active", "cancelled", "expired"]),
   created_at: z.string(),
   expires_at: z.string(),
-  visibility: z
-    .enum(["public", "owner"])
-    .describe("public: no credentials, only the public fields; owner: manage token or owner-wallet signature, every field"),
+  visibility: z.enum(["public", "owner"]).describe("public: no credentials, only the public fields; owner: manage token or owner-wallet signature, every field"),
   webhook_url: z.string().optional().describe(`${OWNER_ONLY} the full webhook URL`),
   owner: z.string().nullable().optional().describe(`${OWNER_ONLY} paying wallet (lowercase), when the payment named one`),
   ended_at: z.string().nullable().optional().describe(`${OWNER_ONLY} when it was cancelled or expired`),

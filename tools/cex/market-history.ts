@@ -36,8 +36,7 @@ export const cexMarketHistory = defineTool({
   cacheTtlSec: 300,
   tags: ["cex"],
   summary: "Price, market cap and volume series of one asset over 1 to 365 days",
-  description:
-    "Time series from CoinGecko: 5-minute points for days=1, hourly up to 90 days, daily beyond. days must be one of 1, 7, 14, 30, 90, 365 (default 7).",
+  description: "Time series from CoinGecko: 5-minute points for days=1, hourly up to 90 days, daily beyond. days must be one of 1, 7, 14, 30, 90, 365 (default 7).",
   example: { id: "ethereum", days: 7 },
   input: z.object({
     id: AssetIdParam,

@@ -16,7 +16,14 @@ const Symbols = z
   .max(400)
   .describe(`Comma-separated lowercase symbols, at most ${MAX_SYMBOLS}. Supported: ${SUPPORTED.join(", ")}`)
   .transform((raw, ctx) => {
-    const requested = [...new Set(raw.split(",").map((s) => s.trim().toLowerCase()).filter(Boolean))].sort();
+    const requested = [
+      ...new Set(
+        raw
+          .split(",")
+          .map((s) => s.trim().toLowerCase())
+          .filter(Boolean),
+      ),
+    ].sort();
     if (requested.length === 0) {
       ctx.addIssue({ code: "custom", message: "symbols must name at least one symbol" });
       return z.NEVER;

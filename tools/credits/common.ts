@@ -19,7 +19,9 @@ export const RefundOut = z.object({
   id: z.string(),
   status: z
     .enum(["pending", "confirmed", "restored"])
-    .describe("pending: the transfer is on its way (or being signed) and not confirmed; confirmed: paid on chain; restored: not paid (never sent, refused, dropped or reverted) and back in the balance"),
+    .describe(
+      "pending: the transfer is on its way (or being signed) and not confirmed; confirmed: paid on chain; restored: not paid (never sent, refused, dropped or reverted) and back in the balance",
+    ),
   amount_usd: z.string(),
   tx_hash: z.string().nullable().describe("the USDC transfer from the operator's relayer (null while it is being signed)"),
   reason: z.enum(["not_sent", "rejected", "dropped", "reverted"]).nullable().describe("why it was restored (null otherwise)"),

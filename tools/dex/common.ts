@@ -37,7 +37,10 @@ export const MissingSources = z.array(z.object({ source: z.string(), reason: z.s
  * least the registry minimum. Look-alike tokens never pass (they are not canonical contracts).
  * @throws AppError UPSTREAM_UNAVAILABLE when no lookup answered, UPSTREAM_ERROR when no pool passed.
  */
-export async function acceptedPools(symbol: string, ctx: ToolContext): Promise<{ pools: AcceptedPool[]; rejected: number; missing_sources: Array<{ source: string; reason: string }> }> {
+export async function acceptedPools(
+  symbol: string,
+  ctx: ToolContext,
+): Promise<{ pools: AcceptedPool[]; rejected: number; missing_sources: Array<{ source: string; reason: string }> }> {
   const tokens = canonicalTokens(symbol);
   const keys = tokens.map((t) => `${t.chain}:${t.address}`);
   const { results, answered, missing_exchanges } = await fanOut(keys, (k) => {

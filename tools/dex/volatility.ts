@@ -51,8 +51,14 @@ export function volatilityMetrics(series: readonly TimedClose[], benchmark: read
   const assetTimes = new Set(series.map((c) => c.time));
   const benchTimes = new Set(benchmark.map((c) => c.time));
   const { beta, correlation } = betaAndCorrelation(
-    win(period, series.filter((c) => benchTimes.has(c.time))).scaled,
-    win(period, benchmark.filter((c) => assetTimes.has(c.time))).scaled,
+    win(
+      period,
+      series.filter((c) => benchTimes.has(c.time)),
+    ).scaled,
+    win(
+      period,
+      benchmark.filter((c) => assetTimes.has(c.time)),
+    ).scaled,
   );
   const moments = distributionMoments(w.scaled);
   const r = (x: number | null) => (x === null ? null : clean(x));
@@ -92,10 +98,7 @@ async function hourlyCloses(symbol: string, ctx: ToolContext): Promise<TimedClos
 
 /** Funding (8h pct) and long/short ratios of the symbol's perpetuals, for the sentiment block. Failures contribute nothing (see {@link optionalRead}). */
 async function positioning(symbol: string, ctx: ToolContext): Promise<{ funding8hPct: number[]; longShortRatios: number[] }> {
-  const [funding, ls] = await Promise.all([
-    optionalRead(perVenue(ctx, symbol, (c) => c.funding(symbol))),
-    optionalRead(perVenue(ctx, symbol, (c) => c.longShort(symbol))),
-  ]);
+  const [funding, ls] = await Promise.all([optionalRead(perVenue(ctx, symbol, (c) => c.funding(symbol))), optionalRead(perVenue(ctx, symbol, (c) => c.longShort(symbol)))]);
   return {
     funding8hPct: funding ? funding.answered.map((v) => pct(rate8h(funding.results[v]!.fundingRate, funding.results[v]!.fundingIntervalHours))) : [],
     longShortRatios: ls ? ls.answered.map((v) => ls.results[v]!.lsRatio) : [],
@@ -151,7 +154,13 @@ export const volatilityIndex = defineTool({
     if (series.length < 26) throw new AppError("UPSTREAM_ERROR", `only ${series.length} hourly candles of ${symbol}: too few for risk metrics`);
     // The window ends with the current hour (or the newest candle, should the venue's clock run ahead of ours).
     const endMs = Math.max(Math.floor(ctx.now() / HOUR_MS) * HOUR_MS, series.at(-1)!.time);
-    const sentiment = positioningSentiment(pos) ?? { score: 0.5, label: "neutral" as const, sources_analyzed: 0, confidence: 0, components: { funding: null, long_short: null, cvd: null } };
+    const sentiment = positioningSentiment(pos) ?? {
+      score: 0.5,
+      label: "neutral" as const,
+      sources_analyzed: 0,
+      confidence: 0,
+      components: { funding: null, long_short: null, cvd: null },
+    };
     return { symbol, period, ...volatilityMetrics(series, btc ?? series, period, endMs), sentiment, data_points: series.length, timestamp: isoNow(ctx) };
   },
 });

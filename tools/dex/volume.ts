@@ -27,9 +27,7 @@ export const dexVolume = defineTool({
     volume_24h_usd: z.number(),
     volume_change_24h: z.number().nullable().describe("pct vs the previous 24h"),
     volume_change_basis: z.string(),
-    by_dex: z.array(
-      z.object({ dex: z.string(), chain: z.string(), volume_usd: z.number(), tx_count: z.number().int(), avg_trade_size: z.number().nullable().describe("USD") }),
-    ),
+    by_dex: z.array(z.object({ dex: z.string(), chain: z.string(), volume_usd: z.number(), tx_count: z.number().int(), avg_trade_size: z.number().nullable().describe("USD") })),
     timestamp: Timestamp,
     missing_sources: MissingSources,
   }),

@@ -31,6 +31,8 @@ export const CONTROL_EVENTS = {
       max_events: z.number().int().describe("most events one resume replays (the newest)"),
       rest: z.string().describe("the REST call that sells what was not replayed"),
     })
-    .describe("sent first when a resume replays less than what was missed (a Last-Event-ID older than the resume window, or more events than a resume replays): buy the rest over REST"),
+    .describe(
+      "sent first when a resume replays less than what was missed (a Last-Event-ID older than the resume window, or more events than a resume replays): buy the rest over REST",
+    ),
   dropped: z.object({ reason: z.string() }).describe("the server closes the stream (slow consumer, shutdown); reconnect with Last-Event-ID to resume"),
 } as const;

@@ -59,9 +59,7 @@ export const arbitrageOpportunity = defineTool({
     missing_exchanges: MissingExchanges,
   }),
   async handler({ type, min_annualized_pct, limit, symbols }, ctx) {
-    const universe = symbols
-      ? [...new Set(symbols.split(",").map(perpBase).filter(Boolean))].slice(0, MAX_SYMBOLS)
-      : listAssets().map((a) => a.symbol);
+    const universe = symbols ? [...new Set(symbols.split(",").map(perpBase).filter(Boolean))].slice(0, MAX_SYMBOLS) : listAssets().map((a) => a.symbol);
     const wanted = new Set(universe);
     const { results, answered, missing_exchanges } = await fanOut(PERP_VENUES, (v) => perps(ctx)[v].fundingAll());
     const byBase = new Map<string, FundingSnapshot[]>();
@@ -104,7 +102,16 @@ export const arbitrageOpportunity = defineTool({
             symbol: base,
             annualized_yield_pct: apr,
             legs: [
-              { side: "long", instrument: "spot", exchange: "spot", funding_rate: null, funding_interval_hours: null, funding_annualized_pct: null, price: best.indexPrice, next_funding_time: null },
+              {
+                side: "long",
+                instrument: "spot",
+                exchange: "spot",
+                funding_rate: null,
+                funding_interval_hours: null,
+                funding_annualized_pct: null,
+                price: best.indexPrice,
+                next_funding_time: null,
+              },
               perpLeg("short", best),
             ],
             price_gap_pct: best.markPrice && best.indexPrice ? pct((best.markPrice - best.indexPrice) / best.indexPrice) : null,

@@ -53,7 +53,10 @@ export const basis = defineTool({
     const [spot, venues] = await Promise.all([optionalRead(ctx.venues.spot.spotPrice(symbol)), perVenue(ctx, symbol, (c) => c.funding(symbol))]);
     const { results, answered, missing_exchanges } = venues;
     const priced = answered.filter((v) => results[v]!.markPrice !== null);
-    const indexes = priced.map((v) => results[v]!.indexPrice).filter((x): x is number => x !== null).sort((a, b) => a - b);
+    const indexes = priced
+      .map((v) => results[v]!.indexPrice)
+      .filter((x): x is number => x !== null)
+      .sort((a, b) => a - b);
     const spotPrice = spot ?? indexes[Math.floor(indexes.length / 2)];
     const spotSource = spot !== undefined ? "binance_spot" : "median_index_price";
     const exchanges: Record<string, z.infer<typeof VenueBasis>> = {};

@@ -48,7 +48,13 @@ export const fundingHistory = defineTool({
     const client = perps(ctx)[exchange];
     const points = (await client.fundingHistory(symbol, limit)).slice(0, limit);
     // Fewer than two settlements show no interval: the venue's current one stands in.
-    const current = points.length < 2 ? await client.funding(symbol).then((f) => f.fundingIntervalHours).catch(() => undefined) : undefined;
+    const current =
+      points.length < 2
+        ? await client
+            .funding(symbol)
+            .then((f) => f.fundingIntervalHours)
+            .catch(() => undefined)
+        : undefined;
     const intervals = settlementIntervals(points.map((p) => p.time)) ?? (current === undefined ? undefined : points.map(() => current));
     const interval = intervals?.[0] ?? current;
     if (intervals === undefined || interval === undefined) throw new AppError("UPSTREAM_ERROR", `${exchange} returned too little history to determine the funding interval`);

@@ -53,7 +53,10 @@ async function markAndFunding(ctx: ToolContext, symbol: string): Promise<{ price
   const snaps = await perVenue(ctx, symbol, (c) => c.funding(symbol));
   const venues = snaps.answered.filter((v) => (snaps.results[v]?.markPrice ?? 0) > 0);
   if (!venues.length) throw new AppError("UPSTREAM_UNAVAILABLE", `no venue gave a mark price for ${symbol}`, { retryAfterSec: 10, details: snaps.missing_exchanges });
-  const rates = snaps.answered.map((v) => snaps.results[v]!).filter((f) => Number.isFinite(f.fundingRate) && f.fundingIntervalHours > 0).map((f) => rate8h(f.fundingRate, f.fundingIntervalHours));
+  const rates = snaps.answered
+    .map((v) => snaps.results[v]!)
+    .filter((f) => Number.isFinite(f.fundingRate) && f.fundingIntervalHours > 0)
+    .map((f) => rate8h(f.fundingRate, f.fundingIntervalHours));
   return { price: median(venues.map((v) => snaps.results[v]!.markPrice!)), venues, fundingRate8h: rates.length ? median(rates) : null };
 }
 
@@ -142,7 +145,10 @@ function recentLiquidations(ctx: ToolContext, symbol: string, market: HeatmapMar
   if (!ingestion || !(market.openInterestUsd > 0)) return null;
   const now = ctx.now();
   if (ingestion.liquidations.stats(now).capped) return null;
-  const subscribed = ingestion.subscribedBases().map((b) => b.toUpperCase()).includes(symbol.toUpperCase());
+  const subscribed = ingestion
+    .subscribedBases()
+    .map((b) => b.toUpperCase())
+    .includes(symbol.toUpperCase());
   const states = new Map(ingestion.states().map((s) => [s.venue as string, s]));
   const venues = LIQUIDATION_VENUES.filter((v) => {
     const st = states.get(v);
@@ -323,7 +329,13 @@ export const liquidationHeatmapTool = defineTool({
       current_price: market.price,
       open_interest_usd: market.openInterestUsd,
       cascade_risk: risk.cascade_risk,
-      leverage_clusters: heatmap.clusters.map((c) => ({ ...c, liquidation_price: sig(c.liquidation_price), entry_price: sig(c.entry_price), distance_pct: round2(c.distance_pct), oi_at_risk_usd: Math.round(c.oi_at_risk_usd) })),
+      leverage_clusters: heatmap.clusters.map((c) => ({
+        ...c,
+        liquidation_price: sig(c.liquidation_price),
+        entry_price: sig(c.entry_price),
+        distance_pct: round2(c.distance_pct),
+        oi_at_risk_usd: Math.round(c.oi_at_risk_usd),
+      })),
       risk_summary: {
         total_oi_at_risk_usd: Math.round(risk.total_oi_at_risk_usd),
         oi_at_risk_pct: round2(risk.oi_at_risk_pct),
@@ -354,10 +366,15 @@ export const liquidationHeatmapTool = defineTool({
         funding_rate_8h: inputs.fundingRate8h,
         long_short_ratio: inputs.longShortRatio === null ? null : round4(inputs.longShortRatio),
         long_short_sources: r.ratioVenues.map((v) => sourceLabel(ctx, v)),
-        liquidation_feedback:
-          inputs.liquidationFeedback
-            ? { long: round4(inputs.liquidationFeedback.long), short: round4(inputs.liquidationFeedback.short), hours: inputs.liquidationFeedback.hours, coverage: round4(inputs.liquidationFeedback.coverage), sources: r.liquidationVenues.map((v) => sourceLabel(ctx, v)) }
-            : null,
+        liquidation_feedback: inputs.liquidationFeedback
+          ? {
+              long: round4(inputs.liquidationFeedback.long),
+              short: round4(inputs.liquidationFeedback.short),
+              hours: inputs.liquidationFeedback.hours,
+              coverage: round4(inputs.liquidationFeedback.coverage),
+              sources: r.liquidationVenues.map((v) => sourceLabel(ctx, v)),
+            }
+          : null,
         thresholds: { high_near_share_pct: HIGH_NEAR_SHARE * 100, medium_wide_share_pct: MEDIUM_WIDE_SHARE * 100 },
         maintenance_margin_source: r.tierVenues.map((v) => sourceLabel(ctx, v)),
         price_sources: market.priceVenues.map((v) => sourceLabel(ctx, v)),

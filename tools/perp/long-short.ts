@@ -21,10 +21,7 @@ export const longShort = defineTool({
   output: z.object({
     symbol: z.string(),
     timestamp: Timestamp,
-    exchanges: z.record(
-      z.string(),
-      z.object({ long_ratio: z.number(), short_ratio: z.number(), ls_ratio: z.number(), source: z.string(), period: z.string(), as_of: z.string() }),
-    ),
+    exchanges: z.record(z.string(), z.object({ long_ratio: z.number(), short_ratio: z.number(), ls_ratio: z.number(), source: z.string(), period: z.string(), as_of: z.string() })),
     aggregate: z.object({ avg_ls_ratio: z.number(), sentiment: z.string(), interpretation: z.string() }),
     missing_exchanges: MissingExchanges,
   }),

@@ -19,7 +19,9 @@ const VenueState = z.object({
   errors: z.number().int(),
   circuit: z
     .enum(CIRCUIT_STATES)
-    .describe("circuit breaker: closed (calls go through); open (skipped after repeated failures until the half-open delay passes, then the next call probes); half_open (a probe is in flight)"),
+    .describe(
+      "circuit breaker: closed (calls go through); open (skipped after repeated failures until the half-open delay passes, then the next call probes); half_open (a probe is in flight)",
+    ),
 });
 
 /** `GET /api/v1/status`: version, uptime, data mode and per-venue reachability (free). */

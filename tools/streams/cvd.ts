@@ -22,7 +22,9 @@ const CvdBody = z.object({
   exchanges: z.record(z.string(), Flow),
   window_start: z
     .string()
-    .describe("ISO time the period's sums start: the 5-minute boundary at or before now - period (later when tracking started later), so the window is period to period + 5 min long"),
+    .describe(
+      "ISO time the period's sums start: the 5-minute boundary at or before now - period (later when tracking started later), so the window is period to period + 5 min long",
+    ),
   window_end: z.string().describe("ISO time the period's sums end: now (the current 5-minute bucket counts up to its latest trade)"),
   data_complete: z.boolean().describe("false when part of the period fell in a stream gap that REST could not backfill"),
   tracking_since: z.string().nullable(),

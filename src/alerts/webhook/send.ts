@@ -78,12 +78,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  *
  * `opts.ca` is an extra trusted CA certificate (PEM), added to Node's bundled roots: tests only.
  */
-export function createWebhookSender(opts: {
-  policy: WebhookTargetPolicy;
-  timeoutMs?: number;
-  ca?: string | Buffer;
-  userAgent?: string;
-}): WebhookSender {
+export function createWebhookSender(opts: { policy: WebhookTargetPolicy; timeoutMs?: number; ca?: string | Buffer; userAgent?: string }): WebhookSender {
   const timeoutMs = opts.timeoutMs ?? 5000;
   const userAgent = opts.userAgent ?? `marketgate/${VERSION}`;
   const ca = opts.ca === undefined ? undefined : [...rootCertificates, opts.ca];

@@ -2,17 +2,7 @@ import type { Logger } from "../../lib/log.js";
 import type { VenueHttpClient } from "../../lib/venue-http.js";
 import type { FeedInstrument, ParsedFrame } from "../feeds/normalise.js";
 import type { StreamVenue } from "../types.js";
-import {
-  type BackfillOptions,
-  type BackfillResult,
-  backfillLogger,
-  finish,
-  page,
-  resolveInstrument,
-  restClient,
-  type RestDefaults,
-  type TradeBackfill,
-} from "./common.js";
+import { type BackfillOptions, type BackfillResult, backfillLogger, finish, page, resolveInstrument, restClient, type RestDefaults, type TradeBackfill } from "./common.js";
 
 /**
  * Backfill of a venue whose REST API returns only its latest trades, with no time filter (Bybit
@@ -40,7 +30,13 @@ export abstract class LatestTradesBackfill implements TradeBackfill {
   async fetchTrades(base: string, fromMs: number, toMs: number): Promise<BackfillResult> {
     if (!(toMs > fromMs)) return { trades: [], complete: true };
     const inst = await resolveInstrument(this.venue, this.opts, base);
-    const p = await page(this.venue, true, this.log, () => this.request(inst), (raw) => this.parse(raw, inst));
+    const p = await page(
+      this.venue,
+      true,
+      this.log,
+      () => this.request(inst),
+      (raw) => this.parse(raw, inst),
+    );
     const trades = p?.parsed.trades ?? [];
     const oldest = Math.min(...trades.map((t) => t.time));
     return finish(trades, fromMs, toMs, p !== null && !p.bad && oldest < fromMs);

@@ -374,7 +374,11 @@ export abstract class VenueFeed {
     this.log.info({ conn: conn.id, role: conn.role, symbols: this.subs.size }, "connected");
     const stale = [...conn.covered.values()].filter((i) => !this.subs.has(i.base));
     this.uncover(conn, stale);
-    this.cover(conn, [...this.subs.values()].filter((i) => !conn.covered.has(i.base)), true);
+    this.cover(
+      conn,
+      [...this.subs.values()].filter((i) => !conn.covered.has(i.base)),
+      true,
+    );
     const tick = Math.max(10, Math.min(1_000, this.staleMs / 4));
     conn.timers.push(setInterval(() => this.checkStale(conn), tick).unref());
     if (this.spec.heartbeat && this.heartbeatMs > 0) {

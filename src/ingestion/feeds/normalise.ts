@@ -157,11 +157,7 @@ export function makeLiquidation(venue: StreamVenue, inst: FeedInstrument, r: { t
  * Parses `rows` one by one with `schema` and maps the valid ones through `build` (undefined = unknown
  * instrument, counted as skipped). Invalid rows are reported in `error`, the others kept.
  */
-export function eachRow<S extends z.ZodType, T>(
-  rows: readonly unknown[],
-  schema: S,
-  build: (row: z.output<S>) => T | undefined,
-): { out: T[]; skipped: number; error?: string } {
+export function eachRow<S extends z.ZodType, T>(rows: readonly unknown[], schema: S, build: (row: z.output<S>) => T | undefined): { out: T[]; skipped: number; error?: string } {
   const out: T[] = [];
   let skipped = 0;
   let bad = 0;

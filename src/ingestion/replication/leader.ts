@@ -176,7 +176,10 @@ export class Leader {
             const start = Math.max(last, to - this.opts.maxBackfillMs);
             const buffered = standby?.venues().includes(venue) ? await standby.take(venue, base, start, to) : undefined;
             const complete = await manager.backfillSince({ venue, base, from: start, to }, buffered);
-            this.opts.log.info({ venue, base, from: start, to, complete, standby: buffered && { trades: buffered.trades.length, complete: buffered.complete } }, "streams: takeover gap backfilled");
+            this.opts.log.info(
+              { venue, base, from: start, to, complete, standby: buffered && { trades: buffered.trades.length, complete: buffered.complete } },
+              "streams: takeover gap backfilled",
+            );
           }),
         );
       }),
@@ -226,7 +229,10 @@ export class Leader {
     const stored = liquidations.add(h.liquidations).length;
     let settled = 0;
     for (const c of h.coverage) for (const base of c.bases) for (const [from, to] of c.intervals) settled += cvd.settleGap({ venue: c.venue, base, from, to });
-    this.opts.log.info({ trades: h.trades.length, counted, liquidations: stored, bucketsSettled: settled, bytes }, "streams: merged what a replica ingested while cut off from redis");
+    this.opts.log.info(
+      { trades: h.trades.length, counted, liquidations: stored, bucketsSettled: settled, bytes },
+      "streams: merged what a replica ingested while cut off from redis",
+    );
   }
 
   /** Subscribes the symbols requested on any replica since the last poll; forgets requests older than the idle time. */
@@ -274,8 +280,6 @@ export class Leader {
       onDemand: m.onDemandSymbols().map((s) => [s.base, s.subscribedAt]),
     };
     this.opts.onStates(value);
-    await this.opts.redis.client
-      .set(this.opts.keys.states, JSON.stringify(value), { expiration: { type: "PX", value: this.opts.statesTtlMs } })
-      .catch(() => undefined);
+    await this.opts.redis.client.set(this.opts.keys.states, JSON.stringify(value), { expiration: { type: "PX", value: this.opts.statesTtlMs } }).catch(() => undefined);
   }
 }

@@ -381,7 +381,10 @@ export class ReplicatedIngestion implements IngestionService {
     this.publisher.disable();
     if (m && !this.stopped && reason === "expired") {
       this.detached = true;
-      this.log.warn({ symbols: m.subscribedBases().length }, "streams: lease expired before a renewal answered; ingesting locally, publishing nothing, until it is renewed or another replica leads");
+      this.log.warn(
+        { symbols: m.subscribedBases().length },
+        "streams: lease expired before a renewal answered; ingesting locally, publishing nothing, until it is renewed or another replica leads",
+      );
       return;
     }
     if (m && !this.stopped) {

@@ -110,8 +110,7 @@ export class StandbyFeeds {
     const b = this.buffers.get(`${venue}|${base}`);
     if (!b) return { trades: [], complete: false };
     const trades = b.trades.filter((t) => t.time >= from && t.time < to);
-    const complete =
-      b.since !== null && b.since < from && from >= this.now() - this.opts.keepMs && (feed.state().lastMessageAt ?? -Infinity) >= to && this.running;
+    const complete = b.since !== null && b.since < from && from >= this.now() - this.opts.keepMs && (feed.state().lastMessageAt ?? -Infinity) >= to && this.running;
     return { trades, complete };
   }
 

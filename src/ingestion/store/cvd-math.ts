@@ -13,13 +13,7 @@ export const CVD_PERIODS = ["1h", "4h", "24h", "7d"] as const;
 export type CvdPeriod = (typeof CVD_PERIODS)[number];
 
 /** Signal strings of `/cvd` (docs/methods/streams.md, "CVD"). */
-export type CvdSignal =
-  | "strong_bullish_pressure"
-  | "bullish_pressure"
-  | "neutral"
-  | "bearish_pressure"
-  | "strong_bearish_pressure"
-  | "insufficient_data";
+export type CvdSignal = "strong_bullish_pressure" | "bullish_pressure" | "neutral" | "bearish_pressure" | "strong_bearish_pressure" | "insufficient_data";
 
 const PERIOD_MS: Record<CvdPeriod, number> = { "1h": HOUR, "4h": 4 * HOUR, "24h": 24 * HOUR, "7d": 7 * 24 * HOUR };
 const BUCKET_MS: Record<CvdPeriod, number> = { "1h": 5 * MINUTE_MS, "4h": 15 * MINUTE_MS, "24h": HOUR, "7d": HOUR };

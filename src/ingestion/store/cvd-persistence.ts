@@ -97,9 +97,7 @@ export class CvdPersistence {
            buy_usd = excluded.buy_usd, sell_usd = excluded.sell_usd, trades = excluded.trades, gap = excluded.gap,
            unfilled = excluded.unfilled, id_count = excluded.id_count`,
       ),
-      upsertSymbol: db.prepare(
-        `INSERT INTO cvd_symbol (base, tracked_since) VALUES (?, ?) ON CONFLICT (base) DO UPDATE SET tracked_since = excluded.tracked_since`,
-      ),
+      upsertSymbol: db.prepare(`INSERT INTO cvd_symbol (base, tracked_since) VALUES (?, ?) ON CONFLICT (base) DO UPDATE SET tracked_since = excluded.tracked_since`),
       insertIds: db.prepare(`INSERT INTO cvd_bucket_ids (base, venue, start, ids) VALUES (?, ?, ?, ?)`),
       selectIds: db.prepare(`SELECT ids FROM cvd_bucket_ids WHERE base = ? AND venue = ? AND start = ? ORDER BY rowid`),
       deleteIds: db.prepare(`DELETE FROM cvd_bucket_ids WHERE base = ? AND venue = ? AND start = ?`),
@@ -134,7 +132,19 @@ export class CvdPersistence {
       let unfilled = intervalsOrNone(parseIntervals(safeJson(r.unfilled)) ?? []);
       if (r.gap === "unfilled" && unfilled.length === 0) unfilled = [[r.start, r.start + CVD_BUCKET_MS]];
       const { base, start, trades, gap } = r;
-      buckets.push({ base, venue: r.venue as StreamVenue, start, buyBase: r.buy_base, sellBase: r.sell_base, buyUsd: r.buy_usd, sellUsd: r.sell_usd, trades, gap, unfilled, idCount: r.id_count });
+      buckets.push({
+        base,
+        venue: r.venue as StreamVenue,
+        start,
+        buyBase: r.buy_base,
+        sellBase: r.sell_base,
+        buyUsd: r.buy_usd,
+        sellUsd: r.sell_usd,
+        trades,
+        gap,
+        unfilled,
+        idCount: r.id_count,
+      });
     }
     const ledgers: CvdTrackValues[] = [];
     for (const r of this.db.prepare(`SELECT * FROM cvd_ledger`).all() as LedgerRow[]) {
@@ -162,7 +172,12 @@ export class CvdPersistence {
    * Writes a flush in one transaction: tracked ranges, buckets with their new ids, ledgers, and (with
    * `purgeBefore`, epoch ms) deletes buckets, ids and ledgers older than that.
    */
-  writeFlush(w: { symbols: Iterable<{ base: string; trackedSince: number }>; buckets: Iterable<CvdPendingBucket>; tracks: Iterable<CvdTrackValues>; purgeBefore: number | null }): void {
+  writeFlush(w: {
+    symbols: Iterable<{ base: string; trackedSince: number }>;
+    buckets: Iterable<CvdPendingBucket>;
+    tracks: Iterable<CvdTrackValues>;
+    purgeBefore: number | null;
+  }): void {
     this.db.transaction(() => {
       for (const s of w.symbols) this.st.upsertSymbol.run(s.base, s.trackedSince);
       for (const b of w.buckets) {
@@ -182,7 +197,11 @@ export class CvdPersistence {
    * Writes replicated state in one transaction: tracked ranges (base → start, epoch ms), buckets with their
    * ids (appended, or replacing the stored set when `replace`), and ledgers.
    */
-  writeReplicated(w: { symbols: Iterable<[string, number]>; buckets: Iterable<{ b: CvdBucketValues; ids: string[] | undefined; replace: boolean }>; tracks: Iterable<CvdTrackValues> }): void {
+  writeReplicated(w: {
+    symbols: Iterable<[string, number]>;
+    buckets: Iterable<{ b: CvdBucketValues; ids: string[] | undefined; replace: boolean }>;
+    tracks: Iterable<CvdTrackValues>;
+  }): void {
     this.db.transaction(() => {
       for (const [base, since] of w.symbols) this.st.upsertSymbol.run(base, since);
       for (const { b, ids, replace } of w.buckets) {

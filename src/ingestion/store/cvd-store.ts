@@ -38,18 +38,7 @@ import { addInterval, clipIntervals, intervalsOrNone, NO_INTERVALS, parseInterva
 import { SequenceLedger, type TradeSource, sequenceOf } from "./trade-ledger.js";
 
 export { CVD_RETENTION_MS, CVD_SLOTS, MAX_BUCKETS_PER_SYMBOL } from "./cvd-types.js";
-export type {
-  CvdBucket,
-  CvdBucketRow,
-  CvdChanges,
-  CvdFlow,
-  CvdHistoryPoint,
-  CvdLedgerRow,
-  CvdStoreOptions,
-  CvdStoreStats,
-  CvdSummary,
-  GapState,
-} from "./cvd-types.js";
+export type { CvdBucket, CvdBucketRow, CvdChanges, CvdFlow, CvdHistoryPoint, CvdLedgerRow, CvdStoreOptions, CvdStoreStats, CvdSummary, GapState } from "./cvd-types.js";
 export type { CvdObserver } from "./cvd-change-feed.js";
 export type { TradeSource } from "./trade-ledger.js";
 
@@ -383,12 +372,7 @@ export class CvdStore {
     this.maybePurge();
     const [lo] = this.window();
     const nowSlot = alignBucket(this.now(), CVD_BUCKET_MS);
-    const bases =
-      gap.base !== undefined
-        ? this.syms.has(gap.base)
-          ? [gap.base]
-          : []
-        : [...this.syms].filter(([, s]) => (s.venues.get(gap.venue)?.size ?? 0) > 0).map(([b]) => b);
+    const bases = gap.base !== undefined ? (this.syms.has(gap.base) ? [gap.base] : []) : [...this.syms].filter(([, s]) => (s.venues.get(gap.venue)?.size ?? 0) > 0).map(([b]) => b);
     let marked = 0;
     for (const base of bases) {
       const sym = this.syms.get(base)!;
@@ -719,7 +703,22 @@ export class CvdStore {
     let b = m.get(slot);
     if (!b) {
       // New here: no ids anywhere yet, so the (empty) set in memory is complete.
-      b = { base, venue, start: slot, buyBase: 0, sellBase: 0, buyUsd: 0, sellUsd: 0, trades: 0, gap: "none", unfilled: NO_INTERVALS, idCount: 0, idSet: null, newIds: null, queued: false };
+      b = {
+        base,
+        venue,
+        start: slot,
+        buyBase: 0,
+        sellBase: 0,
+        buyUsd: 0,
+        sellUsd: 0,
+        trades: 0,
+        gap: "none",
+        unfilled: NO_INTERVALS,
+        idCount: 0,
+        idSet: null,
+        newIds: null,
+        queued: false,
+      };
       m.set(slot, b);
     }
     return b;

@@ -162,6 +162,8 @@ export function usdToMicro(usd: string): number {
 export function microToUsd(micro: number): string {
   const sign = micro < 0 ? "-" : "";
   const a = Math.abs(micro);
-  const frac = String(a % 1_000_000).padStart(6, "0").replace(/0+$/, "");
+  const frac = String(a % 1_000_000)
+    .padStart(6, "0")
+    .replace(/0+$/, "");
   return `${sign}${Math.floor(a / 1_000_000)}${frac ? `.${frac}` : ""}`;
 }

@@ -2,7 +2,19 @@ import { randomUUID } from "node:crypto";
 import { AppError } from "../../errors.js";
 import type { Redis, RedisHandle } from "../../state/redis.js";
 import { evalScript, isTransientRedisError, luaScript, type LuaScript } from "../../state/lua.js";
-import type { CreditAccount, CreditLedger, CreditLedgerOptions, CreditRefund, RefundEnd, RefundReason, RefundStatus, RefundTx, ReserveOutcome, ReserveRefusal, SpendCaps } from "./ledger.js";
+import type {
+  CreditAccount,
+  CreditLedger,
+  CreditLedgerOptions,
+  CreditRefund,
+  RefundEnd,
+  RefundReason,
+  RefundStatus,
+  RefundTx,
+  ReserveOutcome,
+  ReserveRefusal,
+  SpendCaps,
+} from "./ledger.js";
 import { ACCOUNT, FINISH_REFUND, LIB, RECORD_REFUND_TX, START_REFUND, SWEEP, WINDOW_TTL_MS } from "./redis-lua.js";
 import { DAY_MS, HOUR_MS, capsFromJson, capsToJson, checkId, checkInt, checkRefundEnd, checkRefundTx, checkReserve, emptyAccount, holdTtlOf, nowOr, normWallet } from "./shared.js";
 
@@ -11,7 +23,6 @@ const SWEEP_BATCH = 500;
 
 /** Extra lifetime of a nonce key past its expiry, ms, so that replica clock skew never frees a nonce early. */
 const NONCE_SLACK_MS = 60_000;
-
 
 /** ARGV: base, wallet, amount, reference, now. Returns {1 when credited else 0, account hash as a flat list}. */
 const CREDIT = `${LIB}

@@ -105,7 +105,8 @@ export class CreditRefunds {
         return this.notSent(refund, "not_sent", err);
       }
       // Another reconciler ended it meanwhile (restored: nothing of it was accepted): never broadcast it.
-      if (!recorded) return (await this.ledger.latestRefund(refund.wallet).then((l) => (l?.id === refund.id ? l : undefined))) ?? { ...refund, status: "restored", reason: "not_sent" };
+      if (!recorded)
+        return (await this.ledger.latestRefund(refund.wallet).then((l) => (l?.id === refund.id ? l : undefined))) ?? { ...refund, status: "restored", reason: "not_sent" };
       const sent: CreditRefund = { ...refund, status: "pending", tx, updatedAtMs: at };
       let outcome;
       try {
@@ -187,12 +188,15 @@ export class CreditRefunds {
       return false;
     });
     if (restored) throw restoredError({ ...r, status: "restored", reason });
-    throw new AppError("UPSTREAM_UNAVAILABLE", "the refund transfer could not be sent now; GET /api/v1/credits shows its state (it is restored to your balance or completed shortly)", {
-      retryAfterSec: 30,
-      cause,
-    });
+    throw new AppError(
+      "UPSTREAM_UNAVAILABLE",
+      "the refund transfer could not be sent now; GET /api/v1/credits shows its state (it is restored to your balance or completed shortly)",
+      {
+        retryAfterSec: 30,
+        cause,
+      },
+    );
   }
-
 }
 
 /** The error answering a refund request whose refund was restored (or ended otherwise while it ran). */
@@ -205,5 +209,8 @@ function restoredError(r: CreditRefund): AppError {
         : r.reason === "rejected"
           ? "the chain node refused the refund transfer"
           : "the refund transfer could not be sent";
-  return new AppError("UPSTREAM_UNAVAILABLE", `${why}; nothing was paid and your balance is restored`, { retryAfterSec: 30, details: { refund_id: r.id, status: r.status, reason: r.reason ?? null } });
+  return new AppError("UPSTREAM_UNAVAILABLE", `${why}; nothing was paid and your balance is restored`, {
+    retryAfterSec: 30,
+    details: { refund_id: r.id, status: r.status, reason: r.reason ?? null },
+  });
 }

@@ -48,7 +48,8 @@ const NONCE_USED = /nonce too low|nonce has already been used|replacement transa
 /** Node answers meaning this very transaction is already in its pool (or mined): it was accepted. */
 const ALREADY_KNOWN = /already known|already imported|known transaction|already in (the )?(tx ?)?pool/i;
 /** Node answers refusing the transaction for good (funds, gas, fees, signature, format). */
-const REJECTED = /insufficient funds|intrinsic gas|gas limit|fee cap|less than (the )?block base fee|transaction underpriced|invalid sender|invalid signature|chain ?id|oversized|not supported/i;
+const REJECTED =
+  /insufficient funds|intrinsic gas|gas limit|fee cap|less than (the )?block base fee|transaction underpriced|invalid sender|invalid signature|chain ?id|oversized|not supported/i;
 
 /** Options of {@link RelayerRefundChain}. */
 export interface RelayerRefundChainOptions {

@@ -16,7 +16,10 @@ export class CreditSessions {
   private readonly secret: Buffer;
 
   /** @param secret at least 32 bytes; random per process when undefined (tokens then die with it). */
-  constructor(secret: string | undefined, private readonly ttlSec = 300) {
+  constructor(
+    secret: string | undefined,
+    private readonly ttlSec = 300,
+  ) {
     this.secret = secret ? Buffer.from(secret) : randomBytes(32);
   }
 

@@ -2,7 +2,16 @@
  * Validation and arithmetic shared by the two `CreditLedger` implementations (SQLite and Redis), so
  * that both accept exactly the same inputs and refuse reservations for the same reasons.
  */
-import { DEFAULT_HOLD_TTL_MS, type CreditAccount, type CreditLedgerOptions, type RefundEnd, type RefundReason, type RefundTx, type ReserveOutcome, type SpendCaps } from "./ledger.js";
+import {
+  DEFAULT_HOLD_TTL_MS,
+  type CreditAccount,
+  type CreditLedgerOptions,
+  type RefundEnd,
+  type RefundReason,
+  type RefundTx,
+  type ReserveOutcome,
+  type SpendCaps,
+} from "./ledger.js";
 
 /** Length of the per-hour cap window, ms. */
 export const HOUR_MS = 3_600_000;
@@ -138,6 +147,10 @@ export function hasWindowCap(caps: SpendCaps): boolean {
 }
 
 /** The argument checks of `CreditLedger.reserve`, shared by both ledgers. @throws RangeError. */
-export function checkReserve(wallet: string, amountMicro: number, opts: { globalCaps: SpendCaps; nowMs?: number }): { wallet: string; amount: number; global: SpendCaps; now: number } {
+export function checkReserve(
+  wallet: string,
+  amountMicro: number,
+  opts: { globalCaps: SpendCaps; nowMs?: number },
+): { wallet: string; amount: number; global: SpendCaps; now: number } {
   return { wallet: normWallet(wallet), amount: checkInt(amountMicro, "amountMicro"), global: normCaps(opts.globalCaps ?? {}), now: nowOr(opts.nowMs) };
 }

@@ -1,6 +1,14 @@
 import { randomBytes } from "node:crypto";
 import type { PaymentRequired } from "@x402/core/types";
-import { buildSIWxSchema, parseSIWxHeader, SIGN_IN_WITH_X, SIWxPayloadSchema, verifySIWxSignature, type EVMMessageVerifier, type SIWxPayload } from "@x402/extensions/sign-in-with-x";
+import {
+  buildSIWxSchema,
+  parseSIWxHeader,
+  SIGN_IN_WITH_X,
+  SIWxPayloadSchema,
+  verifySIWxSignature,
+  type EVMMessageVerifier,
+  type SIWxPayload,
+} from "@x402/extensions/sign-in-with-x";
 import { createPublicClient, http } from "viem";
 import type { CreditLedger } from "./ledger.js";
 
@@ -105,7 +113,8 @@ export class SiwxVerifier {
       isValid: false as const,
       invalidMessage: (err as Error).message,
     }));
-    if (!verified.isValid) return refuse("signature", (("invalidMessage" in verified ? verified.invalidMessage : undefined) ?? "signature does not match the address").slice(0, 200));
+    if (!verified.isValid)
+      return refuse("signature", (("invalidMessage" in verified ? verified.invalidMessage : undefined) ?? "signature does not match the address").slice(0, 200));
     // Spent only by a valid proof, and atomically: of concurrent replays exactly one passes. Keyed by the
     // nonce alone: whatever origin or Host a request names, a nonce is spent once for the whole service.
     if (!(await this.nonces.claimNonce(p.nonce, this.maxAgeMs + 2 * this.skewMs, nowMs))) return refuse("nonce", "nonce already used; sign a new proof");

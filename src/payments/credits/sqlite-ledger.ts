@@ -199,7 +199,9 @@ export class SqliteCreditLedger implements CreditLedger {
       openRefundOf: db.prepare<[string], RefundRow>(`SELECT ${REFUND_COLS} FROM refunds WHERE wallet = ? AND ${OPEN}`),
       openRefunds: db.prepare<[number], RefundRow>(`SELECT ${REFUND_COLS} FROM refunds WHERE ${OPEN} ORDER BY created_at LIMIT ?`),
       latestRefund: db.prepare<[string], RefundRow>(`SELECT ${REFUND_COLS} FROM refunds WHERE wallet = ? ORDER BY rowid DESC LIMIT 1`),
-      addRefund: db.prepare<[string, string, number, number, number]>("INSERT INTO refunds (id, wallet, amount, status, created_at, updated_at) VALUES (?, ?, ?, 'preparing', ?, ?)"),
+      addRefund: db.prepare<[string, string, number, number, number]>(
+        "INSERT INTO refunds (id, wallet, amount, status, created_at, updated_at) VALUES (?, ?, ?, 'preparing', ?, ?)",
+      ),
       recordTx: db.prepare<[{ nonce: number; tx: string; raw: string; now: number; id: string; expect: string | null }]>(
         "UPDATE refunds SET status = 'pending', nonce = @nonce, tx_hash = @tx, raw_tx = @raw, updated_at = @now " +
           "WHERE id = @id AND ((status = 'preparing' AND @expect IS NULL) OR (status = 'pending' AND tx_hash = @expect))",

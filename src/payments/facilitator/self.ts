@@ -3,17 +3,7 @@ import type { FacilitatorClient } from "@x402/core/server";
 import type { Network, PaymentPayload, PaymentRequirements, SupportedResponse } from "@x402/core/types";
 import { toFacilitatorEvmSigner, type FacilitatorEvmSigner } from "@x402/evm";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
-import {
-  createWalletClient,
-  defineChain,
-  http,
-  publicActions,
-  type Abi,
-  type Address,
-  type Chain,
-  type Hex,
-  type TypedDataDefinition,
-} from "viem";
+import { createWalletClient, defineChain, http, publicActions, type Abi, type Address, type Chain, type Hex, type TypedDataDefinition } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { base, baseSepolia } from "viem/chains";
 import { memoizeKeyed } from "../../lib/memo.js";
@@ -121,8 +111,7 @@ function buildSigner(rpcUrl: string, privateKey: Hex, chain: Chain, opts: Pick<S
     {
       address: account.address,
       getCode: async ({ address }) => (await codeOf(address.toLowerCase(), { address })).code,
-      readContract: (args) =>
-        client.readContract({ address: args.address, abi: args.abi as Abi, functionName: args.functionName, args: args.args ?? [] }),
+      readContract: (args) => client.readContract({ address: args.address, abi: args.abi as Abi, functionName: args.functionName, args: args.args ?? [] }),
       verifyTypedData: (args) => client.verifyTypedData(args as typeof args & TypedDataDefinition),
       writeContract: (args) =>
         retryOnNonceClash(() =>

@@ -1,15 +1,4 @@
-import {
-  createPublicClient,
-  createTestClient,
-  createWalletClient,
-  defineChain,
-  getAddress,
-  http,
-  parseUnits,
-  type Address,
-  type Chain,
-  type Hex,
-} from "viem";
+import { createPublicClient, createTestClient, createWalletClient, defineChain, getAddress, http, parseUnits, type Address, type Chain, type Hex } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { devAccount, type DevAccount } from "./dev-accounts.js";
 import { compileTestUsdc } from "./token.js";
@@ -104,9 +93,7 @@ export async function provisionLocalChain(opts: ProvisionOptions): Promise<Provi
     // Sent one after another (so the relayer's nonces stay in order), awaited together.
     const hashes: Hex[] = [];
     for (const acct of funded) {
-      hashes.push(
-        await walletClient.writeContract({ address: usdcAddress, abi, functionName: "mint", args: [acct.address, amount] }),
-      );
+      hashes.push(await walletClient.writeContract({ address: usdcAddress, abi, functionName: "mint", args: [acct.address, amount] }));
     }
     const receipts = await Promise.all(hashes.map((hash) => publicClient.waitForTransactionReceipt({ hash })));
     const failed = receipts.find((r) => r.status !== "success");

@@ -21,10 +21,7 @@ let cached: TestUsdcArtifact | undefined;
 
 interface SolcOutput {
   errors?: { severity: string; formattedMessage?: string; message: string }[];
-  contracts?: Record<
-    string,
-    Record<string, { abi: Abi; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>
-  >;
+  contracts?: Record<string, Record<string, { abi: Abi; evm: { bytecode: { object: string }; deployedBytecode: { object: string } } }>>;
 }
 
 interface SolcModule {
@@ -51,10 +48,7 @@ function loadSolc(): SolcModule {
  * repository's `src/payments/local-chain/`.
  */
 function sourcePath(): string {
-  const candidates = [
-    new URL(`./${SOURCE_NAME}`, import.meta.url),
-    new URL(`../../../../src/payments/local-chain/${SOURCE_NAME}`, import.meta.url),
-  ].map((u) => fileURLToPath(u));
+  const candidates = [new URL(`./${SOURCE_NAME}`, import.meta.url), new URL(`../../../../src/payments/local-chain/${SOURCE_NAME}`, import.meta.url)].map((u) => fileURLToPath(u));
   const found = candidates.find((p) => existsSync(p));
   if (!found) throw new Error(`TestUSDC.sol not found; looked in: ${candidates.join(", ")}`);
   return found;

@@ -20,14 +20,7 @@ export const CLAMP_BAND = 0.0005;
 /** The funding functions of the perp model. */
 export type PerpFunding = Pick<
   PerpModel,
-  | "interestRate"
-  | "intervalStart"
-  | "nextFundingTime"
-  | "currentFundingRate"
-  | "settledFundingRate"
-  | "settledPremium"
-  | "settlementTimes"
-  | "settlementJitterMs"
+  "interestRate" | "intervalStart" | "nextFundingTime" | "currentFundingRate" | "settledFundingRate" | "settledPremium" | "settlementTimes" | "settlementJitterMs"
 >;
 
 /** Funding over the average premium P̄ of the prices (`avgPremium`), settlement jitter from `noise`. */

@@ -18,17 +18,14 @@ export function createPositioning(noises: PerpNoise, instState: InstStates): Per
   return {
     openInterestCoins: (inst, t) => {
       const st = instState(inst);
-      const drift = 0.25 * noise(st.baseStream, SALT.oiDay, t, DAY_MS)
-        + 0.12 * noise(st.baseStream, SALT.oiWeek, t, 7 * DAY_MS)
-        + 0.05 * noise(inst.stream, SALT.oiHour, t, 2 * HOUR_MS);
+      const drift =
+        0.25 * noise(st.baseStream, SALT.oiDay, t, DAY_MS) + 0.12 * noise(st.baseStream, SALT.oiWeek, t, 7 * DAY_MS) + 0.05 * noise(inst.stream, SALT.oiHour, t, 2 * HOUR_MS);
       return st.oiBaseCoins * Math.exp(drift);
     },
     longShortRatio: (inst, kind, t) => {
       const st = instState(inst);
       const salt = kind === "account" ? 0x100 : 0;
-      const x = st.lsMean[kind]
-        + 0.2 * noise(inst.stream, SALT.ls12h ^ salt, t, 12 * HOUR_MS)
-        + 0.06 * noise(inst.stream, SALT.ls1h ^ salt, t, HOUR_MS);
+      const x = st.lsMean[kind] + 0.2 * noise(inst.stream, SALT.ls12h ^ salt, t, 12 * HOUR_MS) + 0.06 * noise(inst.stream, SALT.ls1h ^ salt, t, HOUR_MS);
       return clamp(Math.exp(x), 0.6, 2.5);
     },
   };

@@ -43,26 +43,23 @@ export function createPrices(market: MarketModel, noises: PerpNoise, instState: 
       return 0.07 * years + 0.0004 * noise(inst.stream, SALT.basis, t, HOUR_MS);
     }
     if (st.extreme) {
-      const n = 0.65 * noise(inst.stream, SALT.prem8h, t, 8 * HOUR_MS)
-        + 0.3 * noise(inst.stream, SALT.prem1h, t, HOUR_MS)
-        + 0.15 * noise(inst.stream, SALT.prem5m, t, 5 * MINUTE_MS);
+      const n =
+        0.65 * noise(inst.stream, SALT.prem8h, t, 8 * HOUR_MS) + 0.3 * noise(inst.stream, SALT.prem1h, t, HOUR_MS) + 0.15 * noise(inst.stream, SALT.prem5m, t, 5 * MINUTE_MS);
       return st.premiumMean + st.premiumSd * n;
     }
     const c = st.calib;
-    const base = st.baseLevel + BASE_SENTIMENT_SD * (
-      0.4 * unitNoise(MARKET_STREAM, SALT.market2d, t, 2 * DAY_MS)
-      + 0.55 * unitNoise(st.baseStream, SALT.base3d, t, 3 * DAY_MS)
-      + 0.58 * unitNoise(st.baseStream, SALT.base12h, t, 12 * HOUR_MS));
-    const venue = st.venueLevel + c.venueSd * (
-      0.7 * unitNoise(inst.stream, SALT.venue8h, t, 8 * HOUR_MS)
-      + 0.51 * unitNoise(inst.stream, SALT.venue1h, t, HOUR_MS));
+    const base =
+      st.baseLevel +
+      BASE_SENTIMENT_SD *
+        (0.4 * unitNoise(MARKET_STREAM, SALT.market2d, t, 2 * DAY_MS) +
+          0.55 * unitNoise(st.baseStream, SALT.base3d, t, 3 * DAY_MS) +
+          0.58 * unitNoise(st.baseStream, SALT.base12h, t, 12 * HOUR_MS));
+    const venue = st.venueLevel + c.venueSd * (0.7 * unitNoise(inst.stream, SALT.venue8h, t, 8 * HOUR_MS) + 0.51 * unitNoise(inst.stream, SALT.venue1h, t, HOUR_MS));
     return c.mean + base + venue + c.fastSd * unitNoise(inst.stream, SALT.fast, t, 5 * MINUTE_MS);
   };
 
   const markPrice: PerpPrices["markPrice"] = (inst, t) => {
-    const hlOnly = inst.venue === "hyperliquid" && !instState(inst).extreme
-      ? HL_MARK_ONLY_SD * unitNoise(inst.stream, SALT.hlMark, t, 10 * MINUTE_MS)
-      : 0;
+    const hlOnly = inst.venue === "hyperliquid" && !instState(inst).extreme ? HL_MARK_ONLY_SD * unitNoise(inst.stream, SALT.hlMark, t, 10 * MINUTE_MS) : 0;
     return indexPrice(inst, t) * (1 + premium(inst, t) + hlOnly);
   };
 

@@ -6,16 +6,7 @@
 import { clamp } from "../../lib/math.js";
 import { DAY_MS } from "../../lib/time.js";
 import { fnv1a, type MarketModel } from "../market.js";
-import {
-  ABSENT_BASES,
-  BASES,
-  BINANCE_CAP_ADJUSTED,
-  BYBIT_SUFFIX_MULTIPLIED,
-  FUNDING_INTERVAL_OVERRIDES,
-  HL_DELISTED_BASES,
-  MULTIPLIED_BASES,
-  type BaseRow,
-} from "./listings.js";
+import { ABSENT_BASES, BASES, BINANCE_CAP_ADJUSTED, BYBIT_SUFFIX_MULTIPLIED, FUNDING_INTERVAL_OVERRIDES, HL_DELISTED_BASES, MULTIPLIED_BASES, type BaseRow } from "./listings.js";
 import { PERP_SIM_VENUES, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "./types.js";
 
 /** Decimals of a price quoted per `unitUsd` (≈ 5 significant digits), capped at `max`. */
@@ -57,20 +48,23 @@ export type PerpUniverse = Pick<PerpModel, "instruments" | "instrument" | "perpO
 
 /** The perp universe over `market` (anchor prices set decimals and OKX lot sizes). */
 export function createUniverse(market: MarketModel): PerpUniverse {
-  function makeSpec(
-    venue: PerpSimVenue,
-    row: BaseRow,
-    over: Partial<PerpInstrumentSpec> & Pick<PerpInstrumentSpec, "symbol" | "venueBase">,
-  ): PerpInstrumentSpec {
+  function makeSpec(venue: PerpSimVenue, row: BaseRow, over: Partial<PerpInstrumentSpec> & Pick<PerpInstrumentSpec, "symbol" | "venueBase">): PerpInstrumentSpec {
     const anchor = market.params(row.base).anchorUsd;
     const multiplier = over.multiplier ?? 1;
     const unit = anchor * multiplier;
-    const interval = venue === "hyperliquid" ? 1 : FUNDING_INTERVAL_OVERRIDES[venue][row.base] ?? 8;
+    const interval = venue === "hyperliquid" ? 1 : (FUNDING_INTERVAL_OVERRIDES[venue][row.base] ?? 8);
     const major = row.base === "BTC" || row.base === "ETH";
     const fundingCap =
-      venue === "binance" ? (BINANCE_CAP_ADJUSTED[row.base] ?? (interval !== 8 ? 0.02 : major ? 0.003 : 0.0075))
-        : venue === "bybit" ? (major ? 0.005 : 0.01)
-          : venue === "okx" ? (major ? 0.00375 : 0.015)
+      venue === "binance"
+        ? (BINANCE_CAP_ADJUSTED[row.base] ?? (interval !== 8 ? 0.02 : major ? 0.003 : 0.0075))
+        : venue === "bybit"
+          ? major
+            ? 0.005
+            : 0.01
+          : venue === "okx"
+            ? major
+              ? 0.00375
+              : 0.015
             : 0.32; // Hyperliquid: 4 %/h, as an 8h equivalent
     return {
       venue,
@@ -126,18 +120,26 @@ export function createUniverse(market: MarketModel): PerpUniverse {
         list.push(makeSpec(venue, row, { symbol: `${row.base}PERP`, venueBase: row.base, quote: "USDC", target: false }));
       }
     } else if (venue === "okx") {
-      for (const [row, ctv] of [[btc, "100"], [eth, "10"]] as const) {
-        list.push(makeSpec(venue, row, {
-          symbol: `${row.base}-USD-SWAP`, venueBase: row.base, quote: "USD", inverse: true, ctVal: Number(ctv), ctValStr: ctv,
-          qtyDecimals: 0, target: false, listTime: Date.parse("2019-12-10T08:00:00.000Z"),
-        }));
+      for (const [row, ctv] of [
+        [btc, "100"],
+        [eth, "10"],
+      ] as const) {
+        list.push(
+          makeSpec(venue, row, {
+            symbol: `${row.base}-USD-SWAP`,
+            venueBase: row.base,
+            quote: "USD",
+            inverse: true,
+            ctVal: Number(ctv),
+            ctValStr: ctv,
+            qtyDecimals: 0,
+            target: false,
+            listTime: Date.parse("2019-12-10T08:00:00.000Z"),
+          }),
+        );
       }
     }
-    list.sort(
-      venue === "bybit" ? (a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0)
-        : venue === "hyperliquid" ? () => 0
-          : (a, b) => a.listTime - b.listTime,
-    );
+    list.sort(venue === "bybit" ? (a, b) => (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0) : venue === "hyperliquid" ? () => 0 : (a, b) => a.listTime - b.listTime);
     staticLists.set(venue, list);
   }
 
@@ -158,8 +160,15 @@ export function createUniverse(market: MarketModel): PerpUniverse {
     if (!list) {
       list = [BASES[0] as BaseRow, BASES[1] as BaseRow].map((row) =>
         makeSpec("binance", row, {
-          symbol: `${row.base}USDT_${yymmdd(expiry)}`, venueBase: row.base, kind: "delivery", fundingIntervalHours: 0,
-          deliveryTime: expiry, listTime: expiry - 182 * DAY_MS, target: false, fundingInfoListed: false, fundingCap: 0,
+          symbol: `${row.base}USDT_${yymmdd(expiry)}`,
+          venueBase: row.base,
+          kind: "delivery",
+          fundingIntervalHours: 0,
+          deliveryTime: expiry,
+          listTime: expiry - 182 * DAY_MS,
+          target: false,
+          fundingInfoListed: false,
+          fundingCap: 0,
         }),
       );
       quarterlyCache.set(expiry, list);
@@ -172,8 +181,7 @@ export function createUniverse(market: MarketModel): PerpUniverse {
       const list = staticLists.get(venue) ?? [];
       return venue === "binance" ? [...list, ...binanceQuarterlies(nowMs)] : list;
     },
-    instrument: (venue, symbol, nowMs) =>
-      bySymbol.get(`${venue}:${symbol}`) ?? (venue === "binance" ? binanceQuarterlies(nowMs).find((i) => i.symbol === symbol) : undefined),
+    instrument: (venue, symbol, nowMs) => bySymbol.get(`${venue}:${symbol}`) ?? (venue === "binance" ? binanceQuarterlies(nowMs).find((i) => i.symbol === symbol) : undefined),
     perpOf: (venue, base) => perpByBase.get(`${venue}:${base.trim().toUpperCase()}`),
   };
 }

@@ -27,10 +27,8 @@ function binanceError(res: Response, status: number, code: number, msg: string):
 }
 
 const invalidSymbol = (res: Response): void => binanceError(res, 400, -1121, "Invalid symbol.");
-const mandatory = (res: Response, name: string): void =>
-  binanceError(res, 400, -1102, `Mandatory parameter '${name}' was not sent, was empty/null, or malformed.`);
-const invalidParam = (res: Response, name: string): void =>
-  binanceError(res, 400, -1130, `Data sent for parameter '${name}' is not valid.`);
+const mandatory = (res: Response, name: string): void => binanceError(res, 400, -1102, `Mandatory parameter '${name}' was not sent, was empty/null, or malformed.`);
+const invalidParam = (res: Response, name: string): void => binanceError(res, 400, -1130, `Data sent for parameter '${name}' is not valid.`);
 
 /** Binance-shaped bodies for injected 429s and 5xx. */
 export function binanceFaultResponses(weightLimit: number): FaultResponses {
@@ -45,14 +43,33 @@ export function binanceFaultResponses(weightLimit: number): FaultResponses {
 
 /** Periods of the `/futures/data/*` statistics. */
 const RATIO_PERIODS: Readonly<Record<string, number>> = {
-  "5m": 5 * MINUTE, "15m": 15 * MINUTE, "30m": 30 * MINUTE, "1h": HOUR, "2h": 2 * HOUR, "4h": 4 * HOUR,
-  "6h": 6 * HOUR, "12h": 12 * HOUR, "1d": DAY,
+  "5m": 5 * MINUTE,
+  "15m": 15 * MINUTE,
+  "30m": 30 * MINUTE,
+  "1h": HOUR,
+  "2h": 2 * HOUR,
+  "4h": 4 * HOUR,
+  "6h": 6 * HOUR,
+  "12h": 12 * HOUR,
+  "1d": DAY,
 };
 
 /** Kline intervals (`1M`, calendar months, is not simulated). Weekly klines open on Monday 00:00 UTC. */
 const KLINE_INTERVALS: Readonly<Record<string, number>> = {
-  "1m": MINUTE, "3m": 3 * MINUTE, "5m": 5 * MINUTE, "15m": 15 * MINUTE, "30m": 30 * MINUTE, "1h": HOUR, "2h": 2 * HOUR,
-  "4h": 4 * HOUR, "6h": 6 * HOUR, "8h": 8 * HOUR, "12h": 12 * HOUR, "1d": DAY, "3d": 3 * DAY, "1w": 7 * DAY,
+  "1m": MINUTE,
+  "3m": 3 * MINUTE,
+  "5m": 5 * MINUTE,
+  "15m": 15 * MINUTE,
+  "30m": 30 * MINUTE,
+  "1h": HOUR,
+  "2h": 2 * HOUR,
+  "4h": 4 * HOUR,
+  "6h": 6 * HOUR,
+  "8h": 8 * HOUR,
+  "12h": 12 * HOUR,
+  "1d": DAY,
+  "3d": 3 * DAY,
+  "1w": 7 * DAY,
 };
 /** Most rows one klines request returns (default 500). */
 const MAX_KLINES = 1500;
@@ -150,8 +167,18 @@ function klineRow(inst: PerpInstrumentSpec, perp: PerpModel, open: number, dur: 
   const buyShare = Math.min(0.7, Math.max(0.3, 0.5 + 20 * (k.close / k.open - 1)));
   const buyUnits = roundTo(units * buyShare, inst.qtyDecimals);
   return [
-    open, px(k.open), px(k.high), px(k.low), px(k.close), fixed(units, inst.qtyDecimals), open + dur - 1,
-    fixed(quote, 5), Math.round(quote / AVG_TRADE_USD), fixed(buyUnits, inst.qtyDecimals), fixed(buyUnits * m * vwap, 5), "0",
+    open,
+    px(k.open),
+    px(k.high),
+    px(k.low),
+    px(k.close),
+    fixed(units, inst.qtyDecimals),
+    open + dur - 1,
+    fixed(quote, 5),
+    Math.round(quote / AVG_TRADE_USD),
+    fixed(buyUnits, inst.qtyDecimals),
+    fixed(buyUnits * m * vwap, 5),
+    "0",
   ];
 }
 
@@ -203,7 +230,8 @@ export function createBinanceFapiRouter(ctx: VenueContext): Router {
   router.get("/fapi/v1/fundingInfo", (_req, res) => {
     const now = clock.now();
     res.json(
-      perp.instruments("binance", now)
+      perp
+        .instruments("binance", now)
         .filter((i) => i.fundingInfoListed)
         .map((i) => ({
           symbol: i.symbol,

@@ -22,7 +22,12 @@ import { DAY, HOUR, MINUTE, fixed, intParam, msParam, qp, roundTo, tickOf, trimm
 
 const CATEGORIES = new Set(["spot", "linear", "inverse", "option"]);
 const RATIO_PERIODS: Readonly<Record<string, number>> = {
-  "5min": 5 * MINUTE, "15min": 15 * MINUTE, "30min": 30 * MINUTE, "1h": HOUR, "4h": 4 * HOUR, "1d": DAY,
+  "5min": 5 * MINUTE,
+  "15min": 15 * MINUTE,
+  "30min": 30 * MINUTE,
+  "1h": HOUR,
+  "4h": 4 * HOUR,
+  "1d": DAY,
 };
 
 /** Bybit-shaped bodies for injected 429s and 5xx. */
@@ -214,9 +219,9 @@ export function createBybitRouter(ctx: VenueContext): Router {
     } else rows = all().map((i, k) => instrumentInfo(i, perp, k + 1));
     rows = rows.filter(
       (r) =>
-        (symbol === undefined || symbol === "" || r.symbol === symbol)
-        && (baseCoin === undefined || baseCoin === "" || r.baseCoin === baseCoin)
-        && (status === undefined || status === "" || r.status === status),
+        (symbol === undefined || symbol === "" || r.symbol === symbol) &&
+        (baseCoin === undefined || baseCoin === "" || r.baseCoin === baseCoin) &&
+        (status === undefined || status === "" || r.status === status),
     );
     const page = rows.slice(offset, offset + limit);
     const next = offset + limit < rows.length ? encodeCursor(offset + limit) : "";
@@ -255,7 +260,10 @@ export function createBybitRouter(ctx: VenueContext): Router {
     const now = clock.now();
     const to = Math.min(now, endTime ?? now);
     const iv = inst.fundingIntervalHours * HOUR;
-    const times = perp.settlementTimes(inst, startTime ?? to - limit * iv, to).reverse().slice(0, limit);
+    const times = perp
+      .settlementTimes(inst, startTime ?? to - limit * iv, to)
+      .reverse()
+      .slice(0, limit);
     ok(res, {
       category: "linear",
       list: times.map((s) => ({

@@ -69,7 +69,14 @@ function flag(req: Request, name: string, dflt: boolean): boolean {
 }
 
 function csv(v: string): string[] {
-  return [...new Set(v.split(",").map((s) => s.trim().toLowerCase()).filter((s) => s.length > 0))];
+  return [
+    ...new Set(
+      v
+        .split(",")
+        .map((s) => s.trim().toLowerCase())
+        .filter((s) => s.length > 0),
+    ),
+  ];
 }
 
 /** The catalogue asset whose CoinGecko id is exactly `id` (symbols are not ids on CoinGecko). */

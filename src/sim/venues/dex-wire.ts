@@ -108,7 +108,10 @@ export function gtAddress(address: string): string {
 
 /** A deterministic UUID-shaped id (GeckoTerminal request ids) from four 32-bit hashes. */
 export function uuidFrom(words: readonly number[]): string {
-  const hex = words.map((w) => (w >>> 0).toString(16).padStart(8, "0")).join("").padEnd(32, "0");
+  const hex = words
+    .map((w) => (w >>> 0).toString(16).padStart(8, "0"))
+    .join("")
+    .padEnd(32, "0");
   const v = `4${hex.slice(13, 16)}`;
   const r = ((Number.parseInt(hex.slice(16, 17), 16) & 0x3) | 0x8).toString(16) + hex.slice(17, 20);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${v}-${r}-${hex.slice(20, 32)}`;

@@ -115,9 +115,7 @@ export function createDexscreenerRouter(ctx: VenueContext): Router {
   const tokenPools = (chainId: string, addresses: readonly string[]): SimDexPool[] => {
     const chain = chainOfVenueId("dexscreener", chainId);
     if (!chain) return [];
-    return SIM_DEX_POOLS.filter(
-      (p) => p.chain === chain && addresses.some((a) => sameAddress(p.base.address, a) || sameAddress(p.quote.address, a)),
-    );
+    return SIM_DEX_POOLS.filter((p) => p.chain === chain && addresses.some((a) => sameAddress(p.base.address, a) || sameAddress(p.quote.address, a)));
   };
 
   router.get("/token-pairs/v1/:chainId/:tokenAddress", (req: Request, res: Response) => {
@@ -127,7 +125,11 @@ export function createDexscreenerRouter(ctx: VenueContext): Router {
 
   router.get("/tokens/v1/:chainId/:tokenAddresses", (req: Request, res: Response) => {
     const now = clock.now();
-    const addrs = String(req.params.tokenAddresses).split(",").map((s) => s.trim()).filter((s) => s.length > 0).slice(0, MAX_ADDRESSES);
+    const addrs = String(req.params.tokenAddresses)
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0)
+      .slice(0, MAX_ADDRESSES);
     res.json(pairsOf(tokenPools(String(req.params.chainId), addrs), now));
   });
 
@@ -144,9 +146,13 @@ export function createDexscreenerRouter(ctx: VenueContext): Router {
 
   router.get("/latest/dex/pairs/:chainId/:pairAddresses", (req: Request, res: Response) => {
     const chainId = String(req.params.chainId);
-    const addrs = String(req.params.pairAddresses).split(",").map((s) => s.trim()).filter((s) => s.length > 0).slice(0, MAX_ADDRESSES);
+    const addrs = String(req.params.pairAddresses)
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0)
+      .slice(0, MAX_ADDRESSES);
     if (replay) {
-      const recorded = [replay.searchLuna, replay.searchBabyDojo].flatMap((r) => ((r as { pairs?: RecordedPair[] }).pairs ?? []));
+      const recorded = [replay.searchLuna, replay.searchBabyDojo].flatMap((r) => (r as { pairs?: RecordedPair[] }).pairs ?? []);
       const hits = addrs
         .map((a) => recorded.find((p) => p.chainId === chainId && typeof p.pairAddress === "string" && sameAddress(p.pairAddress, a)))
         .filter((p): p is RecordedPair => p !== undefined);
@@ -154,9 +160,7 @@ export function createDexscreenerRouter(ctx: VenueContext): Router {
     }
     const now = clock.now();
     const chain = chainOfVenueId("dexscreener", chainId);
-    const found = chain
-      ? addrs.map((a) => SIM_DEX_POOLS.find((p) => p.chain === chain && sameAddress(p.address, a))).filter((p): p is SimDexPool => p !== undefined)
-      : [];
+    const found = chain ? addrs.map((a) => SIM_DEX_POOLS.find((p) => p.chain === chain && sameAddress(p.address, a))).filter((p): p is SimDexPool => p !== undefined) : [];
     if (found.length === 0) return void res.json({ schemaVersion: SCHEMA_VERSION, pairs: null, pair: null });
     const pairs = found.map((p) => dexscreenerPair(dex, p, now));
     res.json({ schemaVersion: SCHEMA_VERSION, pairs, pair: pairs[0] });

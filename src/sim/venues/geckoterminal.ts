@@ -143,7 +143,12 @@ function tokenResource(chain: SimDexChain, t: SimDexToken): Record<string, unkno
 function included(req: Request, pools: readonly SimDexPool[]): Record<string, unknown>[] | undefined {
   const raw = qp(req, "include");
   if (raw === undefined) return undefined;
-  const wanted = new Set(raw.split(",").map((s) => s.trim()).filter((s) => s.length > 0));
+  const wanted = new Set(
+    raw
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  );
   if (wanted.size === 0) return undefined;
   const out: Record<string, unknown>[] = [];
   const seen = new Set<string>();
@@ -191,10 +196,12 @@ export function createGeckoterminalRouter(ctx: VenueContext): Router {
   const h24Volume = (p: SimDexPool, now: number) => dex.window(p, now, "h24").volumeUsd;
   const sortPools = (req: Request, pools: readonly SimDexPool[], now: number): SimDexPool[] => {
     const byTx = (qp(req, "sort") ?? "") === "h24_tx_count_desc";
-    const key = new Map(pools.map((p) => {
-      const w = dex.window(p, now, "h24");
-      return [p.index, byTx ? w.buys + w.sells : w.volumeUsd] as const;
-    }));
+    const key = new Map(
+      pools.map((p) => {
+        const w = dex.window(p, now, "h24");
+        return [p.index, byTx ? w.buys + w.sells : w.volumeUsd] as const;
+      }),
+    );
     return [...pools].sort((a, b) => (key.get(b.index) ?? 0) - (key.get(a.index) ?? 0) || a.index - b.index);
   };
   const paged = (res: Response, req: Request, pools: readonly SimDexPool[], now: number, subject?: SimDexToken) => {
@@ -233,7 +240,12 @@ export function createGeckoterminalRouter(ctx: VenueContext): Router {
     }
     const chain = chainOfVenueId("geckoterminal", network);
     if (!chain) return notFound(res);
-    paged(res, req, SIM_DEX_POOLS.filter((p) => p.chain === chain), clock.now());
+    paged(
+      res,
+      req,
+      SIM_DEX_POOLS.filter((p) => p.chain === chain),
+      clock.now(),
+    );
   });
 
   router.get("/networks/:network/pools/:pool/ohlcv/:timeframe", (req: Request, res: Response) => {
@@ -306,7 +318,14 @@ export function createGeckoterminalRouter(ctx: VenueContext): Router {
   router.get("/simple/networks/:network/token_price/:addresses", (req: Request, res: Response) => {
     const chain = chainOfVenueId("geckoterminal", String(req.params.network));
     if (!chain) return notFound(res);
-    const addrs = [...new Set(String(req.params.addresses).split(",").map((s) => s.trim()).filter((s) => s.length > 0))];
+    const addrs = [
+      ...new Set(
+        String(req.params.addresses)
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s.length > 0),
+      ),
+    ];
     if (addrs.length > MAX_ADDRESSES) return badRequest(res, `Too many addresses, at most ${MAX_ADDRESSES}`);
     const now = clock.now();
     const prices: Record<string, string> = {};

@@ -19,9 +19,7 @@ import { hlHash, hlTid, hlUsers, tapeFor } from "../tape.js";
 import type { SimVenue, VenueContext } from "./types.js";
 import { DAY, hlNum, hlPx } from "./wire.js";
 
-const INFO_TYPES = [
-  "meta", "metaAndAssetCtxs", "allMids", "fundingHistory", "predictedFundings", "recentTrades",
-] as const;
+const INFO_TYPES = ["meta", "metaAndAssetCtxs", "allMids", "fundingHistory", "predictedFundings", "recentTrades"] as const;
 /** Trades `recentTrades` returns. */
 export const HL_RECENT_TRADES = 10;
 const MAX_FUNDING_ROWS = 500;
@@ -36,10 +34,28 @@ const rateStr = (x: number): string => hlNum(x, 10);
 
 function marginTable(maxLeverage: number, base: string): [number, Record<string, unknown>] {
   if (base === "BTC") {
-    return [56, { description: "tiered 40x", marginTiers: [{ lowerBound: "0.0", maxLeverage: 40 }, { lowerBound: "150000000.0", maxLeverage: 20 }] }];
+    return [
+      56,
+      {
+        description: "tiered 40x",
+        marginTiers: [
+          { lowerBound: "0.0", maxLeverage: 40 },
+          { lowerBound: "150000000.0", maxLeverage: 20 },
+        ],
+      },
+    ];
   }
   if (base === "ETH") {
-    return [55, { description: "tiered 25x", marginTiers: [{ lowerBound: "0.0", maxLeverage: 25 }, { lowerBound: "100000000.0", maxLeverage: 15 }] }];
+    return [
+      55,
+      {
+        description: "tiered 25x",
+        marginTiers: [
+          { lowerBound: "0.0", maxLeverage: 25 },
+          { lowerBound: "100000000.0", maxLeverage: 15 },
+        ],
+      },
+    ];
   }
   return [maxLeverage, { description: "", marginTiers: [{ lowerBound: "0.0", maxLeverage }] }];
 }
@@ -67,8 +83,16 @@ function assetCtx(inst: PerpInstrumentSpec, perp: PerpModel, now: number): Recor
   const mark = perp.markPrice(inst, now);
   if (inst.delisted) {
     return {
-      funding: "0.0", openInterest: "0.0", prevDayPx: px(mark), dayNtlVlm: "0.0", premium: null,
-      oraclePx: px(perp.indexPrice(inst, now)), markPx: px(mark), midPx: null, impactPxs: null, dayBaseVlm: "0.0",
+      funding: "0.0",
+      openInterest: "0.0",
+      prevDayPx: px(mark),
+      dayNtlVlm: "0.0",
+      premium: null,
+      oraclePx: px(perp.indexPrice(inst, now)),
+      markPx: px(mark),
+      midPx: null,
+      impactPxs: null,
+      dayBaseVlm: "0.0",
     };
   }
   const mid = perp.lastPrice(inst, now);
@@ -199,16 +223,19 @@ export function createHyperliquidRouter(ctx: VenueContext): Router {
         if (!inst || inst.delisted) return void res.json([]);
         return void res.json(
           tape.tradesBefore(inst, now + 1, HL_RECENT_TRADES).map((t) => ({
-            coin: inst.symbol, side: t.side === "buy" ? "B" : "A", px: t.px, sz: t.sz, time: t.time, hash: hlHash(t), tid: hlTid(t),
+            coin: inst.symbol,
+            side: t.side === "buy" ? "B" : "A",
+            px: t.px,
+            sz: t.sz,
+            time: t.time,
+            hash: hlHash(t),
+            tid: hlTid(t),
             users: hlUsers(t),
           })),
         );
       }
       default:
-        return deserializeError(
-          res,
-          `unknown variant \`${type}\`, expected one of ${INFO_TYPES.map((t) => `\`${t}\``).join(", ")} at line 1 column ${type.length + 10}`,
-        );
+        return deserializeError(res, `unknown variant \`${type}\`, expected one of ${INFO_TYPES.map((t) => `\`${t}\``).join(", ")} at line 1 column ${type.length + 10}`);
     }
   });
 

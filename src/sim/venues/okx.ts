@@ -29,9 +29,25 @@ const INST_TYPES = new Set(["SPOT", "MARGIN", "SWAP", "FUTURES", "OPTION"]);
 /** Candle bars: length and alignment offset (HK time, UTC+8, from 6H up unless `…utc`; weeks open on Monday). */
 const CANDLE_BARS: Readonly<Record<string, { dur: number; offset: number }>> = (() => {
   const out: Record<string, { dur: number; offset: number }> = {};
-  const utc: Array<[string, number]> = [["1m", MINUTE], ["3m", 3 * MINUTE], ["5m", 5 * MINUTE], ["15m", 15 * MINUTE], ["30m", 30 * MINUTE], ["1H", HOUR], ["2H", 2 * HOUR], ["4H", 4 * HOUR]];
+  const utc: Array<[string, number]> = [
+    ["1m", MINUTE],
+    ["3m", 3 * MINUTE],
+    ["5m", 5 * MINUTE],
+    ["15m", 15 * MINUTE],
+    ["30m", 30 * MINUTE],
+    ["1H", HOUR],
+    ["2H", 2 * HOUR],
+    ["4H", 4 * HOUR],
+  ];
   for (const [bar, dur] of utc) out[bar] = { dur, offset: 0 };
-  const long: Array<[string, number]> = [["6H", 6 * HOUR], ["12H", 12 * HOUR], ["1D", DAY], ["2D", 2 * DAY], ["3D", 3 * DAY], ["1W", 7 * DAY]];
+  const long: Array<[string, number]> = [
+    ["6H", 6 * HOUR],
+    ["12H", 12 * HOUR],
+    ["1D", DAY],
+    ["2D", 2 * DAY],
+    ["3D", 3 * DAY],
+    ["1W", 7 * DAY],
+  ];
   for (const [bar, dur] of long) {
     const monday = dur === 7 * DAY ? 4 * DAY : 0; // 1970-01-05 was a Monday
     out[bar] = { dur, offset: monday - 8 * HOUR };
@@ -42,8 +58,15 @@ const CANDLE_BARS: Readonly<Record<string, { dur: number; offset: number }>> = (
 /** `/market/candles` serves only the latest this many candles of a bar. */
 const CANDLE_HISTORY = 1440;
 const RUBIK_PERIODS: Readonly<Record<string, number>> = {
-  "5m": 5 * MINUTE, "15m": 15 * MINUTE, "30m": 30 * MINUTE, "1H": HOUR, "2H": 2 * HOUR, "4H": 4 * HOUR,
-  "6H": 6 * HOUR, "12H": 12 * HOUR, "1D": DAY,
+  "5m": 5 * MINUTE,
+  "15m": 15 * MINUTE,
+  "30m": 30 * MINUTE,
+  "1H": HOUR,
+  "2H": 2 * HOUR,
+  "4H": 4 * HOUR,
+  "6H": 6 * HOUR,
+  "12H": 12 * HOUR,
+  "1D": DAY,
 };
 
 /** OKX-shaped bodies for injected 429s and 5xx. */
@@ -191,10 +214,7 @@ function candleRow(inst: PerpInstrumentSpec, perp: PerpModel, open: number, dur:
   const contracts = roundTo(inst.inverse ? k.volumeUsd / inst.ctVal : k.volumeUsd / vwap / inst.ctVal, inst.qtyDecimals);
   const usd = inst.inverse ? contracts * inst.ctVal : contracts * inst.ctVal * vwap;
   const coins = inst.inverse ? usd / vwap : contracts * inst.ctVal;
-  return [
-    String(open), px(k.open), px(k.high), px(k.low), px(k.close), trimmed(contracts, inst.qtyDecimals), trimmed(coins, 8), trimmed(usd, 5),
-    open + dur <= now ? "1" : "0",
-  ];
+  return [String(open), px(k.open), px(k.high), px(k.low), px(k.close), trimmed(contracts, inst.qtyDecimals), trimmed(coins, 8), trimmed(usd, 5), open + dur <= now ? "1" : "0"];
 }
 
 /** Builds the OKX v5 router (paths `/api/v5/...`). */
@@ -276,15 +296,16 @@ export function createOkxRouter(ctx: VenueContext): Router {
     const family = qp(req, "instFamily") ?? qp(req, "uly");
     if (replay) {
       const rows = (replay.instruments as { data: Array<Record<string, unknown>> }).data.filter(
-        (r) =>
-          (instId === undefined || instId === "" || r.instId === instId)
-          && (family === undefined || family === "" || r.uly === family || r.instFamily === family),
+        (r) => (instId === undefined || instId === "" || r.instId === instId) && (family === undefined || family === "" || r.uly === family || r.instFamily === family),
       );
       return ok(res, rows);
     }
     const sel = select(res, instId, family);
     if (sel === null) return;
-    ok(res, sel.map((i) => instrumentRow(i, swaps().indexOf(i))));
+    ok(
+      res,
+      sel.map((i) => instrumentRow(i, swaps().indexOf(i))),
+    );
   });
 
   router.get("/api/v5/public/funding-rate", (req, res) => {
@@ -293,7 +314,10 @@ export function createOkxRouter(ctx: VenueContext): Router {
     const now = clock.now();
     const sel = instId === "ANY" ? [...swaps()] : select(res, instId, undefined);
     if (sel === null) return;
-    ok(res, sel.map((i) => fundingRateRow(i, perp, now)));
+    ok(
+      res,
+      sel.map((i) => fundingRateRow(i, perp, now)),
+    );
   });
 
   router.get("/api/v5/public/funding-rate-history", (req, res) => {
@@ -334,7 +358,10 @@ export function createOkxRouter(ctx: VenueContext): Router {
     const sel = select(res, qp(req, "instId"), qp(req, "instFamily") ?? qp(req, "uly"));
     if (sel === null) return;
     const now = clock.now();
-    ok(res, sel.map((i) => openInterestRow(i, perp, now)));
+    ok(
+      res,
+      sel.map((i) => openInterestRow(i, perp, now)),
+    );
   });
 
   router.get("/api/v5/public/mark-price", (req, res) => {
@@ -445,7 +472,10 @@ export function createOkxRouter(ctx: VenueContext): Router {
     const families = family.split(",");
     const sel = swaps().filter((i) => families.includes(uly(i)));
     if (sel.length === 0) return noInstrument(res);
-    ok(res, sel.flatMap((i) => positionTierRows(i, perp)));
+    ok(
+      res,
+      sel.flatMap((i) => positionTierRows(i, perp)),
+    );
   });
 
   router.get("/api/v5/market/candles", (req, res) => {

@@ -56,11 +56,7 @@ export function binanceRoute(rest: string, query: URLSearchParams): BinanceRoute
 
 const METHODS = ["SUBSCRIBE", "UNSUBSCRIBE", "LIST_SUBSCRIPTIONS", "SET_PROPERTY", "GET_PROPERTY"];
 
-type Parsed =
-  | { kind: "aggTrade"; inst: PerpInstrumentSpec }
-  | { kind: "forceOrder"; inst: PerpInstrumentSpec }
-  | { kind: "forceOrderAll" }
-  | { kind: "none" };
+type Parsed = { kind: "aggTrade"; inst: PerpInstrumentSpec } | { kind: "forceOrder"; inst: PerpInstrumentSpec } | { kind: "forceOrderAll" } | { kind: "none" };
 
 export class BinanceSession implements Session {
   readonly #subs = new Map<string, number>();
@@ -157,11 +153,7 @@ export class BinanceSession implements Session {
         return this.#reply({ result: this.#combined, id: id ?? null });
       }
       default:
-        return this.#error(
-          2,
-          `Invalid request: unknown variant \`${m.method}\`, expected one of ${METHODS.map((x) => `\`${x}\``).join(", ")}`,
-          id,
-        );
+        return this.#error(2, `Invalid request: unknown variant \`${m.method}\`, expected one of ${METHODS.map((x) => `\`${x}\``).join(", ")}`, id);
     }
   }
 
@@ -174,8 +166,17 @@ export class BinanceSession implements Session {
       e: "forceOrder",
       E: now,
       o: {
-        s: l.inst.symbol, S: l.side === "long" ? "SELL" : "BUY", o: "LIMIT", f: "IOC", q: l.sz, p: l.px, ap: l.px,
-        X: "FILLED", l: l.sz, z: l.sz, T: l.time,
+        s: l.inst.symbol,
+        S: l.side === "long" ? "SELL" : "BUY",
+        o: "LIMIT",
+        f: "IOC",
+        q: l.sz,
+        p: l.px,
+        ap: l.px,
+        X: "FILLED",
+        l: l.sz,
+        z: l.sz,
+        T: l.time,
       },
     });
   }

@@ -26,11 +26,7 @@ export function bybitRoute(rest: string): "linear" | "spot" | "inverse" | "optio
   return m ? (m[1] as "linear" | "spot" | "inverse" | "option") : null;
 }
 
-type Topic =
-  | { kind: "trade"; inst: PerpInstrumentSpec }
-  | { kind: "liquidation"; inst: PerpInstrumentSpec }
-  | { kind: "silent" }
-  | { kind: "replay" };
+type Topic = { kind: "trade"; inst: PerpInstrumentSpec } | { kind: "liquidation"; inst: PerpInstrumentSpec } | { kind: "silent" } | { kind: "replay" };
 
 const SILENT_PREFIXES = /^(tickers|orderbook\.(1|50|200|500|1000)|kline\.(1|3|5|15|30|60|120|240|360|720|D|W|M))\.([A-Z0-9]+)$/;
 const LIQUIDATION_PUSH_MS = 500;
@@ -122,8 +118,16 @@ export class BybitSession implements Session {
         if (trades.length === 0) continue;
         const ticks = tape.tickDirections(trades);
         const rows = trades.map((t, i) => ({
-          T: t.time, s: topic.inst.symbol, S: t.side === "buy" ? "Buy" : "Sell", v: t.sz, p: t.px, L: ticks[i],
-          i: bybitExecId(t), BT: false, RPI: false, seq: t.seq,
+          T: t.time,
+          s: topic.inst.symbol,
+          S: t.side === "buy" ? "Buy" : "Sell",
+          v: t.sz,
+          p: t.px,
+          L: ticks[i],
+          i: bybitExecId(t),
+          BT: false,
+          RPI: false,
+          seq: t.seq,
         }));
         for (const data of chunks(rows, 1024)) this.io.sendData(JSON.stringify({ topic: name, type: "snapshot", ts: now, data }));
       } else if (topic.kind === "liquidation") {

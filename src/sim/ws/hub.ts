@@ -344,11 +344,13 @@ export class SimWsHub {
     this.#stopTimer();
     const waits: Array<Promise<void>> = [];
     for (const c of this.#conns) {
-      waits.push(new Promise<void>((resolve) => {
-        if (c.ws.readyState === WebSocket.CLOSED) return resolve();
-        c.ws.once("close", () => resolve());
-        c.terminate();
-      }));
+      waits.push(
+        new Promise<void>((resolve) => {
+          if (c.ws.readyState === WebSocket.CLOSED) return resolve();
+          c.ws.once("close", () => resolve());
+          c.terminate();
+        }),
+      );
     }
     for (const s of this.#pending) s.destroy();
     this.#pending.clear();

@@ -16,13 +16,21 @@ import { hlHash, hlTid, hlUsers } from "../tape.js";
 import { ReplayCursor, type ConnIO, type Session, type SessionEnv } from "./session.js";
 
 const SILENT_TYPES = new Set([
-  "allMids", "l2Book", "bbo", "candle", "activeAssetCtx", "notification", "webData2", "orderUpdates", "userEvents",
-  "userFills", "userFundings", "userNonFundingLedgerUpdates",
+  "allMids",
+  "l2Book",
+  "bbo",
+  "candle",
+  "activeAssetCtx",
+  "notification",
+  "webData2",
+  "orderUpdates",
+  "userEvents",
+  "userFills",
+  "userFundings",
+  "userNonFundingLedgerUpdates",
 ]);
 
-type Sub =
-  | { kind: "trades"; inst: PerpInstrumentSpec; cursor: number }
-  | { kind: "silent" | "replay"; cursor: number };
+type Sub = { kind: "trades"; inst: PerpInstrumentSpec; cursor: number } | { kind: "silent" | "replay"; cursor: number };
 
 export class HyperliquidSession implements Session {
   readonly #subs = new Map<string, Sub>();
@@ -96,7 +104,13 @@ export class HyperliquidSession implements Session {
       const trades = this.env.tape.tradesOf(sub.inst, cursor, to);
       if (trades.length === 0) continue;
       const data = trades.map((t) => ({
-        coin: sub.inst.symbol, side: t.side === "buy" ? "B" : "A", px: t.px, sz: t.sz, time: t.time, hash: hlHash(t), tid: hlTid(t),
+        coin: sub.inst.symbol,
+        side: t.side === "buy" ? "B" : "A",
+        px: t.px,
+        sz: t.sz,
+        time: t.time,
+        hash: hlHash(t),
+        tid: hlTid(t),
         users: hlUsers(t),
       }));
       this.io.sendData(JSON.stringify({ channel: "trades", data }));

@@ -29,8 +29,18 @@ export function okxRoute(rest: string): "public" | "business" | "private" | null
 }
 
 const SILENT_CHANNELS = new Set([
-  "tickers", "mark-price", "funding-rate", "open-interest", "index-tickers", "price-limit", "bbo-tbt", "books", "books5",
-  "books-l2-tbt", "books50-l2-tbt", "estimated-price",
+  "tickers",
+  "mark-price",
+  "funding-rate",
+  "open-interest",
+  "index-tickers",
+  "price-limit",
+  "bbo-tbt",
+  "books",
+  "books5",
+  "books-l2-tbt",
+  "books50-l2-tbt",
+  "estimated-price",
 ]);
 const INST_TYPES = new Set(["SPOT", "MARGIN", "SWAP", "FUTURES", "OPTION", "ANY"]);
 
@@ -123,13 +133,24 @@ export class OkxSession implements Session {
       sub.cursor = to;
       if (sub.kind === "trades") {
         for (const t of tape.tradesOf(sub.inst, cursor, to)) {
-          this.io.sendData(JSON.stringify({
-            arg: sub.arg,
-            data: [{
-              instId: sub.inst.symbol, tradeId: okxTradeId(t), px: t.px, sz: t.sz, side: t.side, ts: String(t.time),
-              count: "1", source: "0", seqId: t.seq,
-            }],
-          }));
+          this.io.sendData(
+            JSON.stringify({
+              arg: sub.arg,
+              data: [
+                {
+                  instId: sub.inst.symbol,
+                  tradeId: okxTradeId(t),
+                  px: t.px,
+                  sz: t.sz,
+                  side: t.side,
+                  ts: String(t.time),
+                  count: "1",
+                  source: "0",
+                  seqId: t.seq,
+                },
+              ],
+            }),
+          );
         }
       } else if (sub.kind === "liquidations" && sub.swap) {
         for (const inst of perp.instruments("okx", now)) {
@@ -137,13 +158,21 @@ export class OkxSession implements Session {
           const liqs = tape.liquidationsOf(inst, cursor, to);
           if (liqs.length === 0) continue;
           const details = liqs.map((l) => ({
-            bkLoss: "0", bkPx: l.px, ccy: "", posSide: l.side, side: l.side === "long" ? "sell" : "buy", sz: l.sz, ts: String(l.time),
+            bkLoss: "0",
+            bkPx: l.px,
+            ccy: "",
+            posSide: l.side,
+            side: l.side === "long" ? "sell" : "buy",
+            sz: l.sz,
+            ts: String(l.time),
           }));
           const family = `${inst.base}-${inst.quote}`;
-          this.io.sendData(JSON.stringify({
-            arg: sub.arg,
-            data: [{ details, instFamily: family, instId: inst.symbol, instType: "SWAP", uly: family }],
-          }));
+          this.io.sendData(
+            JSON.stringify({
+              arg: sub.arg,
+              data: [{ details, instFamily: family, instId: inst.symbol, instType: "SWAP", uly: family }],
+            }),
+          );
         }
       }
     }

@@ -85,7 +85,10 @@ function rawPayload(line: string, parsed: unknown): string {
 const addsToSimulated = (key: string): boolean => key.endsWith("forceOrder@arr") || key.endsWith("@forceOrder");
 
 function track(frames: WsReplayFrame[]): WsReplayTrack {
-  const sorted = frames.map((f, i) => ({ f, i })).sort((a, b) => a.f.offsetMs - b.f.offsetMs || a.i - b.i).map((x) => x.f);
+  const sorted = frames
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => a.f.offsetMs - b.f.offsetMs || a.i - b.i)
+    .map((x) => x.f);
   return { frames: sorted, keys: new Set(sorted.map((f) => f.key).filter((k) => !addsToSimulated(k))) };
 }
 
@@ -97,7 +100,10 @@ function readLines(path: string): string[] {
   } catch (err) {
     throw new Error(`simulator ws replay: cannot load ${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
-  return text.split("\n").map((l) => l.trim()).filter((l) => l !== "");
+  return text
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
 }
 
 const cache = new Map<string, WsReplayTracks>();

@@ -3,7 +3,17 @@ import type { Logger } from "../../lib/log.js";
 import { BINANCE_ENDPOINTS } from "./endpoints.js";
 import { parseBinanceAggTrades } from "./feed-parse.js";
 import type { Trade } from "../../ingestion/types.js";
-import { type BackfillOptions, type BackfillResult, backfillDefaults, backfillLogger, finish, page, resolveInstrument, restClient, type TradeBackfill } from "../../ingestion/backfill/common.js";
+import {
+  type BackfillOptions,
+  type BackfillResult,
+  backfillDefaults,
+  backfillLogger,
+  finish,
+  page,
+  resolveInstrument,
+  restClient,
+  type TradeBackfill,
+} from "../../ingestion/backfill/common.js";
 
 const LIMIT = 1000;
 /** `startTime`/`endTime` may span at most one hour. */
@@ -34,14 +44,21 @@ export class BinanceTradeBackfill implements TradeBackfill {
     let clean = true;
     for (let n = 0; n < (this.opts.maxPages ?? 30); n++) {
       const query = fromId === undefined ? { symbol, startTime: cursor, endTime: Math.min(toMs, cursor + WINDOW_MS) - 1, limit: LIMIT } : { symbol, fromId, limit: LIMIT };
-      const p = await page(this.venue, n === 0, this.log, () => this.http.getJson("/fapi/v1/aggTrades", query), (raw) => parseBinanceAggTrades(raw, inst));
+      const p = await page(
+        this.venue,
+        n === 0,
+        this.log,
+        () => this.http.getJson("/fapi/v1/aggTrades", query),
+        (raw) => parseBinanceAggTrades(raw, inst),
+      );
       if (!p) return finish(trades, fromMs, toMs, false);
       clean &&= !p.bad;
       trades.push(...p.parsed.trades);
       const full = Array.isArray(p.raw) && p.raw.length >= LIMIT;
       const last = p.parsed.trades.at(-1);
       if (full && last) fromId = Number(last.id) + 1;
-      else if (fromId !== undefined) return finish(trades, fromMs, toMs, clean); // reached the newest trade
+      else if (fromId !== undefined)
+        return finish(trades, fromMs, toMs, clean); // reached the newest trade
       else cursor = Math.min(toMs, cursor + WINDOW_MS);
       if (fromId === undefined ? cursor >= toMs : last !== undefined && last.time >= toMs) return finish(trades, fromMs, toMs, clean);
     }

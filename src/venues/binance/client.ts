@@ -107,9 +107,7 @@ export class BinancePerpClient extends PerpClientBase<BinanceCatalog> implements
   /** Latest 5m top-trader position ratio (`topLongShortPositionRatio`), or null when Binance has none. */
   async longShort(base: string): Promise<LongShortRatio | null> {
     const { inst } = await this.require(base);
-    const raw = await this.http
-      .getJson("/futures/data/topLongShortPositionRatio", { symbol: inst.venueSymbol, period: RATIO_PERIOD, limit: 1 })
-      .catch(mapError(base));
+    const raw = await this.http.getJson("/futures/data/topLongShortPositionRatio", { symbol: inst.venueSymbol, period: RATIO_PERIOD, limit: 1 }).catch(mapError(base));
     return parseTopLongShortPositionRatio(raw, inst, RATIO_PERIOD);
   }
 
@@ -127,9 +125,7 @@ export class BinancePerpClient extends PerpClientBase<BinanceCatalog> implements
 
   private readonly oiHistCache = memoizeKeyed(OI_HIST_TTL_MS, 1000, async (a: { base: string; limit: number }) => {
     const { inst } = await this.require(a.base);
-    const raw = await this.http
-      .getJson("/futures/data/openInterestHist", { symbol: inst.venueSymbol, period: "1h", limit: a.limit })
-      .catch(mapError(a.base));
+    const raw = await this.http.getJson("/futures/data/openInterestHist", { symbol: inst.venueSymbol, period: "1h", limit: a.limit }).catch(mapError(a.base));
     return parseOpenInterestHist(raw, inst).slice(-a.limit);
   });
 

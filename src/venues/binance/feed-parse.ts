@@ -87,7 +87,12 @@ const AGG_TRADE = object([
   ["m", bool({ capture: true })],
 ]);
 /** As the feed receives it: the combined-stream wrapper of the routed endpoint. */
-const COMBINED_AGG_TRADE = new RegExp(`^${object([["stream", str()], ["data", AGG_TRADE]])}$`);
+const COMBINED_AGG_TRADE = new RegExp(
+  `^${object([
+    ["stream", str()],
+    ["data", AGG_TRADE],
+  ])}$`,
+);
 /** The raw payload (a single-stream connection). */
 const RAW_AGG_TRADE = new RegExp(`^${AGG_TRADE}$`);
 

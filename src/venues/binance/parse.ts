@@ -84,9 +84,7 @@ export function parseExchangeInfo(raw: unknown): PerpInstrument[] {
   return out;
 }
 
-const FundingInfoBody = z.array(
-  z.object({ symbol: z.string(), fundingIntervalHours: z.number().int().positive() }),
-);
+const FundingInfoBody = z.array(z.object({ symbol: z.string(), fundingIntervalHours: z.number().int().positive() }));
 
 /**
  * Parses `GET /fapi/v1/fundingInfo` into venue symbol → funding interval (hours). Only symbols whose

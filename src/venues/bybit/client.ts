@@ -63,9 +63,7 @@ export class BybitPerpClient extends PerpClientBase implements PerpVenueClient {
   /** Latest 5-minute all-accounts ratio (`account-ratio`; Bybit has no public top-trader ratio), or null. */
   async longShort(base: string): Promise<LongShortRatio | null> {
     const { inst } = await this.require(base);
-    const raw = await this.http
-      .getJson("/v5/market/account-ratio", { category: "linear", symbol: inst.venueSymbol, period: "5min", limit: 1 })
-      .catch(mapError);
+    const raw = await this.http.getJson("/v5/market/account-ratio", { category: "linear", symbol: inst.venueSymbol, period: "5min", limit: 1 }).catch(mapError);
     return parseAccountRatio(raw, inst, "5m");
   }
 
@@ -76,7 +74,9 @@ export class BybitPerpClient extends PerpClientBase implements PerpVenueClient {
    * @throws AppError NOT_FOUND when not listed (or retCode 10001).
    */
   marginTiers(base: string): Promise<MarginTier[]> {
-    return this.cachedTiers(base, async (inst) => parseRiskLimit(await this.http.getJson("/v5/market/risk-limit", { category: "linear", symbol: inst.venueSymbol }).catch(mapError), inst));
+    return this.cachedTiers(base, async (inst) =>
+      parseRiskLimit(await this.http.getJson("/v5/market/risk-limit", { category: "linear", symbol: inst.venueSymbol }).catch(mapError), inst),
+    );
   }
 
   protected async loadCatalog(): Promise<Catalog> {

@@ -252,7 +252,10 @@ export function parseRiskLimit(raw: unknown, inst: PerpInstrument): MarginTier[]
     });
   }
   if (rows.length > 0 && tiers.length === 0) {
-    throw new AppError("UPSTREAM_ERROR", `bybit /v5/market/risk-limit rows of ${inst.venueSymbol} have no recognisable margin unit (initialMargin x maxLeverage is neither ~1 nor ~100)`);
+    throw new AppError(
+      "UPSTREAM_ERROR",
+      `bybit /v5/market/risk-limit rows of ${inst.venueSymbol} have no recognisable margin unit (initialMargin x maxLeverage is neither ~1 nor ~100)`,
+    );
   }
   return tiers;
 }

@@ -13,9 +13,7 @@ import { OptNum, parseShape } from "../wire.js";
 const VENUE = "dexscreener";
 
 /** DexScreener chain id → our chain key; chains we do not aggregate are absent. */
-const CHAIN_BY_DEXSCREENER_ID: ReadonlyMap<string, DexChain> = new Map(
-  (Object.keys(DEX_CHAINS) as DexChain[]).map((c) => [DEX_CHAINS[c].dexscreener, c]),
-);
+const CHAIN_BY_DEXSCREENER_ID: ReadonlyMap<string, DexChain> = new Map((Object.keys(DEX_CHAINS) as DexChain[]).map((c) => [DEX_CHAINS[c].dexscreener, c]));
 
 /** Our chain key of a DexScreener `chainId`, or undefined for chains we do not aggregate (`injective`). */
 export function chainFromDexScreener(chainId: string): DexChain | undefined {

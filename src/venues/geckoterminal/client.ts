@@ -66,9 +66,7 @@ export class GeckoTerminalClient {
 
   private async loadPools(chain: DexChain, address: string): Promise<DexPool[]> {
     const path = `/networks/${DEX_CHAINS[chain].geckoterminal}/tokens/${encodeURIComponent(address)}/pools`;
-    const raw = await this.http
-      .getJson(path, { page: 1, include: "base_token,quote_token,dex" })
-      .catch(mapError(`token ${address} on ${chain}`));
+    const raw = await this.http.getJson(path, { page: 1, include: "base_token,quote_token,dex" }).catch(mapError(`token ${address} on ${chain}`));
     return parsePools(raw);
   }
 

@@ -12,9 +12,7 @@ import { Num, OptNum, parseShape, perCoin } from "../wire.js";
 const VENUE = "geckoterminal";
 
 /** GeckoTerminal network id → our chain key. */
-const CHAIN_BY_NETWORK: ReadonlyMap<string, DexChain> = new Map(
-  (Object.keys(DEX_CHAINS) as DexChain[]).map((c) => [DEX_CHAINS[c].geckoterminal, c]),
-);
+const CHAIN_BY_NETWORK: ReadonlyMap<string, DexChain> = new Map((Object.keys(DEX_CHAINS) as DexChain[]).map((c) => [DEX_CHAINS[c].geckoterminal, c]));
 
 /** Network ids, longest first, so that `polygon_pos_…` is never read as network `polygon`. */
 const NETWORKS = [...CHAIN_BY_NETWORK.keys()].sort((a, b) => b.length - a.length);
@@ -171,7 +169,5 @@ const OhlcvBody = z.object({
  */
 export function parseOhlcv(raw: unknown): PoolCandle[] {
   const rows = parseShape(VENUE, OhlcvBody, raw, "/networks/{network}/pools/{pool}/ohlcv/{timeframe}").data.attributes.ohlcv_list;
-  return rows
-    .map(([ts, open, high, low, close, volumeUsd]) => ({ time: ts * 1000, open, high, low, close, volumeUsd }))
-    .sort((a, b) => b.time - a.time);
+  return rows.map(([ts, open, high, low, close, volumeUsd]) => ({ time: ts * 1000, open, high, low, close, volumeUsd })).sort((a, b) => b.time - a.time);
 }

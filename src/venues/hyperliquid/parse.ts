@@ -67,19 +67,17 @@ function toInstrument(name: string): PerpInstrument {
  * @throws AppError UPSTREAM_ERROR on an unexpected shape (including universe/ctxs length mismatch).
  */
 export function parseInstruments(raw: unknown): PerpInstrument[] {
-  if (!Array.isArray(raw)) return parse(Meta, raw, "meta").universe.filter((u) => !u.isDelisted).map((u) => toInstrument(u.name));
+  if (!Array.isArray(raw))
+    return parse(Meta, raw, "meta")
+      .universe.filter((u) => !u.isDelisted)
+      .map((u) => toInstrument(u.name));
   return listed(raw).map((l) => l.inst);
 }
 
 const MarginMeta = z.object({
   universe: z.array(z.object({ name: z.string(), maxLeverage: z.number().positive().optional(), marginTableId: z.number().optional() })),
   marginTables: z
-    .array(
-      z.tuple([
-        z.number(),
-        z.object({ description: z.string().optional(), marginTiers: z.array(z.object({ lowerBound: Num, maxLeverage: z.number().positive() })).min(1) }),
-      ]),
-    )
+    .array(z.tuple([z.number(), z.object({ description: z.string().optional(), marginTiers: z.array(z.object({ lowerBound: Num, maxLeverage: z.number().positive() })).min(1) })]))
     .optional(),
 });
 
@@ -98,7 +96,11 @@ export function parseMarginTiers(raw: unknown, inst: PerpInstrument): MarginTier
   const asset = meta.universe.find((u) => u.name === inst.venueSymbol);
   if (!asset) throw new AppError("NOT_FOUND", `${VENUE} meta lists no ${inst.venueSymbol}`);
   const table = asset.marginTableId === undefined ? undefined : meta.marginTables?.find(([id]) => id === asset.marginTableId)?.[1];
-  const tiers = table ? [...table.marginTiers].sort((a, b) => a.lowerBound - b.lowerBound) : asset.maxLeverage !== undefined ? [{ lowerBound: 0, maxLeverage: asset.maxLeverage }] : [];
+  const tiers = table
+    ? [...table.marginTiers].sort((a, b) => a.lowerBound - b.lowerBound)
+    : asset.maxLeverage !== undefined
+      ? [{ lowerBound: 0, maxLeverage: asset.maxLeverage }]
+      : [];
   if (tiers.length === 0) throw new AppError("UPSTREAM_ERROR", `${VENUE} meta sent no margin table or max leverage for ${inst.venueSymbol}`);
   return tiers.map((t, i) => ({
     venue: VENUE,
@@ -167,9 +169,7 @@ const FundingHistory = z.array(z.object({ coin: z.string(), fundingRate: Num, pr
  */
 export function parseFundingHistory(raw: unknown, inst: PerpInstrument): FundingPoint[] {
   const rows = parse(FundingHistory, raw, "fundingHistory");
-  return rows
-    .map((r) => ({ venue: VENUE, base: inst.base, time: r.time, rate: r.fundingRate, markPrice: null }) satisfies FundingPoint)
-    .sort((a, b) => b.time - a.time);
+  return rows.map((r) => ({ venue: VENUE, base: inst.base, time: r.time, rate: r.fundingRate, markPrice: null }) satisfies FundingPoint).sort((a, b) => b.time - a.time);
 }
 
 /** Venue names used by `predictedFundings` → our venue keys. Other venues are ignored. */

@@ -3,7 +3,17 @@ import type { Logger } from "../../lib/log.js";
 import { OKX_ENDPOINTS } from "./endpoints.js";
 import { parseOkxTrades } from "./feed-parse.js";
 import type { Trade } from "../../ingestion/types.js";
-import { type BackfillOptions, type BackfillResult, backfillDefaults, backfillLogger, finish, page, resolveInstrument, restClient, type TradeBackfill } from "../../ingestion/backfill/common.js";
+import {
+  type BackfillOptions,
+  type BackfillResult,
+  backfillDefaults,
+  backfillLogger,
+  finish,
+  page,
+  resolveInstrument,
+  restClient,
+  type TradeBackfill,
+} from "../../ingestion/backfill/common.js";
 
 const LIMIT = 100;
 
@@ -31,7 +41,13 @@ export class OkxTradeBackfill implements TradeBackfill {
     let clean = true;
     for (let n = 0; n < (this.opts.maxPages ?? 50); n++) {
       const query = { instId: inst.venueSymbol, ...after, limit: LIMIT };
-      const p = await page(this.venue, n === 0, this.log, () => this.http.getJson("/api/v5/market/history-trades", query), (raw) => parseOkxTrades(raw, inst));
+      const p = await page(
+        this.venue,
+        n === 0,
+        this.log,
+        () => this.http.getJson("/api/v5/market/history-trades", query),
+        (raw) => parseOkxTrades(raw, inst),
+      );
       if (!p) return finish(trades, fromMs, toMs, false);
       clean &&= !p.bad;
       trades.push(...p.parsed.trades);

@@ -61,10 +61,7 @@ export class OkxPerpClient extends PerpClientBase implements PerpVenueClient {
         .getJson("/api/v5/public/mark-price", { instType: "SWAP" })
         .then((r) => parseMarkPrices(r))
         .catch(empty),
-      this.http
-        .getJson("/api/v5/market/index-tickers", { quoteCcy: "USDT" })
-        .then(parseIndexTickers)
-        .catch(empty),
+      this.http.getJson("/api/v5/market/index-tickers", { quoteCcy: "USDT" }).then(parseIndexTickers).catch(empty),
     ]);
     return parseFundingRate(raw, cat.bySymbol, { marks, indexes });
   });
@@ -125,9 +122,7 @@ export class OkxPerpClient extends PerpClientBase implements PerpVenueClient {
   private async fetchMarginTiers(base: string, inst: PerpInstrument): Promise<MarginTier[]> {
     const instId = inst.venueSymbol;
     const [raw, snap] = await Promise.all([
-      this.http
-        .getJson("/api/v5/public/position-tiers", { instType: "SWAP", tdMode: "cross", instFamily: okxInstFamily(instId) })
-        .catch(mapError(instId)),
+      this.http.getJson("/api/v5/public/position-tiers", { instType: "SWAP", tdMode: "cross", instFamily: okxInstFamily(instId) }).catch(mapError(instId)),
       this.funding(base),
     ]);
     const price = snap.markPrice ?? snap.indexPrice;

@@ -1,6 +1,19 @@
 import { z } from "zod";
 import type { Liquidation, Trade } from "../../ingestion/types.js";
-import { decode, eachRow, type FeedInstrument, frame, Id, type InstrumentLookup, makeLiquidation, makeTrade, type ParsedFrame, Pos, Time, zodIssues } from "../../ingestion/feeds/normalise.js";
+import {
+  decode,
+  eachRow,
+  type FeedInstrument,
+  frame,
+  Id,
+  type InstrumentLookup,
+  makeLiquidation,
+  makeTrade,
+  type ParsedFrame,
+  Pos,
+  Time,
+  zodIssues,
+} from "../../ingestion/feeds/normalise.js";
 
 /*
  * OKX v5 public frames (https://www.okx.com/docs-v5/en/, WebSocket public channels): `trades` (`side` = TAKER side, `sz` in CONTRACTS for swaps →

@@ -39,7 +39,10 @@ export class OkxFeed extends VenueFeed {
   }
 
   protected unsubscribeFrames(insts: readonly FeedInstrument[]): string[] {
-    return requests("unsubscribe", insts.map((i) => ({ channel: "trades", instId: i.venueSymbol })));
+    return requests(
+      "unsubscribe",
+      insts.map((i) => ({ channel: "trades", instId: i.venueSymbol })),
+    );
   }
 
   protected heartbeatFrame(): string {

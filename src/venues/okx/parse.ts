@@ -175,9 +175,7 @@ export function parseIndexTickers(raw: unknown): Map<string, number> {
   return out;
 }
 
-const FundingHistoryData = z.array(
-  z.object({ instId: z.string().optional(), fundingRate: OptNum, realizedRate: OptNum, fundingTime: Num }),
-);
+const FundingHistoryData = z.array(z.object({ instId: z.string().optional(), fundingRate: OptNum, realizedRate: OptNum, fundingTime: Num }));
 
 /**
  * Parses `GET /api/v5/public/funding-rate-history?instId=` (newest first) into settled funding
