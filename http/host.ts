@@ -2,6 +2,9 @@ import type { Request } from "express";
 import { AppError } from "../src/errors.js";
 import { isValidHostHeader } from "../src/lib/public-origins.js";
 
+/** The last Host header found well-formed: almost every request repeats it, so it is checked once. */
+let lastValidHost: string | undefined;
+
 /**
  * The 400 of a request whose `Host` header, or the `X-Forwarded-Host` express reads under trust proxy
  * (`req.host`), is not `name[:port]` / `[IPv6][:port]` (e.g. `[::1`, `a b`, `%zz`, `@@`); undefined when
@@ -10,7 +13,12 @@ import { isValidHostHeader } from "../src/lib/public-origins.js";
  */
 export function malformedHost(req: Pick<Request, "host" | "headers">): AppError | undefined {
   const raw = req.headers.host;
-  if (raw !== undefined && !isValidHostHeader(raw)) return new AppError("BAD_REQUEST", "malformed Host header: expected host[:port]");
+  if (raw !== undefined && raw !== lastValidHost) {
+    if (!isValidHostHeader(raw)) return new AppError("BAD_REQUEST", "malformed Host header: expected host[:port]");
+    lastValidHost = raw;
+  }
+  // express reads another host than the Host header only from X-Forwarded-Host (under trust proxy).
+  if (req.headers["x-forwarded-host"] === undefined) return undefined;
   const host = req.host;
   if (host !== undefined && host !== raw && !isValidHostHeader(host)) return new AppError("BAD_REQUEST", "malformed X-Forwarded-Host header: expected host[:port]");
   return undefined;
