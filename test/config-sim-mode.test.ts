@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig } from "../src/config.js";
+import { loadConfig } from "../src/config.js";
+import { configProblems } from "./helpers/config-problems.js";
 
 /** What `simEnv` sets: every venue on a local simulator. */
 const SIM_URLS = {
@@ -17,19 +18,9 @@ const SIM_URLS = {
   HYPERLIQUID_WS_URL: "ws://127.0.0.1:9/hyperliquid-ws",
 };
 
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return [];
-}
-
 describe("DATA_MODE=sim needs the simulator's URLs", () => {
   it("refuses to start without them instead of calling the real venues and labelling their data simulated", () => {
-    const [p] = problems({ DATA_MODE: "sim" });
+    const [p] = configProblems({ DATA_MODE: "sim" });
     expect(p).toMatch(/DATA_MODE=sim needs every venue base URL set explicitly/);
     for (const name of Object.keys(SIM_URLS)) expect(p).toContain(name);
     expect(p).toContain("marketgate mcp --sim");
@@ -37,13 +28,13 @@ describe("DATA_MODE=sim needs the simulator's URLs", () => {
 
   it("names each missing URL; websocket bases only matter while streams are on", () => {
     const { OKX_BASE_URL: _okx, BYBIT_WS_URL: _ws, ...rest } = SIM_URLS;
-    const [p] = problems({ DATA_MODE: "sim", ...rest });
+    const [p] = configProblems({ DATA_MODE: "sim", ...rest });
     expect(p).toMatch(/missing: OKX_BASE_URL, BYBIT_WS_URL\./);
-    expect(problems({ DATA_MODE: "sim", STREAMS: "off", ...rest })[0]).toMatch(/missing: OKX_BASE_URL\./);
+    expect(configProblems({ DATA_MODE: "sim", STREAMS: "off", ...rest })[0]).toMatch(/missing: OKX_BASE_URL\./);
   });
 
   it("refuses a real venue's host in sim mode", () => {
-    expect(problems({ DATA_MODE: "sim", ...SIM_URLS, BINANCE_FAPI_BASE_URL: "https://fapi.binance.com" })).toEqual([
+    expect(configProblems({ DATA_MODE: "sim", ...SIM_URLS, BINANCE_FAPI_BASE_URL: "https://fapi.binance.com" })).toEqual([
       "DATA_MODE=sim with a real venue's URL (answers would be live data labelled simulated): BINANCE_FAPI_BASE_URL",
     ]);
   });

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import WebSocket from "ws";
 import { logger } from "../../src/lib/log.js";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
+import { upgradeStatus } from "../helpers/ws-upgrade.js";
 
 /** Host values that are not `name[:port]` / `[IPv6][:port]` (issue 20, finding 6). */
 const BAD_HOSTS = ["[::1", "a b", "%zz", "@@", "x:99999", "[not-ipv6]:80", "a/b", "u@h"];
@@ -38,22 +39,6 @@ function sendRaw(base: string, head: string): Promise<string> {
     socket.on("data", (c: Buffer) => chunks.push(c));
     socket.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     socket.on("error", reject);
-  });
-}
-
-/** The status a WebSocket upgrade is refused with (or "open"). */
-function upgradeStatus(ws: WebSocket): Promise<number | "open"> {
-  return new Promise((resolve, reject) => {
-    ws.once("unexpected-response", (_req, res) => {
-      resolve(res.statusCode ?? 0);
-      res.resume();
-      ws.terminate();
-    });
-    ws.once("open", () => {
-      resolve("open");
-      ws.close();
-    });
-    ws.once("error", reject);
   });
 }
 

@@ -10,6 +10,7 @@ import WebSocket from "ws";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { TOOLS } from "../../tools/index.js";
 import { fetchVia } from "../helpers/host-fetch.js";
+import { upgradeStatus } from "../helpers/ws-upgrade.js";
 import { json } from "../helpers/json.js";
 import { OTHER_SITE, startOtherSite, type OtherSite } from "../helpers/other-site.js";
 import { paidTestTools } from "../helpers/paid-test-tools.js";
@@ -19,22 +20,6 @@ const { state, counter } = paidTestTools();
 
 /** The text of an MCP tool result. */
 const resultText = (r: Record<string, unknown>) => (r.content as Array<{ text: string }>)[0]!.text;
-
-/** The status of a refused WebSocket upgrade (or "open" when it was accepted). */
-function upgradeStatus(ws: WebSocket): Promise<number | "open"> {
-  return new Promise((resolve, reject) => {
-    ws.once("unexpected-response", (_req, res) => {
-      resolve(res.statusCode ?? 0);
-      res.resume();
-      ws.terminate();
-    });
-    ws.once("open", () => {
-      resolve("open");
-      ws.close();
-    });
-    ws.once("error", reject);
-  });
-}
 
 /**
  * Issue 20 finding 1: the origin SIWX proofs and credits sessions are bound to is configuration (here the

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, SETTING_NAMES } from "../../src/config.js";
+import { loadConfig, SETTING_NAMES } from "../../src/config.js";
 import { backfillDefaults } from "../../src/ingestion/backfill/common.js";
 import {
   BINANCE_ENDPOINTS,
@@ -15,6 +15,7 @@ import {
   WS_URL_SETTINGS,
 } from "../../src/venues/endpoints.js";
 import type { VenueEndpoints } from "../../src/venues/endpoint-types.js";
+import { configProblems } from "../helpers/config-problems.js";
 
 /*
  * Each venue states its base URLs, live hosts and budgets once (src/venues/<venue>/endpoints.ts); config
@@ -26,16 +27,6 @@ const endpointsOf = (v: VenueEndpoints) => [...Object.values(v.rest), ...(v.ws ?
 
 /** Every URL setting pointed at a local simulator, as simEnv does. */
 const simUrls = () => Object.fromEntries([...REST_URL_SETTINGS, ...WS_URL_SETTINGS].map((s) => [s, `http://127.0.0.1:9/${s.toLowerCase()}`]));
-
-function problems(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-  return [];
-}
 
 describe("venue endpoints, stated once", () => {
   it("name only settings the configuration reads", () => {
@@ -82,7 +73,7 @@ describe("venue endpoints, stated once", () => {
     expect(loadConfig({ DATA_MODE: "sim", ...simUrls() }).dataMode).toBe("sim");
     for (const v of VENUE_ENDPOINTS) {
       for (const e of endpointsOf(v)) {
-        expect(problems({ DATA_MODE: "sim", ...simUrls(), [e.setting]: e.url }), e.setting).toEqual([
+        expect(configProblems({ DATA_MODE: "sim", ...simUrls(), [e.setting]: e.url }), e.setting).toEqual([
           `DATA_MODE=sim with a real venue's URL (answers would be live data labelled simulated): ${e.setting}`,
         ]);
       }
