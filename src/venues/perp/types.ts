@@ -165,4 +165,10 @@ export interface PerpVenueClient {
   hourlyCandles?(base: string, limit: number): Promise<Candle[]>;
   /** Hourly open-interest history, oldest first, at most `limit` points (Binance: the last 30 days only). */
   openInterestHistory?(base: string, limit: number): Promise<OpenInterestPoint[]>;
+  /**
+   * The venue's own published estimate of the next funding rate (Gate `funding_rate_indicative`, Aster
+   * `premiumIndex.lastFundingRate`), or null when it publishes none for `base`; absent on venues that never
+   * publish one. @throws AppError NOT_FOUND when not listed.
+   */
+  predictedFunding?(base: string): Promise<PredictedFunding | null>;
 }
