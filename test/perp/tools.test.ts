@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { annualizedPct } from "../../src/analytics/funding.js";
+import { PERP_VENUES } from "../../src/venues/perp/types.js";
 import { TOOLS } from "../../tools/index.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 import { json } from "../helpers/json.js";
@@ -19,7 +20,7 @@ describe("perp tools on the simulator (payments off)", () => {
   it("compares funding per venue, annualising each with its own interval, and picks the arbitrage direction", async () => {
     const btc = await get("/futures/funding-compare/BTCUSDT");
     expect(btc.status).toBe(200);
-    expect(Object.keys(btc.body.exchanges).sort()).toEqual(["binance", "bybit", "hyperliquid", "okx"]);
+    expect(Object.keys(btc.body.exchanges).sort()).toEqual([...PERP_VENUES].sort());
     // WIF settles every 4h on some venues and pays extreme funding: the legs differ.
     const { status, body } = await get("/futures/funding-compare/WIFUSDT");
     expect(status).toBe(200);

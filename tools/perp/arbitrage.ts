@@ -5,7 +5,8 @@ import { fanOut } from "../../src/core/fanout.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { PERP_VENUES, type FundingSnapshot } from "../../src/venues/perp/types.js";
 import { isoNow, RequireField, Timestamp } from "../common.js";
-import { iso, MissingExchanges, perpBase, perps } from "./common.js";
+import { iso, MissingExchanges, perpBase, perps, venueList } from "./common.js";
+import { coverage, Coverage } from "./coverage.js";
 
 const Leg = z.object({
   side: z.enum(["long", "short"]),
@@ -42,8 +43,7 @@ export const arbitrageOpportunity = defineTool({
   cacheTtlSec: 30,
   tags: ["funding"],
   summary: "Ranked cross-venue funding spreads and spot/perp carry trades over the liquid universe",
-  description:
-    "Reads current funding of every perpetual on Binance, Bybit, OKX and Hyperliquid (one request per venue). Universe: the 23 supported large caps, or `symbols`. funding_spread: long the perpetual where the annualised rate is lowest, short where it is highest, each leg annualised with its own interval. spot_perp_carry: long spot, short the perpetual paying the highest positive funding. Yields are gross, assume current funding persists, and ignore fees, slippage and borrow.",
+  description: `Reads current funding of every perpetual on ${venueList()} (one request per venue). Universe: the 23 supported large caps, or \`symbols\`. funding_spread: long the perpetual where the annualised rate is lowest, short where it is highest, each leg annualised with its own interval. spot_perp_carry: long spot, short the perpetual paying the highest positive funding. Yields are gross, assume current funding persists, and ignore fees, slippage and borrow.`,
   example: { min_annualized_pct: 1, limit: 10 },
   input: z.object({
     type: z.enum(["all", "funding_spread", "spot_perp_carry"]).default("all"),
@@ -56,6 +56,7 @@ export const arbitrageOpportunity = defineTool({
     timestamp: Timestamp,
     universe: z.array(z.string()),
     opportunities: z.array(Opportunity),
+    coverage: Coverage,
     missing_exchanges: MissingExchanges,
   }),
   async handler({ type, min_annualized_pct, limit, symbols }, ctx) {
@@ -121,6 +122,6 @@ export const arbitrageOpportunity = defineTool({
       }
     }
     out.sort((a, b) => b.annualized_yield_pct - a.annualized_yield_pct);
-    return { timestamp: isoNow(ctx), universe, opportunities: out.slice(0, limit), missing_exchanges };
+    return { timestamp: isoNow(ctx), universe, opportunities: out.slice(0, limit), coverage: coverage(answered), missing_exchanges };
   },
 });

@@ -4,6 +4,7 @@ import { optionalRead } from "../../src/core/fanout.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, RequireField, Timestamp } from "../common.js";
 import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
+import { coverage, Coverage } from "./coverage.js";
 
 /**
  * Hours per premium period of the basis annualisation convention: a perpetual's basis is not a term premium (it
@@ -46,6 +47,7 @@ export const basis = defineTool({
     spot_source: z.string(),
     exchanges: z.record(z.string(), VenueBasis),
     best_carry_trade: z.object({ exchange: z.string(), annualized_yield_pct: z.number(), strategy: z.string() }).nullable(),
+    coverage: Coverage,
     missing_exchanges: MissingExchanges,
   }),
   checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
@@ -90,6 +92,15 @@ export const basis = defineTool({
       };
     }
     if (spotPrice === undefined) missing_exchanges.push({ exchange: "spot", reason: "no spot or index price available" });
-    return { symbol, timestamp: isoNow(ctx), spot_price: spotPrice ?? 0, spot_source: spotSource, exchanges, best_carry_trade: best, missing_exchanges };
+    return {
+      symbol,
+      timestamp: isoNow(ctx),
+      spot_price: spotPrice ?? 0,
+      spot_source: spotSource,
+      exchanges,
+      best_carry_trade: best,
+      coverage: coverage(answered),
+      missing_exchanges,
+    };
   },
 });

@@ -38,7 +38,25 @@ export const MissingExchanges = z
   .array(z.object({ exchange: z.string(), reason: z.string() }))
   .describe("venues left out of this answer and why (not_listed, no_public_data, or the venue error)");
 
-/** The four perp venues' clients. */
+/** Display names of the perpetual venues, for descriptions; a key without one is shown as it is. */
+const VENUE_NAMES: Readonly<Record<string, string>> = {
+  binance: "Binance",
+  bybit: "Bybit",
+  okx: "OKX",
+  hyperliquid: "Hyperliquid",
+  gate: "Gate",
+  bitget: "Bitget",
+  deribit: "Deribit",
+  aster: "Aster",
+};
+
+/** `Binance, Bybit and OKX`: the venues' display names as a list in prose. */
+export function venueList(venues: readonly string[] = PERP_VENUES): string {
+  const names = venues.map((v) => VENUE_NAMES[v] ?? v);
+  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
+}
+
+/** The perp venues' clients. */
 export function perps(ctx: ToolContext): Record<PerpVenue, PerpVenueClient> {
   return ctx.venues.perps;
 }

@@ -2,7 +2,8 @@ import { z } from "zod";
 import { annualizedPct, bestFundingArb } from "../../src/analytics/funding.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, RequireField, Timestamp } from "../common.js";
-import { iso, MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
+import { iso, MissingExchanges, perVenue, PerpSymbol, requireListed, venueList } from "./common.js";
+import { coverage, Coverage } from "./coverage.js";
 
 const VenueFunding = z.object({
   funding_rate: z.number().describe("current rate, fraction per funding interval"),
@@ -21,7 +22,7 @@ export const fundingCompare = defineTool({
   priceUsd: "0.03",
   cacheTtlSec: 30,
   tags: ["funding"],
-  summary: "Funding of one perpetual on Binance, Bybit, OKX and Hyperliquid, with the best arbitrage legs",
+  summary: `Funding of one perpetual on ${venueList()}, with the best arbitrage legs`,
   description:
     "Current funding per venue, each annualised with its own interval (8h x1095, 4h x2190, 1h x8760). best_arb goes long where the annualised rate is lowest and short where it is highest; rate_spread is in per-interval fractions, annualized_spread_pct compares the legs per their own intervals.",
   example: { symbol: "BTC" },
@@ -41,6 +42,7 @@ export const fundingCompare = defineTool({
       })
       .nullable()
       .describe("null when fewer than two venues answered or every venue pays the same annualised rate"),
+    coverage: Coverage,
     missing_exchanges: MissingExchanges,
   }),
   checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
@@ -58,6 +60,6 @@ export const fundingCompare = defineTool({
       };
     }
     const arb = bestFundingArb(answered.map((v) => ({ exchange: v, rate: results[v]!.fundingRate, intervalHours: results[v]!.fundingIntervalHours })));
-    return { symbol, timestamp: isoNow(ctx), exchanges, best_arb: arb ?? null, missing_exchanges };
+    return { symbol, timestamp: isoNow(ctx), exchanges, best_arb: arb ?? null, coverage: coverage(answered), missing_exchanges };
   },
 });

@@ -4,6 +4,7 @@ import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, RequireField, Timestamp } from "../common.js";
 import { optionalRead } from "../../src/core/fanout.js";
 import { iso, MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
+import { coverage, Coverage, listedButUnread, oiSharePct, rememberOi } from "./coverage.js";
 
 const VenueRate = z.object({
   funding_rate: z.number().describe("current rate, fraction per interval"),
@@ -47,6 +48,7 @@ export const fundingRate = defineTool({
       })
       .nullable()
       .describe("null when no venue reported open interest"),
+    coverage: Coverage,
     missing_exchanges: MissingExchanges,
   }),
   checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
@@ -72,6 +74,7 @@ export const fundingRate = defineTool({
         mark_price: f.markPrice,
         oi_usd: oi?.oiUsd ?? null,
       };
+      if (oi) rememberOi(oi);
       if (oi && oi.oiUsd > 0) {
         weighted += r8 * oi.oiUsd;
         total += oi.oiUsd;
@@ -79,6 +82,8 @@ export const fundingRate = defineTool({
       }
     }
     const avg8h = total > 0 ? weighted / total : undefined;
+    // The average's weight: venues that answered funding but no open interest, and venues that failed, are not in it.
+    const unread = [...answered.filter((v) => !used.includes(v)), ...listedButUnread(missing_exchanges)];
     return {
       symbol,
       timestamp: isoNow(ctx),
@@ -87,6 +92,7 @@ export const fundingRate = defineTool({
         avg8h === undefined
           ? null
           : { funding_rate_8h: avg8h, funding_rate_8h_pct: pct(avg8h), annualized_pct: annualizedPct(avg8h, 8), total_oi_usd: total, exchanges_used: used },
+      coverage: coverage(answered, undefined, total > 0 ? oiSharePct(symbol, total, unread, ctx.now()) : null),
       missing_exchanges,
     };
   },

@@ -2,12 +2,15 @@ import { z } from "zod";
 import { annualizedPct, fundingDirection, pct, rate8h } from "../../src/analytics/funding.js";
 import { fanOut } from "../../src/core/fanout.js";
 import { defineTool } from "../../src/registry/tool.js";
-import type { FundingSnapshot, PerpVenue } from "../../src/venues/perp/types.js";
+import { PERP_VENUES, type FundingSnapshot, type PerpVenue } from "../../src/venues/perp/types.js";
 import { isoNow, RequireField } from "../common.js";
-import { iso, MissingExchanges, perps } from "./common.js";
+import { iso, MissingExchanges, perps, venueList } from "./common.js";
+import { coverage, Coverage } from "./coverage.js";
 
-/** Venues scanned for extremes: all USDT perpetuals of Binance, Bybit and OKX (docs/methods/perpetuals.md). */
-const SCANNED: readonly PerpVenue[] = ["binance", "bybit", "okx"];
+/** Venues whose perpetuals are not USDT-margined (Hyperliquid: USDC; Deribit: USD inverse and USDC): not scanned. */
+const NOT_USDT: ReadonlySet<string> = new Set(["hyperliquid", "deribit"]);
+/** Venues scanned for extremes: every USDT-margined perpetual venue (docs/methods/perpetuals.md). */
+const SCANNED: readonly PerpVenue[] = PERP_VENUES.filter((v) => !NOT_USDT.has(v));
 
 const Result = z.object({
   symbol: z.string().describe("quote-suffixed perpetual symbol, e.g. BTCUSDT"),
@@ -23,7 +26,7 @@ const Result = z.object({
   next_funding_time: z.string().nullable(),
 });
 
-/** `GET /funding-rate/extreme`: every USDT perpetual of Binance, Bybit and OKX whose funding is at or beyond the threshold (docs/methods/perpetuals.md). */
+/** `GET /funding-rate/extreme`: every USDT perpetual of the scanned venues whose funding is at or beyond the threshold (docs/methods/perpetuals.md). */
 export const fundingExtreme = defineTool({
   name: "funding_extreme",
   title: "Extreme funding scan",
@@ -32,9 +35,8 @@ export const fundingExtreme = defineTool({
   priceUsd: "0.02",
   cacheTtlSec: 30,
   tags: ["funding"],
-  summary: "Perpetuals with extreme funding across Binance, Bybit and OKX",
-  description:
-    "Scans all USDT perpetuals of Binance, Bybit and OKX (one request per venue). A market qualifies when the absolute rate, rescaled to 8 hours, is at least `threshold` pct (default 0.01), so 1h and 4h markets compare fairly with 8h ones. Sorted by absolute annualised rate; `limit` caps the list (extreme_markets counts all). signal extreme_bullish means longs pay (crowded longs), extreme_bearish means shorts pay.",
+  summary: `Perpetuals with extreme funding across ${venueList(SCANNED)}`,
+  description: `Scans all USDT perpetuals of ${venueList(SCANNED)} (one request per venue). A market qualifies when the absolute rate, rescaled to 8 hours, is at least \`threshold\` pct (default 0.01), so 1h and 4h markets compare fairly with 8h ones. Sorted by absolute annualised rate; \`limit\` caps the list (extreme_markets counts all). signal extreme_bullish means longs pay (crowded longs), extreme_bearish means shorts pay.`,
   example: { threshold: 0.05 },
   input: z.object({
     threshold: z.number().min(0).max(100).default(0.01).describe("minimum absolute funding rate, pct per 8h (0.01 = 0.01%)"),
@@ -47,6 +49,7 @@ export const fundingExtreme = defineTool({
     total_markets_scanned: z.number().int(),
     extreme_markets: z.number().int(),
     results: z.array(Result),
+    coverage: Coverage,
     missing_exchanges: MissingExchanges,
   }),
   async handler({ threshold, limit }, ctx) {
@@ -74,6 +77,7 @@ export const fundingExtreme = defineTool({
         mark_price: f.markPrice,
         next_funding_time: iso(f.nextFundingTime),
       })),
+      coverage: coverage(answered, SCANNED),
       missing_exchanges,
     };
   },

@@ -17,20 +17,23 @@ import { optionalRead, type MissingExchange } from "../../src/core/fanout.js";
 import { AppError } from "../../src/errors.js";
 import { HOUR_MS } from "../../src/lib/time.js";
 import { defineTool } from "../../src/registry/tool.js";
-import type { Candle, MarginTier, OpenInterestPoint, PerpVenue } from "../../src/venues/perp/types.js";
+import { PERP_VENUES, type Candle, type MarginTier, type OpenInterestPoint, type PerpVenue } from "../../src/venues/perp/types.js";
 import { isoNow, RequireField, sourceLabel, Timestamp } from "../common.js";
-import { MissingExchanges, perps, perVenue, PerpSymbol, requireListed } from "./common.js";
+import { MissingExchanges, perps, perVenue, PerpSymbol, requireListed, venueList } from "./common.js";
+import { coverage, Coverage, listedButUnread, oiSharePct, rememberOi } from "./coverage.js";
 
 /** Venues whose hourly candles give the entry cohorts, in order of preference (deepest first). */
 const CANDLE_VENUES: readonly PerpVenue[] = ["binance", "okx"];
-/** Venues publishing maintenance-margin tiers (Binance's brackets need a signed request). */
-const TIER_VENUES: readonly PerpVenue[] = ["okx", "bybit", "hyperliquid"];
 /** Venues whose long/short ratio is read (OKX's rubik endpoint allows 5 requests per 2 s: left out). */
 const RATIO_VENUES: readonly PerpVenue[] = ["binance", "bybit"];
 /** Venues with an open-interest history (Binance `openInterestHist`, hourly, 30 days). */
 const OI_HISTORY_VENUES: readonly PerpVenue[] = ["binance"];
+/** Liquidation feeds that carry every symbol (Binance `!forceOrder@arr`, OKX, Gate `!all`, Aster `!forceOrder@arr`). */
+const ALL_SYMBOL_LIQUIDATION_FEEDS: ReadonlySet<string> = new Set(["binance", "okx", "gate", "aster"]);
+/** Liquidation feeds that carry only the symbols the service subscribed to (Bybit `allLiquidation.<symbol>`, Bitget, Deribit trades). */
+const PER_SYMBOL_LIQUIDATION_FEEDS: ReadonlySet<string> = new Set(["bybit", "bitget", "deribit"]);
 /** Venues whose liquidation feeds the stream store records. */
-const LIQUIDATION_VENUES: readonly PerpVenue[] = ["binance", "bybit", "okx"];
+const LIQUIDATION_VENUES: readonly PerpVenue[] = PERP_VENUES.filter((v) => ALL_SYMBOL_LIQUIDATION_FEEDS.has(v) || PER_SYMBOL_LIQUIDATION_FEEDS.has(v));
 /** Look-back of the realised-liquidation feedback, hours (shorter when the feeds have been up less long, none under 1 h). */
 const FEEDBACK_HOURS = 6;
 
@@ -77,17 +80,23 @@ export async function medianMarkPrice(ctx: ToolContext, symbol: string): Promise
 export async function heatmapMarket(ctx: ToolContext, symbol: string): Promise<HeatmapMarket> {
   const [oi, marks] = await Promise.all([perVenue(ctx, symbol, (c) => c.openInterest(symbol)), optionalRead(markAndFunding(ctx, symbol))]);
   const oiByVenue: Partial<Record<PerpVenue, number>> = {};
-  for (const v of oi.answered) oiByVenue[v] = oi.results[v]!.oiUsd;
+  for (const v of oi.answered) {
+    oiByVenue[v] = oi.results[v]!.oiUsd;
+    rememberOi(oi.results[v]!);
+  }
   const coins = oi.answered.reduce((s, v) => s + oi.results[v]!.oiCoins, 0);
   const openInterestUsd = oi.answered.reduce((s, v) => s + oi.results[v]!.oiUsd, 0);
   const price = marks?.price ?? (coins > 0 ? openInterestUsd / coins : NaN);
   return { symbol, price, priceVenues: marks?.venues ?? [], openInterestUsd, oiByVenue, fundingRate8h: marks?.fundingRate8h ?? null, missing: oi.missing_exchanges };
 }
 
-/** Tier tables of the venues that publish them; a failing venue is skipped (see {@link optionalRead}). */
+/**
+ * Tier tables of the venues that publish them (every client with `marginTiers`; Binance's brackets need a signed
+ * request); a failing venue is skipped (see {@link optionalRead}).
+ */
 async function tierTables(ctx: ToolContext, symbol: string): Promise<{ tables: MarginTier[][]; venues: PerpVenue[] }> {
   const got = await Promise.all(
-    TIER_VENUES.map(async (v) => {
+    PERP_VENUES.filter((v) => perps(ctx)[v].marginTiers).map(async (v) => {
       const c = perps(ctx)[v];
       if (!c.marginTiers || !(await optionalRead(c.instrument(symbol)))) return undefined;
       const t = await optionalRead(c.marginTiers(symbol));
@@ -152,8 +161,10 @@ function recentLiquidations(ctx: ToolContext, symbol: string, market: HeatmapMar
   const states = new Map(ingestion.states().map((s) => [s.venue as string, s]));
   const venues = LIQUIDATION_VENUES.filter((v) => {
     const st = states.get(v);
-    // Bybit's allLiquidation covers subscribed symbols only; Binance and OKX feeds cover every symbol.
-    return st?.connected && st.connectedSince !== null && now - st.connectedSince >= HOUR_MS && (v !== "bybit" || subscribed) && (market.oiByVenue[v] ?? 0) > 0;
+    // Per-symbol feeds cover subscribed symbols only; the others cover every symbol.
+    return (
+      st?.connected && st.connectedSince !== null && now - st.connectedSince >= HOUR_MS && (!PER_SYMBOL_LIQUIDATION_FEEDS.has(v) || subscribed) && (market.oiByVenue[v] ?? 0) > 0
+    );
   });
   if (!venues.length) return null;
   const since = Math.min(...venues.map((v) => states.get(v)!.connectedSince!));
@@ -255,9 +266,9 @@ export const liquidationHeatmapTool = defineTool({
   summary: "Estimated liquidation levels for 2x to 100x longs and shorts, OI at risk and cascade risk, relative to volatility",
   description:
     "An ESTIMATE from public data (no venue publishes positions' leverage); method, calibration and limits in docs/methods/liquidation-heatmap.md. " +
-    "Open interest: Binance, Bybit, OKX and Hyperliquid. Entry cohorts: the last 168 hourly candles (Binance, else OKX) at the typical price, sized by Binance's hourly open-interest changes plus the steady replacement of closed positions (else by USD volume). " +
+    `Open interest: ${venueList()}. Entry cohorts: the last 168 hourly candles (Binance, else OKX) at the typical price, sized by Binance's hourly open-interest changes plus the steady replacement of closed positions (else by USD volume). ` +
     "Leverage (assumed): 36% of open interest at 3x or less (the 2x cluster), 49% at 3-7x (5x), 11% at 10x, 3% at 25x, 0.8% at 50x, 0.2% at 100x for a symbol with 3% daily volatility; shifted to lower leverage for more volatile symbols; the 25x-100x share up to doubled on the crowded side (median funding above 0.01% per 8h, Binance/Bybit long/short ratio above 1) and halved on the other; scaled by realised liquidations from the live feeds when available. " +
-    "Positions a later candle liquidated are removed; survivors decay with a holding half-life of 96 h (2x) down to 3 h (100x). Maintenance margin: OKX, Bybit and Hyperliquid tier tables. " +
+    "Positions a later candle liquidated are removed; survivors decay with a holding half-life of 96 h (2x) down to 3 h (100x). Maintenance margin: the published tier tables of every venue that has one (Binance's are signed). " +
     "Risk is relative to the symbol's daily volatility sigma (hourly candles, 12 h half-life): oi_at_risk_pct = share of OI with liquidation levels within one day's 1-sigma move, on the riskier side. cascade_risk: high when that share exceeds 3.5%, medium when at least 5% lies within 2 sigma on either side, else low.",
   example: { symbol: "BTC" },
   input: z.object({ symbol: PerpSymbol, ...RequireField }),
@@ -306,6 +317,7 @@ export const liquidationHeatmapTool = defineTool({
       price_sources: z.array(z.string()),
     }),
     exchanges: z.record(z.string(), z.object({ oi_usd: z.number() })),
+    coverage: Coverage,
     missing_exchanges: MissingExchanges,
     timestamp: Timestamp,
   }),
@@ -380,6 +392,7 @@ export const liquidationHeatmapTool = defineTool({
         price_sources: market.priceVenues.map((v) => sourceLabel(ctx, v)),
       },
       exchanges,
+      coverage: coverage(Object.keys(market.oiByVenue), undefined, oiSharePct(symbol, market.openInterestUsd, listedButUnread(market.missing), ctx.now())),
       missing_exchanges: market.missing,
       timestamp: isoNow(ctx),
     };

@@ -3,6 +3,7 @@ import { longShortInterpretation, longShortSentiment } from "../../src/analytics
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, RequireField, Timestamp } from "../common.js";
 import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
+import { coverage, Coverage } from "./coverage.js";
 
 /** `GET /futures/long-short/:symbol`: long/short ratios per venue with their population, and the aggregate sentiment (docs/methods/perpetuals.md). */
 export const longShort = defineTool({
@@ -23,6 +24,7 @@ export const longShort = defineTool({
     timestamp: Timestamp,
     exchanges: z.record(z.string(), z.object({ long_ratio: z.number(), short_ratio: z.number(), ls_ratio: z.number(), source: z.string(), period: z.string(), as_of: z.string() })),
     aggregate: z.object({ avg_ls_ratio: z.number(), sentiment: z.string(), interpretation: z.string() }),
+    coverage: Coverage,
     missing_exchanges: MissingExchanges,
   }),
   checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
@@ -39,6 +41,7 @@ export const longShort = defineTool({
       timestamp: isoNow(ctx),
       exchanges,
       aggregate: { avg_ls_ratio: avg, sentiment: longShortSentiment(avg), interpretation: longShortInterpretation(avg, answered.length) },
+      coverage: coverage(answered),
       missing_exchanges,
     };
   },

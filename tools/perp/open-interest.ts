@@ -3,7 +3,8 @@ import { pct } from "../../src/analytics/funding.js";
 import { openInterestInterpretation } from "../../src/analytics/positioning.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, RequireField, Timestamp } from "../common.js";
-import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
+import { MissingExchanges, perVenue, PerpSymbol, requireListed, venueList } from "./common.js";
+import { coverage, Coverage, listedButUnread, oiSharePct, rememberOi } from "./coverage.js";
 
 /** `GET /futures/open-interest/:symbol`: open interest per venue in coins and USD, shares and total (docs/methods/perpetuals.md). */
 export const openInterest = defineTool({
@@ -26,12 +27,14 @@ export const openInterest = defineTool({
     total_oi_coins: z.number(),
     exchanges: z.record(z.string(), z.object({ oi_usd: z.number(), oi_coins: z.number(), share_pct: z.number() })),
     interpretation: z.string(),
+    coverage: Coverage,
     missing_exchanges: MissingExchanges,
   }),
   checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
   async handler({ symbol }, ctx) {
     const { results, answered, missing_exchanges } = await perVenue(ctx, symbol, (c) => c.openInterest(symbol));
     const total = answered.reduce((s, v) => s + results[v]!.oiUsd, 0);
+    for (const v of answered) rememberOi(results[v]!);
     const exchanges: Record<string, { oi_usd: number; oi_coins: number; share_pct: number }> = {};
     for (const v of answered) {
       const oi = results[v]!;
@@ -47,6 +50,7 @@ export const openInterest = defineTool({
         Object.entries(exchanges).map(([exchange, e]) => ({ exchange, share_pct: e.share_pct })),
         total,
       ),
+      coverage: coverage(answered, undefined, oiSharePct(symbol, total, listedButUnread(missing_exchanges), ctx.now())),
       missing_exchanges,
     };
   },
