@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { venueList } from "../common.js";
+import { STREAM_VENUES } from "../../src/ingestion/types.js";
 import { defineStream } from "../../src/registry/stream.js";
 
 const Flow = z.object({ cvd: z.number().describe("buy - sell taker volume, USD"), buy_volume: z.number().describe("USD"), sell_volume: z.number().describe("USD") });
@@ -18,7 +20,7 @@ export const cvdStream = defineStream({
   path: "/stream/cvd/:symbol",
   symbol: "required",
   pricePerMinuteUsd: "0.002",
-  summary: "Taker buy minus sell volume of a perpetual across Binance, Bybit, OKX and Hyperliquid, per 5-minute bucket and live",
+  summary: `Taker buy minus sell volume of a perpetual across ${venueList(STREAM_VENUES)}, per 5-minute bucket and live`,
   description:
     "cvd_bucket: a closed 5-minute bucket (sent 5 s after it ends, so late trades are in it), with the same fields as /cvd per venue. cvd_update: the open bucket's running sums, at most once a second and only when they changed (no id: it is not replayed). Symbols other than BTC ETH SOL XRP BNB DOGE LINK ARB are subscribed on first use and have data about 10 s later.",
   resumable:

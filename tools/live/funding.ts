@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { venueList } from "../common.js";
 import type { ToolContext } from "../../src/core/context.js";
 import { optionalRead } from "../../src/core/fanout.js";
 import { defineStream } from "../../src/registry/stream.js";
@@ -50,7 +51,7 @@ export const fundingStream = defineStream({
   path: "/stream/funding/:symbol",
   symbol: "required",
   pricePerMinuteUsd: "0.001",
-  summary: "Funding of one perpetual on Binance, Bybit, OKX and Hyperliquid, pushed when a rate changes and at each settlement",
+  summary: `Funding of one perpetual on ${venueList()}, pushed when a rate changes and at each settlement`,
   description:
     "funding: every venue's current rate, Hyperliquid's prediction and the next settlement time, sent on connect and whenever any of them changes (the venues are polled every LIVE_FUNDING_POLL_SEC, 15 s by default). funding_settlement: a venue's settlement time passed; funding_rate is the last rate the venue published before it (the settled value is in /futures/funding-history once the venue lists it).",
   resumable: "Last-Event-ID is accepted but funding keeps no history: a reconnecting client gets the current state at once",

@@ -8,7 +8,7 @@ export const liquidationStream = defineStream({
   path: "/stream/liquidations",
   symbol: "optional",
   pricePerMinuteUsd: "0.002",
-  summary: "Forced liquidations on Binance, Bybit and OKX pushed as they happen, all symbols or one",
+  summary: "Forced liquidations on every venue with a public liquidation feed (as /liquidation/recent lists them) pushed as they happen, all symbols or one",
   description:
     "Each event is one liquidation, exactly as /liquidation/recent lists it (id liq_<unix_seconds>_<sequence>), sent when the venue's feed delivers it. symbol filters by base (BTC, BTCUSDT and BTC-USDT-SWAP all mean BTC); without it every symbol is sent. Venue coverage as in /liquidation/recent: Binance sends at most one liquidation per symbol per second.",
   resumable:

@@ -3,6 +3,7 @@ import type { ToolContext } from "../../src/core/context.js";
 import { fanOut, NOT_LISTED, type MissingExchange } from "../../src/core/fanout.js";
 import { AppError } from "../../src/errors.js";
 import { PERP_VENUES, type PerpVenue, type PerpVenueClient } from "../../src/venues/perp/types.js";
+export { venueList } from "../common.js";
 
 /** Quote/contract suffixes accepted after a base symbol (`BTCUSDT`, `BTC-USDT-SWAP`, `BTC/USDT`, `BTC-PERP`). */
 const SUFFIX = /([-_/]?USDT(-SWAP)?|[-_]?PERP(ETUAL)?|[-_/]?USDC|[-_/]USD)$/;
@@ -37,24 +38,6 @@ export const Exchange = z.enum(PERP_VENUES);
 export const MissingExchanges = z
   .array(z.object({ exchange: z.string(), reason: z.string() }))
   .describe("venues left out of this answer and why (not_listed, no_public_data, or the venue error)");
-
-/** Display names of the perpetual venues, for descriptions; a key without one is shown as it is. */
-const VENUE_NAMES: Readonly<Record<string, string>> = {
-  binance: "Binance",
-  bybit: "Bybit",
-  okx: "OKX",
-  hyperliquid: "Hyperliquid",
-  gate: "Gate",
-  bitget: "Bitget",
-  deribit: "Deribit",
-  aster: "Aster",
-};
-
-/** `Binance, Bybit and OKX`: the venues' display names as a list in prose. */
-export function venueList(venues: readonly string[] = PERP_VENUES): string {
-  const names = venues.map((v) => VENUE_NAMES[v] ?? v);
-  return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
-}
 
 /** The perp venues' clients. */
 export function perps(ctx: ToolContext): Record<PerpVenue, PerpVenueClient> {

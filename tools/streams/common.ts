@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { venueList } from "../common.js";
+import { STREAM_VENUES } from "../../src/ingestion/types.js";
 import type { ToolContext } from "../../src/core/context.js";
 import { AppError } from "../../src/errors.js";
 import type { CallerInfo, InterimAnswer, UnpaidCaller } from "../../src/registry/tool.js";
@@ -29,7 +31,7 @@ export async function warmup(symbol: string, ctx: ToolContext, caller: UnpaidCal
   return {
     status: 202,
     retryAfterSec: 10,
-    body: { symbol, status: "warming_up", message: `Subscribing to ${symbol} trade streams on Binance, Bybit, OKX and Hyperliquid; retry in 10 seconds (not charged).` },
+    body: { symbol, status: "warming_up", message: `Subscribing to ${symbol} trade streams on ${venueList(STREAM_VENUES)}; retry in 10 seconds (not charged).` },
   };
 }
 

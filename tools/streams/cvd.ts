@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { venueList } from "../common.js";
 import { clean } from "../../src/analytics/funding.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { cvdSignal, periodMs } from "../../src/ingestion/store/cvd-math.js";
@@ -41,9 +42,9 @@ export const cvd = defineTool({
   priceUsd: "0.02",
   cacheTtlSec: 5,
   tags: ["streams"],
-  summary: "Taker buy minus sell volume of a perpetual across Binance, Bybit, OKX and Hyperliquid, live",
+  summary: `Taker buy minus sell volume of a perpetual across ${venueList(STREAM_VENUES)}, live`,
   description:
-    "From the venues' websocket trade streams (taker side as each venue flags it; OKX contracts x ctVal), in 5-minute buckets: the period (1h, 4h, 24h, 7d) sums whole buckets, from the one containing now - period through the current one, so 1h covers 60 to 65 minutes; window_start and window_end state the exact span summed (window_start is later when tracking started within the period). signal from period CVD / total volume: > 15% strong_bullish_pressure, 5-15% bullish_pressure, within ±5% neutral, -5 to -15% bearish_pressure, < -15% strong_bearish_pressure, no trades insufficient_data. BTC ETH SOL XRP BNB DOGE LINK ARB are always streamed; another symbol answers 202 with the warm-up body on its first request (free) and is ready about 10 s later. Warming up a symbol not streamed yet is budgeted per client (429 beyond STREAM_WARMUPS_PER_MIN) and refused with 503 and Retry-After while every on-demand stream is in paid use.",
+    "From the venues' websocket trade streams (taker side as each venue flags it; sizes in contracts converted to coins: OKX ctVal, Gate quanto_multiplier, Deribit inverse contracts in USD; each trade counted once by its trade id), in 5-minute buckets: the period (1h, 4h, 24h, 7d) sums whole buckets, from the one containing now - period through the current one, so 1h covers 60 to 65 minutes; window_start and window_end state the exact span summed (window_start is later when tracking started within the period). signal from period CVD / total volume: > 15% strong_bullish_pressure, 5-15% bullish_pressure, within ±5% neutral, -5 to -15% bearish_pressure, < -15% strong_bearish_pressure, no trades insufficient_data. BTC ETH SOL XRP BNB DOGE LINK ARB are always streamed; another symbol answers 202 with the warm-up body on its first request (free) and is ready about 10 s later. Warming up a symbol not streamed yet is budgeted per client (429 beyond STREAM_WARMUPS_PER_MIN) and refused with 503 and Retry-After while every on-demand stream is in paid use.",
   example: { symbol: "BTC", period: "1h" },
   input: z.object({ symbol: PerpSymbol, period: CvdPeriod.default("1h").describe("1h, 4h, 24h or 7d (default 1h)") }),
   output: z.union([CvdBody, WarmupBody]),
