@@ -24,6 +24,8 @@ interface Sent {
   /** Path and query, relative to the venue's base URL. */
   target: string;
   body: string;
+  /** Time from the request to its response's headers, ms (undefined while in flight or when it failed). */
+  ms?: number;
 }
 
 /** A path segment naming a token or pool (hex or base58, so with digits) rather than an endpoint (`topLongShortPositionRatio`). */
@@ -60,15 +62,30 @@ export class UpstreamRecorder {
     this.#bases = Object.entries(baseUrls).sort((a, b) => b[1].length - a[1].length);
     const fetchOnce = globalThis.fetch;
     globalThis.fetch = (input, init) => {
-      this.#note(input instanceof Request ? input.url : String(input), init);
-      return fetchOnce(input, init);
+      const sent = this.#note(input instanceof Request ? input.url : String(input), init);
+      const t0 = performance.now();
+      const res = fetchOnce(input, init);
+      if (sent) void res.then(() => (sent.ms = performance.now() - t0)).catch(() => undefined);
+      return res;
     };
   }
 
-  #note(url: string, init: RequestInit | undefined): void {
+  #note(url: string, init: RequestInit | undefined): Sent | undefined {
     const hit = this.#bases.find(([, base]) => url === base || url.startsWith(`${base}/`) || url.startsWith(`${base}?`));
-    if (!hit) return;
-    this.#sent.push({ venue: hit[0], method: init?.method ?? "GET", target: url.slice(hit[1].length) || "/", body: typeof init?.body === "string" ? init.body : "" });
+    if (!hit) return undefined;
+    const sent: Sent = { venue: hit[0], method: init?.method ?? "GET", target: url.slice(hit[1].length) || "/", body: typeof init?.body === "string" ? init.body : "" };
+    this.#sent.push(sent);
+    return sent;
+  }
+
+  /**
+   * The slowest single venue request sent since `mark` (request to response headers, ms), or undefined when
+   * none was sent: what a tool reading its venues in parallel cannot be faster than.
+   */
+  slowestReadSince(mark: number): number | undefined {
+    let slowest: number | undefined;
+    for (const r of this.#sent.slice(mark)) if (r.ms !== undefined && (slowest === undefined || r.ms > slowest)) slowest = r.ms;
+    return slowest;
   }
 
   /** A position in the record: {@link readsSince} counts what was sent after it. */
