@@ -6,10 +6,14 @@ import ipaddr from "ipaddr.js";
 import { validate as validateCron } from "node-cron";
 import { z } from "zod";
 import {
+  ASTER_ENDPOINTS as ASTER,
   BINANCE_ENDPOINTS as BINANCE,
+  BITGET_ENDPOINTS as BITGET,
   BYBIT_ENDPOINTS as BYBIT,
   COINGECKO_ENDPOINTS,
+  DERIBIT_ENDPOINTS as DERIBIT,
   DEXSCREENER_ENDPOINTS as DEXSCREENER,
+  GATE_ENDPOINTS as GATE,
   GECKOTERMINAL_ENDPOINTS as GECKOTERMINAL,
   HYPERLIQUID_ENDPOINTS as HYPERLIQUID,
   LIVE_VENUE_HOSTS,
@@ -69,6 +73,10 @@ const EnvSchema = z.object({
   BYBIT_BASE_URL: z.url().default(BYBIT.rest.api.url),
   OKX_BASE_URL: z.url().default(OKX.rest.api.url),
   HYPERLIQUID_BASE_URL: z.url().default(HYPERLIQUID.rest.api.url),
+  GATE_BASE_URL: z.url().default(GATE.rest.api.url),
+  BITGET_BASE_URL: z.url().default(BITGET.rest.api.url),
+  DERIBIT_BASE_URL: z.url().default(DERIBIT.rest.api.url),
+  ASTER_FAPI_BASE_URL: z.url().default(ASTER.rest.fapi.url),
   DEXSCREENER_BASE_URL: z.url().default(DEXSCREENER.rest.api.url),
   GECKOTERMINAL_BASE_URL: z.url().default(GECKOTERMINAL.rest.api.url),
   GECKOTERMINAL_CALLS_PER_MIN: z.coerce.number().int().min(1).default(GECKOTERMINAL.rest.api.callsPerMin),
@@ -77,6 +85,7 @@ const EnvSchema = z.object({
   COINGECKO_PLAN: z.enum(["public", "demo", "pro"]).optional(),
   COINGECKO_CALLS_PER_MIN: z.coerce.number().int().min(1).optional(),
   MCP_PAYMENTS: Bool.optional(),
+  MCP_TOOLSETS: z.string().optional(),
   STREAMS: z.enum(["on", "off"]).default("on"),
   DATA_DIR: z.string().default(".data"),
   STREAM_MAX_ON_DEMAND: z.coerce.number().int().min(0).max(500).default(20),
@@ -87,6 +96,10 @@ const EnvSchema = z.object({
   BYBIT_WS_URL: z.string().default(BYBIT.ws.url),
   OKX_WS_URL: z.string().default(OKX.ws.url),
   HYPERLIQUID_WS_URL: z.string().default(HYPERLIQUID.ws.url),
+  GATE_WS_URL: z.string().default(GATE.ws.url),
+  BITGET_WS_URL: z.string().default(BITGET.ws.url),
+  DERIBIT_WS_URL: z.string().default(DERIBIT.ws.url),
+  ASTER_WS_URL: z.string().default(ASTER.ws.url),
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, "expected redis://host:port or rediss://…")
@@ -158,6 +171,10 @@ export const SECRET_SETTINGS = {
   BYBIT_BASE_URL: "url",
   OKX_BASE_URL: "url",
   HYPERLIQUID_BASE_URL: "url",
+  GATE_BASE_URL: "url",
+  BITGET_BASE_URL: "url",
+  DERIBIT_BASE_URL: "url",
+  ASTER_FAPI_BASE_URL: "url",
   DEXSCREENER_BASE_URL: "url",
   GECKOTERMINAL_BASE_URL: "url",
   COINGECKO_API_KEY: "value",
@@ -165,6 +182,10 @@ export const SECRET_SETTINGS = {
   BYBIT_WS_URL: "url",
   OKX_WS_URL: "url",
   HYPERLIQUID_WS_URL: "url",
+  GATE_WS_URL: "url",
+  BITGET_WS_URL: "url",
+  DERIBIT_WS_URL: "url",
+  ASTER_WS_URL: "url",
   REDIS_URL: "url",
   CREDITS_SESSION_SECRET: "value",
   MPP_SECRET_KEY: "value",
@@ -251,7 +272,19 @@ export interface Config {
   circuit: { failures: number; halfOpenAfterMs: number };
   coingecko: CoinGeckoConfig;
   /** REST base URLs of the perp venues (the simulator's in sim mode). No trailing slash. */
-  venues: { binanceFapi: string; binanceSpot: string; bybit: string; okx: string; hyperliquid: string; dexscreener: string; geckoterminal: string };
+  venues: {
+    binanceFapi: string;
+    binanceSpot: string;
+    bybit: string;
+    okx: string;
+    hyperliquid: string;
+    gate: string;
+    bitget: string;
+    aster: string;
+    deribit: string;
+    dexscreener: string;
+    geckoterminal: string;
+  };
   /** GeckoTerminal request budget per minute (its public limit is 30; default 20). */
   geckoterminalCallsPerMin: number;
   /** DexScreener request budget per minute (its limit is 300; default 250). */
@@ -274,10 +307,12 @@ export interface Config {
     /** New on-demand symbols one client may warm up per minute (`STREAM_WARMUPS_PER_MIN`). */
     warmupsPerMin: number;
     /** Websocket bases; the feeds append the venues' real paths. */
-    wsUrls: { binance: string; bybit: string; okx: string; hyperliquid: string };
+    wsUrls: { binance: string; bybit: string; okx: string; hyperliquid: string; gate: string; bitget: string; aster: string; deribit: string };
   };
   /** Whether MCP over stdio charges for paid tools (off by default: it is the operator's own agent). */
   mcpStdioPayments: boolean;
+  /** `MCP_TOOLSETS`: the toolsets stdio MCP lists (comma-separated, mcp/toolsets.ts); undefined = the default ones. */
+  mcpToolsets?: string;
   /** Shared state of several replicas; undefined (embedded state) without `REDIS_URL`. */
   redis?: {
     url: string;
@@ -585,12 +620,17 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       bybit: trimSlash(e.BYBIT_BASE_URL),
       okx: trimSlash(e.OKX_BASE_URL),
       hyperliquid: trimSlash(e.HYPERLIQUID_BASE_URL),
+      gate: trimSlash(e.GATE_BASE_URL),
+      bitget: trimSlash(e.BITGET_BASE_URL),
+      deribit: trimSlash(e.DERIBIT_BASE_URL),
+      aster: trimSlash(e.ASTER_FAPI_BASE_URL),
       dexscreener: trimSlash(e.DEXSCREENER_BASE_URL),
       geckoterminal: trimSlash(e.GECKOTERMINAL_BASE_URL),
     },
     geckoterminalCallsPerMin: e.GECKOTERMINAL_CALLS_PER_MIN,
     dexscreenerCallsPerMin: e.DEXSCREENER_CALLS_PER_MIN,
     mcpStdioPayments: e.MCP_PAYMENTS ?? false,
+    mcpToolsets: e.MCP_TOOLSETS,
     mpp: e.MPP === "off" ? undefined : parseMpp(e),
     redis: e.REDIS_URL
       ? { url: e.REDIS_URL, prefix: e.REDIS_PREFIX, replicaId: e.REPLICA_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`, leaseTtlMs: e.LEASE_TTL_MS }
@@ -645,7 +685,16 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             idleMs: e.STREAM_IDLE_MIN * 60_000,
             warmupMs: e.STREAM_WARMUP_SEC * 1000,
             warmupsPerMin: e.STREAM_WARMUPS_PER_MIN,
-            wsUrls: { binance: trimSlash(e.BINANCE_WS_URL), bybit: trimSlash(e.BYBIT_WS_URL), okx: trimSlash(e.OKX_WS_URL), hyperliquid: trimSlash(e.HYPERLIQUID_WS_URL) },
+            wsUrls: {
+              binance: trimSlash(e.BINANCE_WS_URL),
+              bybit: trimSlash(e.BYBIT_WS_URL),
+              okx: trimSlash(e.OKX_WS_URL),
+              hyperliquid: trimSlash(e.HYPERLIQUID_WS_URL),
+              gate: trimSlash(e.GATE_WS_URL),
+              bitget: trimSlash(e.BITGET_WS_URL),
+              aster: trimSlash(e.ASTER_WS_URL),
+              deribit: trimSlash(e.DERIBIT_WS_URL),
+            },
           },
   };
 }

@@ -9,13 +9,21 @@ const SIM_URLS = {
   BINANCE_SPOT_BASE_URL: "http://127.0.0.1:9/binance-spot",
   BYBIT_BASE_URL: "http://127.0.0.1:9/bybit",
   OKX_BASE_URL: "http://127.0.0.1:9/okx",
+  GATE_BASE_URL: "http://127.0.0.1:9/gate/api/v4",
   HYPERLIQUID_BASE_URL: "http://127.0.0.1:9/hyperliquid",
+  BITGET_BASE_URL: "http://127.0.0.1:9/bitget",
+  DERIBIT_BASE_URL: "http://127.0.0.1:9/deribit/api/v2",
+  ASTER_FAPI_BASE_URL: "http://127.0.0.1:9/aster",
   DEXSCREENER_BASE_URL: "http://127.0.0.1:9/dexscreener",
   GECKOTERMINAL_BASE_URL: "http://127.0.0.1:9/geckoterminal/api/v2",
   BINANCE_WS_URL: "ws://127.0.0.1:9/binance-ws",
   BYBIT_WS_URL: "ws://127.0.0.1:9/bybit-ws",
   OKX_WS_URL: "ws://127.0.0.1:9/okx-ws",
+  GATE_WS_URL: "ws://127.0.0.1:9/gate-ws",
   HYPERLIQUID_WS_URL: "ws://127.0.0.1:9/hyperliquid-ws",
+  BITGET_WS_URL: "ws://127.0.0.1:9/bitget-ws",
+  DERIBIT_WS_URL: "ws://127.0.0.1:9/deribit-ws",
+  ASTER_WS_URL: "ws://127.0.0.1:9/aster-ws",
 };
 
 describe("DATA_MODE=sim needs the simulator's URLs", () => {

@@ -7,9 +7,13 @@ import type { Config } from "../config.js";
 import type { Venues } from "../core/context.js";
 import type { Metrics } from "../core/metrics.js";
 import type { Logger } from "../lib/log.js";
+import { AsterTradeBackfill } from "../venues/aster/backfill.js";
 import { BinanceTradeBackfill } from "../venues/binance/backfill.js";
+import { BitgetTradeBackfill } from "../venues/bitget/backfill.js";
 import { BybitTradeBackfill } from "../venues/bybit/backfill.js";
+import { DeribitTradeBackfill } from "../venues/deribit/backfill.js";
 import type { TradeBackfill } from "../ingestion/backfill/common.js";
+import { GateTradeBackfill } from "../venues/gate/backfill.js";
 import { HyperliquidTradeBackfill } from "../venues/hyperliquid/backfill.js";
 import { OkxTradeBackfill } from "../venues/okx/backfill.js";
 import { createVenues } from "../venues/create.js";
@@ -102,6 +106,45 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
     run: (c) => c.backfill.bybit.fetchTrades(PERP, c.now - 60_000, c.now),
   },
 
+  { id: "bitget.contracts", venue: "bitget", endpoint: "GET /api/v2/mix/market/contracts", run: (c) => c.venues.perps.bitget.instruments() },
+  {
+    id: "bitget.tickers",
+    venue: "bitget",
+    endpoint: "GET /api/v2/mix/market/tickers, /api/v2/mix/market/ticker",
+    needs: "bitget.contracts",
+    run: (c) => all(c.venues.perps.bitget.fundingAll(), perpFunding("bitget")(c.venues), c.venues.perps.bitget.openInterest(PERP)),
+  },
+  {
+    id: "bitget.historyFundRate",
+    venue: "bitget",
+    endpoint: "GET /api/v2/mix/market/history-fund-rate",
+    needs: "bitget.contracts",
+    run: (c) => c.venues.perps.bitget.fundingHistory(PERP, 3),
+  },
+  {
+    id: "bitget.accountLongShort",
+    venue: "bitget",
+    endpoint: "GET /api/v2/mix/market/account-long-short",
+    needs: "bitget.contracts",
+    run: (c) => c.venues.perps.bitget.longShort(PERP),
+  },
+  {
+    id: "bitget.positionTiers",
+    venue: "bitget",
+    endpoint: "GET /api/v2/mix/market/query-position-lever",
+    needs: "bitget.contracts",
+    run: (c) => c.venues.perps.bitget.marginTiers!(PERP),
+  },
+  { id: "bitget.candles", venue: "bitget", endpoint: "GET /api/v2/mix/market/candles", needs: "bitget.contracts", run: (c) => c.venues.perps.bitget.hourlyCandles!(PERP, 3) },
+  {
+    id: "bitget.fillsHistory",
+    venue: "bitget",
+    endpoint: "GET /api/v2/mix/market/fills-history (trade backfill)",
+    needs: "bitget.contracts",
+    allowEmpty: true,
+    run: (c) => c.backfill.bitget.fetchTrades(PERP, c.now - 60_000, c.now),
+  },
+
   { id: "okx.instruments", venue: "okx", endpoint: "GET /api/v5/public/instruments", run: (c) => c.venues.perps.okx.instruments() },
   {
     id: "okx.fundingRate",
@@ -130,6 +173,33 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
     run: (c) => c.backfill.okx.fetchTrades(PERP, c.now - 60_000, c.now),
   },
 
+  { id: "gate.contracts", venue: "gate", endpoint: "GET /futures/usdt/contracts", run: (c) => c.venues.perps.gate.instruments() },
+  {
+    id: "gate.funding",
+    venue: "gate",
+    endpoint: "GET /futures/usdt/contracts (funding_rate, funding_rate_indicative)",
+    needs: "gate.contracts",
+    run: (c) => all(c.venues.perps.gate.fundingAll(), perpFunding("gate")(c.venues), c.venues.perps.gate.predictedFunding!(PERP)),
+  },
+  { id: "gate.fundingRate", venue: "gate", endpoint: "GET /futures/usdt/funding_rate", needs: "gate.contracts", run: (c) => c.venues.perps.gate.fundingHistory(PERP, 3) },
+  {
+    id: "gate.contractStats",
+    venue: "gate",
+    endpoint: "GET /futures/usdt/contract_stats",
+    needs: "gate.contracts",
+    run: (c) => all(c.venues.perps.gate.openInterest(PERP), c.venues.perps.gate.longShort(PERP), c.venues.perps.gate.openInterestHistory!(PERP, 3)),
+  },
+  { id: "gate.riskLimitTiers", venue: "gate", endpoint: "GET /futures/usdt/risk_limit_tiers", needs: "gate.contracts", run: (c) => c.venues.perps.gate.marginTiers!(PERP) },
+  { id: "gate.candlesticks", venue: "gate", endpoint: "GET /futures/usdt/candlesticks", needs: "gate.contracts", run: (c) => c.venues.perps.gate.hourlyCandles!(PERP, 3) },
+  {
+    id: "gate.trades",
+    venue: "gate",
+    endpoint: "GET /futures/usdt/trades (trade backfill)",
+    needs: "gate.contracts",
+    allowEmpty: true,
+    run: (c) => c.backfill.gate.fetchTrades(PERP, c.now - 60_000, c.now),
+  },
+
   {
     id: "hyperliquid.metaAndAssetCtxs",
     venue: "hyperliquid",
@@ -156,6 +226,64 @@ export const DOCTOR_CHECKS: readonly DoctorCheck[] = [
     needs: "hyperliquid.metaAndAssetCtxs",
     allowEmpty: true,
     run: (c) => c.backfill.hyperliquid.fetchTrades(PERP, c.now - 60_000, c.now),
+  },
+
+  { id: "aster.instruments", venue: "aster", endpoint: "GET /fapi/v1/exchangeInfo, /fapi/v1/fundingInfo", run: (c) => c.venues.perps.aster.instruments() },
+  {
+    id: "aster.premiumIndex",
+    venue: "aster",
+    endpoint: "GET /fapi/v1/premiumIndex",
+    needs: "aster.instruments",
+    run: (c) => all(c.venues.perps.aster.fundingAll(), c.venues.perps.aster.predictedFunding!(PERP)),
+  },
+  { id: "aster.fundingRate", venue: "aster", endpoint: "GET /fapi/v1/fundingRate", needs: "aster.instruments", run: (c) => c.venues.perps.aster.fundingHistory(PERP, 3) },
+  { id: "aster.openInterest", venue: "aster", endpoint: "GET /fapi/v1/openInterest", needs: "aster.instruments", run: (c) => c.venues.perps.aster.openInterest(PERP) },
+  { id: "aster.klines", venue: "aster", endpoint: "GET /fapi/v1/klines", needs: "aster.instruments", run: (c) => c.venues.perps.aster.hourlyCandles!(PERP, 3) },
+  {
+    id: "aster.aggTrades",
+    venue: "aster",
+    endpoint: "GET /fapi/v1/aggTrades (trade backfill)",
+    needs: "aster.instruments",
+    allowEmpty: true,
+    run: (c) => c.backfill.aster.fetchTrades(PERP, c.now - 60_000, c.now),
+  },
+
+  { id: "deribit.instruments", venue: "deribit", endpoint: "GET /public/get_instruments", run: (c) => c.venues.perps.deribit.instruments() },
+  {
+    id: "deribit.bookSummary",
+    venue: "deribit",
+    endpoint: "GET /public/get_book_summary_by_currency",
+    needs: "deribit.instruments",
+    run: (c) => c.venues.perps.deribit.fundingAll(),
+  },
+  {
+    id: "deribit.ticker",
+    venue: "deribit",
+    endpoint: "GET /public/ticker",
+    needs: "deribit.instruments",
+    run: (c) => all(c.venues.perps.deribit.funding(PERP), c.venues.perps.deribit.openInterest(PERP)),
+  },
+  {
+    id: "deribit.fundingRateHistory",
+    venue: "deribit",
+    endpoint: "GET /public/get_funding_rate_history",
+    needs: "deribit.instruments",
+    run: (c) => c.venues.perps.deribit.fundingHistory(PERP, 3),
+  },
+  {
+    id: "deribit.chartData",
+    venue: "deribit",
+    endpoint: "GET /public/get_tradingview_chart_data",
+    needs: "deribit.instruments",
+    run: (c) => c.venues.perps.deribit.hourlyCandles!(PERP, 3),
+  },
+  {
+    id: "deribit.lastTrades",
+    venue: "deribit",
+    endpoint: "GET /public/get_last_trades_by_instrument (trade backfill)",
+    needs: "deribit.instruments",
+    allowEmpty: true,
+    run: (c) => c.backfill.deribit.fetchTrades(PERP, c.now - 60_000, c.now),
   },
 
   { id: "coingecko.simplePrice", venue: "coingecko", endpoint: "GET /simple/price", run: (c) => coingeckoSimplePrice(c.venues) },
@@ -194,7 +322,11 @@ export function doctorClients(config: Config, deps: { metrics: Metrics; log: Log
       binance: new BinanceTradeBackfill({ ...rest, instruments: perps.binance, baseUrl: v.binanceFapi }),
       bybit: new BybitTradeBackfill({ ...rest, instruments: perps.bybit, baseUrl: v.bybit }),
       okx: new OkxTradeBackfill({ ...rest, instruments: perps.okx, baseUrl: v.okx }),
+      gate: new GateTradeBackfill({ ...rest, instruments: perps.gate, baseUrl: v.gate }),
       hyperliquid: new HyperliquidTradeBackfill({ ...rest, instruments: perps.hyperliquid, baseUrl: v.hyperliquid }),
+      bitget: new BitgetTradeBackfill({ ...rest, instruments: perps.bitget, baseUrl: v.bitget }),
+      deribit: new DeribitTradeBackfill({ ...rest, instruments: perps.deribit, baseUrl: v.deribit }),
+      aster: new AsterTradeBackfill({ ...rest, instruments: perps.aster, baseUrl: v.aster }),
     },
   };
 }

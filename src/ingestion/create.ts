@@ -5,13 +5,21 @@ import { ClientRateLimiter } from "../lib/rate-limit.js";
 import type { RedisHandle } from "../state/redis.js";
 import type { PerpVenue, PerpVenueClient } from "../venues/perp/types.js";
 import type { TradeBackfill } from "./backfill/common.js";
+import { AsterTradeBackfill } from "../venues/aster/backfill.js";
 import { BinanceTradeBackfill } from "../venues/binance/backfill.js";
+import { BitgetTradeBackfill } from "../venues/bitget/backfill.js";
 import { BybitTradeBackfill } from "../venues/bybit/backfill.js";
+import { DeribitTradeBackfill } from "../venues/deribit/backfill.js";
+import { GateTradeBackfill } from "../venues/gate/backfill.js";
 import { HyperliquidTradeBackfill } from "../venues/hyperliquid/backfill.js";
 import { LatestTradesBackfill } from "./backfill/latest-trades.js";
 import { OkxTradeBackfill } from "../venues/okx/backfill.js";
+import { AsterFeed } from "../venues/aster/feed.js";
 import { BinanceFeed } from "../venues/binance/feed.js";
+import { BitgetFeed } from "../venues/bitget/feed.js";
 import { BybitFeed } from "../venues/bybit/feed.js";
+import { DeribitFeed } from "../venues/deribit/feed.js";
+import { GateFeed } from "../venues/gate/feed.js";
 import { HyperliquidFeed } from "../venues/hyperliquid/feed.js";
 import { FeedMetrics } from "./feeds/metrics.js";
 import { OkxFeed } from "../venues/okx/feed.js";
@@ -39,8 +47,16 @@ function createFeed(venue: StreamVenue, config: IngestionConfig, perps: Record<P
       return new BybitFeed(opts);
     case "okx":
       return new OkxFeed(opts);
+    case "gate":
+      return new GateFeed(opts);
     case "hyperliquid":
       return new HyperliquidFeed(opts);
+    case "bitget":
+      return new BitgetFeed(opts);
+    case "deribit":
+      return new DeribitFeed(opts);
+    case "aster":
+      return new AsterFeed(opts);
   }
 }
 
@@ -57,7 +73,11 @@ function createBackfills(config: IngestionConfig, perps: Record<PerpVenue, PerpV
     binance: new BinanceTradeBackfill({ ...rest, instruments: perps.binance, baseUrl: v.binanceFapi }),
     bybit: new BybitTradeBackfill({ ...rest, instruments: perps.bybit, baseUrl: v.bybit }),
     okx: new OkxTradeBackfill({ ...rest, instruments: perps.okx, baseUrl: v.okx }),
+    gate: new GateTradeBackfill({ ...rest, instruments: perps.gate, baseUrl: v.gate }),
     hyperliquid: new HyperliquidTradeBackfill({ ...rest, instruments: perps.hyperliquid, baseUrl: v.hyperliquid }),
+    bitget: new BitgetTradeBackfill({ ...rest, instruments: perps.bitget, baseUrl: v.bitget }),
+    deribit: new DeribitTradeBackfill({ ...rest, instruments: perps.deribit, baseUrl: v.deribit }),
+    aster: new AsterTradeBackfill({ ...rest, instruments: perps.aster, baseUrl: v.aster }),
   };
 }
 

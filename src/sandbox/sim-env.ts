@@ -15,7 +15,11 @@ export function simEnv(sim: RunningSimulator): Record<string, string> {
     BINANCE_SPOT_BASE_URL: sim.urls.binance_spot,
     BYBIT_BASE_URL: sim.urls.bybit,
     OKX_BASE_URL: sim.urls.okx,
+    GATE_BASE_URL: sim.urls.gate,
     HYPERLIQUID_BASE_URL: sim.urls.hyperliquid,
+    BITGET_BASE_URL: sim.urls.bitget,
+    DERIBIT_BASE_URL: sim.urls.deribit,
+    ASTER_FAPI_BASE_URL: sim.urls.aster,
     DEXSCREENER_BASE_URL: sim.urls.dexscreener,
     GECKOTERMINAL_BASE_URL: sim.urls.geckoterminal,
     // The simulator has no rate limit (live: GeckoTerminal about 30 calls/min, DexScreener 300/min).
@@ -24,7 +28,11 @@ export function simEnv(sim: RunningSimulator): Record<string, string> {
     BINANCE_WS_URL: sim.wsUrls.binance,
     BYBIT_WS_URL: sim.wsUrls.bybit,
     OKX_WS_URL: sim.wsUrls.okx,
+    GATE_WS_URL: sim.wsUrls.gate,
     HYPERLIQUID_WS_URL: sim.wsUrls.hyperliquid,
+    BITGET_WS_URL: sim.wsUrls.bitget,
+    DERIBIT_WS_URL: sim.wsUrls.deribit,
+    ASTER_WS_URL: sim.wsUrls.aster,
     // Sandbox and tests keep stream history in memory unless told otherwise.
     DATA_DIR: ":memory:",
   };

@@ -7,8 +7,10 @@
  *
  * Every quantity is deterministic for (seed, instrument, time), one file each under `perp/`:
  * - `universe.ts`: the instruments of each venue (`listings.ts`: who lists what), with Binance quarterlies rolling;
+ *   Gate contracts of `quanto_multiplier` coins and Deribit's inverse USD contracts carry their size in `ctVal`;
  * - `prices.ts`: index, premium, mark, last, the average premium P̄ of funding, 24h open/high/low;
- * - `funding.ts`: interest, funding rates (current and settled) and settlement times, per venue formula;
+ * - `funding.ts`: interest, funding rates (current and settled) and settlement times, per venue formula (Deribit:
+ *   no interest, a ±0.025 % damper, continuous accrual);
  * - `positioning.ts`: open interest and long/short ratios;
  * - `volume.ts`: trading intensity (what the tape trades), 24h turnover and candles;
  * - `tiers.ts`: maintenance-margin tiers of the CEX venues;

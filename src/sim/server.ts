@@ -153,7 +153,11 @@ export async function startSimulator(opts: StartSimulatorOptions = {}): Promise<
     binance: wsBase + WS_MOUNTS.binance,
     bybit: wsBase + WS_MOUNTS.bybit,
     okx: wsBase + WS_MOUNTS.okx,
+    gate: wsBase + WS_MOUNTS.gate,
     hyperliquid: wsBase + WS_MOUNTS.hyperliquid,
+    bitget: wsBase + WS_MOUNTS.bitget,
+    deribit: wsBase + WS_MOUNTS.deribit,
+    aster: wsBase + WS_MOUNTS.aster,
   };
 
   let closing: Promise<void> | undefined;

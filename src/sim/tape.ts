@@ -16,16 +16,22 @@
  *   Activity rises (up to 3×) when the price moved fast in the last 30 s, normalised so the mean rate is unchanged.
  * - Liquidations (target perps only; Hyperliquid has no public liquidation stream): rarer (≈ 0.001–0.004 per second
  *   and symbol at rest), far more frequent when price moved fast in the last minute; mostly longs after a fall and shorts after a
- *   rise; at most one per symbol per second on Binance (forceOrder snapshot semantics), up to three elsewhere;
- *   priced at a bankruptcy price 0.3–0.5 % beyond the market.
- * Ids are derived from the slot (`slot × 16 + index`, monotone per instrument): Binance aggregate ids `a` (fills
- * `f..l` = `a×4 ..`), OKX `tradeId`, Bybit `seq`; Bybit `execId` is a UUID-shaped hash, Hyperliquid `tid` a 50-bit hash.
+ *   rise; at most one per symbol per second on Binance and Aster (forceOrder snapshot semantics) and Deribit (see
+ *   below), up to three elsewhere; priced at a bankruptcy price 0.3–0.5 % beyond the market. The first four venues'
+ *   rates are as they were; Gate, Bitget, Deribit and Aster are scaled so that their listed symbols together produce
+ *   `LIQUIDATIONS_PER_MIN` (calibration.ts) on average (Gate ≈ 1.8/min, Aster ≈ 0.1/min).
+ * Ids are derived from the slot (`slot × 16 + index`, monotone per instrument): Binance and Aster aggregate ids `a`
+ * (fills `f..l` = `a×4 ..`), OKX `tradeId`, Bybit `seq`, Gate `id`, Deribit `trade_seq` (and `trade_id` =
+ * `<currency>-<seq>`), Bitget `tradeId` (`seq × 1000 + a hash digit triple`); Bybit `execId` is a UUID-shaped hash,
+ * Hyperliquid `tid` a 50-bit hash. A Deribit liquidation is a trade with a `liquidation` field: its id is the
+ * slot's last (`slot × 16 + 15`, never a regular trade's: a slot holds at most 15 trades).
  * Normalised records follow `src/ingestion/types.ts` (USD per coin, base coins, taker side, liquidated position side).
  */
 import { LRUCache } from "lru-cache";
 import type { Liquidation, StreamVenue, Trade } from "../ingestion/types.js";
 import { fnv1a, hash4, mix32, normalFromHash, type MarketModel } from "./market.js";
 import { perpModelFor, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "./perp-model.js";
+import { LIQUIDATIONS_PER_MIN, type FirstPerpSimVenue, type NewPerpSimVenue } from "./perp/calibration.js";
 import { fixed, hlNum, hlPx, roundTo, trimmed } from "./venues/wire.js";
 
 /** Slot length of the tape (ms). */
@@ -50,8 +56,13 @@ const FLOW_CACHE_MAX = 4096;
 const NO_EVENTS: readonly never[] = Object.freeze([]);
 
 const LIQ_BASE_RATE = 0.004;
-/** Liquidation activity per venue (as before the trade-flow calibration). */
-const LIQ_VENUE_ACTIVITY: Readonly<Record<PerpSimVenue, number>> = { binance: 1, bybit: 0.8, okx: 0.6, hyperliquid: 0.6 };
+/** Liquidation activity of the first four venues (as before the trade-flow calibration); the new four: `liqScale`. */
+const LIQ_VENUE_ACTIVITY: Readonly<Record<FirstPerpSimVenue, number>> = { binance: 1, bybit: 0.8, okx: 0.6, hyperliquid: 0.6 };
+/** Index of a Deribit liquidation trade inside its slot's id space (regular trades use 0..14). */
+const DERIBIT_LIQ_INDEX = 15;
+/** Venues whose liquidation feed carries at most one liquidation per symbol per second (`forceOrder` snapshots; Deribit: see the header). */
+const ONE_LIQ_PER_SLOT: readonly PerpSimVenue[] = ["binance", "aster", "deribit"];
+const isNewVenue = (v: PerpSimVenue): v is NewPerpSimVenue => v === "gate" || v === "bitget" || v === "deribit" || v === "aster";
 
 /**
  * Real USD trade sizes the tape is calibrated to (`bybit/cryptofeed_v5_ws_linear_spot_publicTrade_tickers_kline_
@@ -129,9 +140,9 @@ export interface SimTape {
    * for any call at any time, including intervals not yet pushed. Throws RangeError for an unlisted base or a span
    * over 7 days.
    */
-  trades(venue: StreamVenue, base: string, fromMs: number, toMs: number): Trade[];
+  trades(venue: PerpSimVenue, base: string, fromMs: number, toMs: number): Trade[];
   /** Liquidations of `base` (or of every listed base when `base` is `"*"`) in [fromMs, toMs), oldest first. */
-  liquidations(venue: StreamVenue, base: string, fromMs: number, toMs: number): Liquidation[];
+  liquidations(venue: PerpSimVenue, base: string, fromMs: number, toMs: number): Liquidation[];
 }
 
 /** Full tape API used by the venue routers and the websocket hub. */
@@ -213,41 +224,99 @@ export function hlUsers(t: TapeTrade): [string, string] {
   return [addr(20), addr(30)];
 }
 
+/** Aster aggregate-trade fields: Aster's `<s>@aggTrade` is Binance's wire, so the same fields (see {@link binanceAggFields}). */
+export const asterAggFields = binanceAggFields;
+
+/** Gate futures trade `id` (an integer; REST `/futures/usdt/trades` and WS `futures.trades`). */
+export const gateTradeId = (t: TapeTrade): number => t.seq;
+
+/**
+ * Gate's signed trade `size`: whole contracts of `quanto_multiplier` coins, negative when the taker sold (`t.sz` is
+ * the unsigned contract count).
+ */
+export const gateSignedSize = (t: TapeTrade): number => (t.side === "sell" ? -Number(t.sz) : Number(t.sz));
+
+/** Bitget `tradeId`: a decimal string, increasing per symbol (`seq × 1000` plus three hash digits). */
+export const bitgetTradeId = (t: TapeTrade): string => String(t.seq * 1000 + (sub(t.h, 8) % 1000));
+
+/** Deribit's id prefix of an instrument: `BTC-PERPETUAL` → `BTC`, `SOL_USDC-PERPETUAL` → `SOL_USDC`. */
+const deribitCurrency = (inst: PerpInstrumentSpec): string => inst.symbol.replace(/-PERPETUAL$/, "");
+
+/** Deribit `trade_seq`: increasing per instrument (a trade or a liquidation trade of the tape). */
+export const deribitTradeSeq = (e: TapeTrade | TapeLiquidation): number => e.seq;
+
+/** Deribit `trade_id`, `"<currency>-<seq>"` (`"BTC-28470950"`, `"SOL_USDC-28470950"`), of a trade or a liquidation trade. */
+export const deribitTradeId = (e: TapeTrade | TapeLiquidation): string => `${deribitCurrency(e.inst)}-${e.seq}`;
+
+/** Deribit `tick_direction` codes of the tape's tick directions ({@link Tape.tickDirections}). */
+export const DERIBIT_TICK_DIRECTION: Readonly<Record<string, 0 | 1 | 2 | 3>> = { PlusTick: 0, ZeroPlusTick: 1, MinusTick: 2, ZeroMinusTick: 3 };
+
+/**
+ * A Deribit liquidation as the trade it is on `trades.{instrument}.raw`: `liquidation` says who was liquidated (`"T"`
+ * the taker, `"M"` the maker, `"MT"` both; 80/15/5 % by a hash), `direction` is the taker's side. A liquidated long
+ * sells: as taker (`T`, `MT`) its sell is the direction; as maker (`M`) the taker bought from it.
+ */
+export function deribitLiquidationTrade(l: TapeLiquidation): { trade_id: string; trade_seq: number; liquidation: "M" | "T" | "MT"; direction: "buy" | "sell" } {
+  const u = sub(l.seq ^ l.inst.stream, 9) % 100;
+  const liquidation = u < 80 ? "T" : u < 95 ? "M" : "MT";
+  const orderSide = l.side === "long" ? "sell" : "buy";
+  const direction = liquidation === "M" ? (orderSide === "sell" ? "buy" : "sell") : orderSide;
+  return { trade_id: deribitTradeId(l), trade_seq: l.seq, liquidation, direction };
+}
+
 /** The venue trade id the normalised record carries (`Trade.id`). */
 export function tradeIdOf(t: TapeTrade): string {
   switch (t.inst.venue) {
     case "binance":
     case "okx":
+    case "gate":
+    case "aster":
       return String(t.seq);
     case "bybit":
       return bybitExecId(t);
     case "hyperliquid":
       return String(hlTid(t));
+    case "bitget":
+      return bitgetTradeId(t);
+    case "deribit":
+      return deribitTradeId(t);
   }
 }
 
-/** USD per coin and base coins of a venue price/size pair. */
+/**
+ * USD per coin and base coins of a venue price/size pair: OKX contracts × ctVal (inverse: USD ÷ price), Gate
+ * contracts × quanto_multiplier, Deribit inverse `amount` USD ÷ price (linear: coins), elsewhere per venue unit.
+ */
 function unitsToCoins(inst: PerpInstrumentSpec, px: string, sz: string): { price: number; size: number } {
   const p = Number(px);
   const s = Number(sz);
   if (inst.venue === "okx") return { price: p, size: inst.inverse ? (s * inst.ctVal) / p : s * inst.ctVal };
+  if (inst.venue === "gate") return { price: p, size: s * inst.ctVal };
+  if (inst.venue === "deribit") return { price: p, size: inst.inverse ? s / p : s };
   return { price: p / inst.multiplier, size: s * inst.multiplier };
 }
 
 /**
- * A tape trade as a consumer normalises the wire: price `Number(px) / multiplier` (OKX: `Number(px)`), size
- * `Number(sz) × multiplier` (OKX: contracts × ctVal), taker side, id per {@link tradeIdOf}.
+ * A tape trade as a consumer normalises the wire: price `Number(px) / multiplier` (OKX, Gate, Deribit: `Number(px)`),
+ * size `Number(sz) × multiplier` (OKX: contracts × ctVal; Gate: contracts × quanto_multiplier; Deribit inverse: USD ÷
+ * price), taker side, id per {@link tradeIdOf}.
  */
 export function normaliseTrade(t: TapeTrade): Trade {
   const { price, size } = unitsToCoins(t.inst, t.px, t.sz);
-  return { venue: t.inst.venue, base: t.inst.base, time: t.time, price, size, side: t.side, id: tradeIdOf(t) };
+  return { venue: streamVenue(t.inst), base: t.inst.base, time: t.time, price, size, side: t.side, id: tradeIdOf(t) };
 }
+
+/**
+ * The stream-venue key of an instrument's venue. A cast: `STREAM_VENUES` (src/ingestion/types.ts) gains each new
+ * venue when its feed is wired, and the tape already produces records for all eight.
+ */
+const streamVenue = (inst: PerpInstrumentSpec): StreamVenue => inst.venue as StreamVenue;
 
 /** A tape liquidation normalised (`valueUsd` = price × size). */
 export function normaliseLiquidation(l: TapeLiquidation): Liquidation {
   const { price, size } = unitsToCoins(l.inst, l.px, l.sz);
   return {
-    venue: l.inst.venue,
+    venue: streamVenue(l.inst),
     base: l.inst.base,
     venueSymbol: l.inst.symbol,
     time: l.time,
@@ -305,7 +374,36 @@ export function createTape(market: MarketModel): Tape {
   }
 
   /** Liquidation activity of a base (unchanged by the trade-flow calibration): 0.5-4.5 by its aggregate volume. */
-  const liqActivity = (inst: PerpInstrumentSpec): number => clamp(0.6 + Math.log10(market.params(inst.base).volume24hUsd / 1e8), 0.5, 4.5) * LIQ_VENUE_ACTIVITY[inst.venue];
+  const baseLiqActivity = (inst: PerpInstrumentSpec): number => clamp(0.6 + Math.log10(market.params(inst.base).volume24hUsd / 1e8), 0.5, 4.5);
+  const liqActivity = (inst: PerpInstrumentSpec): number => baseLiqActivity(inst) * (isNewVenue(inst.venue) ? liqScale(inst.venue) : LIQ_VENUE_ACTIVITY[inst.venue]);
+
+  /** Mean move factor `1 + 0.5 move²` of a liquidation slot (estimated once from fixed slots, like the trade activity). */
+  function liqMoveFactorMean(inst: PerpInstrumentSpec): number {
+    let sum = 0;
+    for (let k = 0; k < ACTIVITY_SAMPLES; k++) {
+      const t0 = ACTIVITY_T0 + k * 7_919_000;
+      const move = Math.abs(Math.log(mid(inst, t0) / mid(inst, t0 - 60_000))) / sigmaMin(inst);
+      sum += 1 + 0.5 * move * move;
+    }
+    return sum / ACTIVITY_SAMPLES;
+  }
+  /**
+   * Venue factor of a new venue: its target perps' expected liquidations at factor 1 (base rate × base activity ×
+   * mean move factor, per minute) scaled to `LIQUIDATIONS_PER_MIN`.
+   */
+  const liqScales = new Map<NewPerpSimVenue, number>();
+  function liqScale(venue: NewPerpSimVenue): number {
+    let f = liqScales.get(venue);
+    if (f === undefined) {
+      let perMin = 0;
+      for (const inst of perp.instruments(venue, ACTIVITY_T0)) {
+        if (inst.target) perMin += ((60 * LIQ_BASE_RATE * baseLiqActivity(inst)) / 3) * liqMoveFactorMean(inst);
+      }
+      f = perMin > 0 ? LIQUIDATIONS_PER_MIN[venue] / perMin : 0;
+      liqScales.set(venue, f);
+    }
+    return f;
+  }
 
   /** Typical (1 sd) 1-minute log move of the instrument's base. */
   const sigmaMin = (inst: PerpInstrumentSpec): number => market.params(inst.base).annualVol / Math.sqrt(525_960);
@@ -347,6 +445,26 @@ export function createTape(market: MarketModel): Tape {
         const sd = inst.szDecimals;
         const units = Math.max(10 ** -sd, roundTo(coins / inst.multiplier, sd));
         return { px: hlPx(pxCoin * inst.multiplier, sd), sz: hlNum(units, sd) };
+      }
+      case "bitget":
+      case "aster": {
+        // Binance-like: price per venue unit, size in venue units (coins; Aster 1000PEPE units).
+        const pd = inst.priceDecimals;
+        const qd = inst.qtyDecimals;
+        const units = Math.max(10 ** -qd, roundTo(coins / inst.multiplier, qd));
+        return { px: fixed(roundTo(pxCoin * inst.multiplier, pd), pd), sz: fixed(units, qd) };
+      }
+      case "gate": {
+        // Whole contracts of `quanto_multiplier` coins (the sign of Gate's `size` is added by `gateSignedSize`).
+        const contracts = Math.max(1, Math.round(coins / inst.ctVal));
+        return { px: trimmed(roundTo(pxCoin, inst.priceDecimals), inst.priceDecimals), sz: String(contracts) };
+      }
+      case "deribit": {
+        // Inverse: `amount` in USD, a multiple of the contract size; linear USDC: coins. Prices on the tick.
+        const px = fixed(roundTo(Math.round(pxCoin / inst.tickSize) * inst.tickSize, inst.priceDecimals), inst.priceDecimals);
+        if (inst.inverse) return { px, sz: String(Math.max(1, Math.round(notional / inst.ctVal)) * inst.ctVal) };
+        const qd = inst.qtyDecimals;
+        return { px, sz: fixed(Math.max(10 ** -qd, roundTo(coins, qd)), qd) };
       }
     }
   }
@@ -402,7 +520,7 @@ export function createTape(market: MarketModel): Tape {
       const move = Math.abs(r60) / sigmaMin(inst);
       const lambda = Math.min(1.5, ((LIQ_BASE_RATE * liqActivity(inst)) / 3) * (1 + 0.5 * move * move));
       const u = unit(hash4(seedH ^ SALT.liqCount, inst.stream, slot, 0));
-      const n = inst.venue === "binance" ? (u < 1 - Math.exp(-lambda) ? 1 : 0) : poisson(lambda, u, 3);
+      const n = ONE_LIQ_PER_SLOT.includes(inst.venue) ? (u < 1 - Math.exp(-lambda) ? 1 : 0) : poisson(lambda, u, 3);
       if (n === 0) return NO_EVENTS;
       const offs = offsets(SALT.liqTime, inst, slot, n);
       const out: TapeLiquidation[] = [];
@@ -414,7 +532,7 @@ export function createTape(market: MarketModel): Tape {
         const pxCoin = mid(inst, time) * (1 + (side === "long" ? -beyond : beyond));
         const notional = 8000 * clamp(Math.exp(1.3 * normalFromHash(sub(h, 3))), 0.01, 80);
         const { px, sz } = format(inst, pxCoin, notional);
-        out.push({ inst, time, seq: slot * IDS_PER_SLOT + i, side, px, sz });
+        out.push({ inst, time, seq: slot * IDS_PER_SLOT + (inst.venue === "deribit" ? DERIBIT_LIQ_INDEX : i), side, px, sz });
       }
       return out;
     });
@@ -486,7 +604,7 @@ export function createTape(market: MarketModel): Tape {
     return out;
   }
 
-  function target(venue: StreamVenue, base: string): PerpInstrumentSpec {
+  function target(venue: PerpSimVenue, base: string): PerpInstrumentSpec {
     const inst = perp.perpOf(venue, base);
     if (!inst) throw new RangeError(`${venue} lists no perpetual for base ${base}`);
     return inst;

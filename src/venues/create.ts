@@ -3,10 +3,14 @@ import type { Venues } from "../core/context.js";
 import type { Metrics } from "../core/metrics.js";
 import { acceptSimReplayMarks } from "../core/request-scope.js";
 import { VenueHealth } from "../core/venue-health.js";
+import { AsterPerpClient } from "./aster/client.js";
 import { BinancePerpClient } from "./binance/client.js";
+import { BitgetPerpClient } from "./bitget/client.js";
 import { BybitPerpClient } from "./bybit/client.js";
 import { CoinGeckoClient } from "./coingecko/client.js";
+import { DeribitPerpClient } from "./deribit/client.js";
 import { DexScreenerClient } from "./dexscreener/client.js";
+import { GatePerpClient } from "./gate/client.js";
 import { GeckoTerminalClient } from "./geckoterminal/client.js";
 import { HyperliquidPerpClient } from "./hyperliquid/client.js";
 import { OkxPerpClient } from "./okx/client.js";
@@ -24,7 +28,16 @@ export function createVenues(config: Config, deps: { metrics: Metrics }): { venu
   const v = config.venues;
   const binance = new BinancePerpClient(v.binanceFapi, { ...common, spotBaseUrl: v.binanceSpot });
   const hyperliquid = new HyperliquidPerpClient(v.hyperliquid, common);
-  const perps = { binance, bybit: new BybitPerpClient(v.bybit, common), okx: new OkxPerpClient(v.okx, common), hyperliquid };
+  const perps = {
+    binance,
+    bybit: new BybitPerpClient(v.bybit, common),
+    okx: new OkxPerpClient(v.okx, common),
+    gate: new GatePerpClient(v.gate, common),
+    hyperliquid,
+    bitget: new BitgetPerpClient(v.bitget, common),
+    aster: new AsterPerpClient(v.aster, common),
+    deribit: new DeribitPerpClient(v.deribit, common),
+  };
   const venues: Venues = {
     coingecko: new CoinGeckoClient(config.coingecko, common),
     perps,

@@ -1,8 +1,12 @@
+import { ASTER_ENDPOINTS } from "./aster/endpoints.js";
 import { BINANCE_ENDPOINTS } from "./binance/endpoints.js";
+import { BITGET_ENDPOINTS } from "./bitget/endpoints.js";
 import { BYBIT_ENDPOINTS } from "./bybit/endpoints.js";
 import { COINGECKO_ENDPOINTS } from "./coingecko/endpoints.js";
+import { DERIBIT_ENDPOINTS } from "./deribit/endpoints.js";
 import { DEXSCREENER_ENDPOINTS } from "./dexscreener/endpoints.js";
 import type { VenueEndpoints } from "./endpoint-types.js";
+import { GATE_ENDPOINTS } from "./gate/endpoints.js";
 import { GECKOTERMINAL_ENDPOINTS } from "./geckoterminal/endpoints.js";
 import { HYPERLIQUID_ENDPOINTS } from "./hyperliquid/endpoints.js";
 import { OKX_ENDPOINTS } from "./okx/endpoints.js";
@@ -17,6 +21,10 @@ export const VENUE_ENDPOINTS = [
   BYBIT_ENDPOINTS,
   OKX_ENDPOINTS,
   HYPERLIQUID_ENDPOINTS,
+  GATE_ENDPOINTS,
+  BITGET_ENDPOINTS,
+  DERIBIT_ENDPOINTS,
+  ASTER_ENDPOINTS,
   DEXSCREENER_ENDPOINTS,
   GECKOTERMINAL_ENDPOINTS,
 ] as const satisfies readonly VenueEndpoints[];
@@ -46,4 +54,16 @@ export const LIVE_VENUE_HOSTS: ReadonlySet<string> = new Set(
   VENUE_ENDPOINTS.flatMap((v: VenueEndpoints) => [...restOf(v), ...(v.ws ? [v.ws] : [])].map((e) => new URL(e.url).hostname)),
 );
 
-export { BINANCE_ENDPOINTS, BYBIT_ENDPOINTS, COINGECKO_ENDPOINTS, DEXSCREENER_ENDPOINTS, GECKOTERMINAL_ENDPOINTS, HYPERLIQUID_ENDPOINTS, OKX_ENDPOINTS };
+export {
+  ASTER_ENDPOINTS,
+  BINANCE_ENDPOINTS,
+  BITGET_ENDPOINTS,
+  BYBIT_ENDPOINTS,
+  COINGECKO_ENDPOINTS,
+  DERIBIT_ENDPOINTS,
+  DEXSCREENER_ENDPOINTS,
+  GATE_ENDPOINTS,
+  GECKOTERMINAL_ENDPOINTS,
+  HYPERLIQUID_ENDPOINTS,
+  OKX_ENDPOINTS,
+};

@@ -62,7 +62,9 @@ describe("marketgate doctor", () => {
     expect(bad).toEqual([]);
     expect(report.ok).toBe(true);
     expect(report.results.map((r) => r.id)).toEqual(DOCTOR_CHECKS.map((c) => c.id));
-    expect(new Set(report.results.map((r) => r.venue))).toEqual(new Set(["binance", "bybit", "okx", "hyperliquid", "coingecko", "dexscreener", "geckoterminal"]));
+    expect(new Set(report.results.map((r) => r.venue))).toEqual(
+      new Set(["binance", "bybit", "okx", "hyperliquid", "aster", "deribit", "bitget", "gate", "coingecko", "dexscreener", "geckoterminal"]),
+    );
     const text = formatReport(report);
     expect(text).toMatch(/^binance\s+GET \/fapi\/v1\/exchangeInfo, \/fapi\/v1\/fundingInfo\s+ok\s+\d+ ms$/m);
     expect(text).toContain(`all ${DOCTOR_CHECKS.length} checks ok (sim data mode)`);

@@ -40,7 +40,16 @@ const tr = (venue: StreamVenue, time: number, id: string, size = 1): Trade => ({
 
 describe("trade ids per venue", () => {
   it("Binance and OKX ids are sequence numbers; Bybit and Hyperliquid ids are unordered", () => {
-    expect(VENUE_ID_ORDER).toEqual({ binance: "sequence", okx: "sequence", bybit: "unordered", hyperliquid: "unordered" });
+    expect(VENUE_ID_ORDER).toEqual({
+      binance: "sequence",
+      okx: "sequence",
+      bybit: "unordered",
+      hyperliquid: "unordered",
+      deribit: "unordered",
+      bitget: "unordered",
+      aster: "sequence",
+      gate: "sequence",
+    });
     expect(sequenceOf("binance", "5933014")).toBe(5933014);
     expect(sequenceOf("okx", "130639474")).toBe(130639474);
     expect(sequenceOf("binance", "0012")).toBeNull(); // not canonical: de-duplicated by id instead

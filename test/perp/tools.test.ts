@@ -73,7 +73,9 @@ describe("perp tools on the simulator (payments off)", () => {
       expect(r.direction).toBe(r.funding_rate > 0 ? "longs_paying" : "shorts_paying");
       expect(r.signal).toBe(r.funding_rate > 0 ? "extreme_bullish" : "extreme_bearish");
       expect(r.symbol).toMatch(/USDT$/);
-      expect(["binance", "bybit", "okx"]).toContain(r.exchange);
+      expect(body.coverage.exchanges_asked).toContain(r.exchange);
+      // Hyperliquid (USDC) and Deribit (inverse, USDC) have no USDT perpetuals to scan.
+      expect(["hyperliquid", "deribit"]).not.toContain(r.exchange);
     }
   });
 
@@ -142,7 +144,7 @@ describe("perp tools when every venue fails", () => {
     s = await startFreeStack();
     // Instrument lists load first (they are cached for an hour); then every venue fails.
     expect((await fetch(`${s.url}/api/v1/quote?path=/futures/funding-compare/SOL`)).status).toBe(200);
-    for (const v of ["binance", "bybit", "okx", "hyperliquid"]) s.sim.faults.inject(v, { kind: "server_error", status: 500 }, Infinity);
+    for (const v of PERP_VENUES) s.sim.faults.inject(v, { kind: "server_error", status: 500 }, Infinity);
     await new Promise((r) => setTimeout(r, 2_100)); // outlive Hyperliquid's 2 s snapshot
   });
   afterAll(() => s?.close());
@@ -152,7 +154,7 @@ describe("perp tools when every venue fails", () => {
     expect(res.status).toBe(503);
     const body = await json(res);
     expect(body.error.code).toBe("UPSTREAM_UNAVAILABLE");
-    expect(body.error.details.map((d: { exchange: string }) => d.exchange).sort()).toEqual(["binance", "bybit", "hyperliquid", "okx"]);
+    expect(body.error.details.map((d: { exchange: string }) => d.exchange).sort()).toEqual([...PERP_VENUES].sort());
   });
 });
 

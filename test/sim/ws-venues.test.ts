@@ -136,6 +136,10 @@ describe("ws: mounting", () => {
       bybit: `ws://127.0.0.1:${port}/bybit-ws`,
       okx: `ws://127.0.0.1:${port}/okx-ws`,
       hyperliquid: `ws://127.0.0.1:${port}/hyperliquid-ws`,
+      deribit: `ws://127.0.0.1:${port}/deribit-ws`,
+      bitget: `ws://127.0.0.1:${port}/bitget-ws`,
+      aster: `ws://127.0.0.1:${port}/aster-ws`,
+      gate: `ws://127.0.0.1:${port}/gate-ws`,
     });
     expect(await refusedStatus(`${sim.wsUrls.binance}/nope`)).toBe(404);
     expect(await refusedStatus(`${sim.wsUrls.bybit}/v5/private`)).toBe(404);

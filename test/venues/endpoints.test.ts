@@ -2,10 +2,14 @@ import { describe, expect, it } from "vitest";
 import { loadConfig, SETTING_NAMES } from "../../src/config.js";
 import { backfillDefaults } from "../../src/ingestion/backfill/common.js";
 import {
+  ASTER_ENDPOINTS,
   BINANCE_ENDPOINTS,
+  BITGET_ENDPOINTS,
   BYBIT_ENDPOINTS,
   COINGECKO_ENDPOINTS,
+  DERIBIT_ENDPOINTS,
   DEXSCREENER_ENDPOINTS,
+  GATE_ENDPOINTS,
   GECKOTERMINAL_ENDPOINTS,
   HYPERLIQUID_ENDPOINTS,
   LIVE_VENUE_HOSTS,
@@ -41,10 +45,23 @@ describe("venue endpoints, stated once", () => {
       bybit: BYBIT_ENDPOINTS.rest.api.url,
       okx: OKX_ENDPOINTS.rest.api.url,
       hyperliquid: HYPERLIQUID_ENDPOINTS.rest.api.url,
+      bitget: BITGET_ENDPOINTS.rest.api.url,
       dexscreener: DEXSCREENER_ENDPOINTS.rest.api.url,
       geckoterminal: GECKOTERMINAL_ENDPOINTS.rest.api.url,
+      aster: ASTER_ENDPOINTS.rest.fapi.url,
+      deribit: DERIBIT_ENDPOINTS.rest.api.url,
+      gate: GATE_ENDPOINTS.rest.api.url,
     });
-    expect(c.streams?.wsUrls).toEqual({ binance: BINANCE_ENDPOINTS.ws.url, bybit: BYBIT_ENDPOINTS.ws.url, okx: OKX_ENDPOINTS.ws.url, hyperliquid: HYPERLIQUID_ENDPOINTS.ws.url });
+    expect(c.streams?.wsUrls).toEqual({
+      binance: BINANCE_ENDPOINTS.ws.url,
+      bybit: BYBIT_ENDPOINTS.ws.url,
+      okx: OKX_ENDPOINTS.ws.url,
+      hyperliquid: HYPERLIQUID_ENDPOINTS.ws.url,
+      bitget: BITGET_ENDPOINTS.ws.url,
+      aster: ASTER_ENDPOINTS.ws.url,
+      deribit: DERIBIT_ENDPOINTS.ws.url,
+      gate: GATE_ENDPOINTS.ws.url,
+    });
     expect(c.dexscreenerCallsPerMin).toBe(DEXSCREENER_ENDPOINTS.rest.api.callsPerMin);
     expect(c.geckoterminalCallsPerMin).toBe(GECKOTERMINAL_ENDPOINTS.rest.api.callsPerMin);
     for (const plan of ["public", "demo", "pro"] as const) {
@@ -57,17 +74,24 @@ describe("venue endpoints, stated once", () => {
     expect([...LIVE_VENUE_HOSTS].sort()).toEqual(
       [
         "api.binance.com",
+        "api.bitget.com",
         "api.bybit.com",
         "api.coingecko.com",
         "api.dexscreener.com",
+        "api.gateio.ws",
         "api.geckoterminal.com",
         "api.hyperliquid.xyz",
+        "fapi.asterdex.com",
         "fapi.binance.com",
+        "fstream.asterdex.com",
         "fstream.binance.com",
+        "fx-ws.gateio.ws",
         "pro-api.coingecko.com",
         "stream.bybit.com",
+        "ws.bitget.com",
         "ws.okx.com",
         "www.okx.com",
+        "www.deribit.com",
       ].sort(),
     );
     expect(loadConfig({ DATA_MODE: "sim", ...simUrls() }).dataMode).toBe("sim");

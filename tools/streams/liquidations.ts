@@ -12,7 +12,7 @@ const FEEDS: Readonly<Record<string, string>> = {
   okx: "liquidation-orders: every SWAP liquidation",
   hyperliquid: "no public liquidation feed",
   gate: "futures.public_liquidates (!all): every liquidation of every USDT contract",
-  bitget: "no public liquidation feed",
+  bitget: "no public liquidation feed read (the v2 public websocket has none; the UTA v3 liquidation topic only samples the largest per symbol per second)",
   deribit: "trades.{instrument}.raw: trades flagged as liquidations, for the streamed perpetuals only",
   aster: "!forceOrder@arr: a snapshot of at most one liquidation per symbol per second, as Binance's",
 };

@@ -108,7 +108,16 @@ export class CvdStore {
   private readonly openIdsMs: number;
   private readonly syms = new Map<string, SymbolState>();
   /** Per venue, per base: nested rather than keyed by `venue|base` so that a lookup builds no string. */
-  private readonly tracks: Readonly<Record<StreamVenue, Map<string, Track>>> = { binance: new Map(), bybit: new Map(), okx: new Map(), hyperliquid: new Map() };
+  private readonly tracks: Readonly<Record<StreamVenue, Map<string, Track>>> = {
+    binance: new Map(),
+    bybit: new Map(),
+    okx: new Map(),
+    gate: new Map(),
+    hyperliquid: new Map(),
+    bitget: new Map(),
+    aster: new Map(),
+    deribit: new Map(),
+  };
   /** The sequence number of a one-trade group of {@link add}, as the array {@link addSequenced} takes. */
   private readonly oneSeq: number[] = [0];
   private readonly dirty = new Set<StoredBucket>();

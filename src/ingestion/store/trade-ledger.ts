@@ -16,15 +16,22 @@ export type IdOrder = "sequence" | "unordered";
  * - binance: aggregate trade id `a` (WS `aggTrade`, REST `/fapi/v1/aggTrades`), an integer that grows by
  *   one per aggregate trade of a symbol → sequence;
  * - okx: `tradeId`, an integer string that grows per instrument (with holes where fills were aggregated) → sequence;
+ * - gate: `id` (WS `futures.trades`, REST `/futures/usdt/trades`), an integer that grows with time → sequence;
  * - bybit: `i` (WS) / `execId` (REST), a UUID-shaped string in no order → unordered (its `seq` is the
  *   cross sequence, shared by the fills of one match, and is not used);
- * - hyperliquid: `tid`, a 50-bit hash in no order (`hash` is the transaction's, shared by its fills) → unordered.
+ * - hyperliquid: `tid`, a 50-bit hash in no order (`hash` is the transaction's, shared by its fills) → unordered;
+ * - bitget: `tradeId`, a 19-digit decimal string (`1151762928807395329`), beyond 2^53, so not a safe sequence → unordered.
+ * - deribit: `trade_id`, a string per instrument (`"403691824"`, `"ETH-284830839"`), not compared numerically → unordered.
  */
 export const VENUE_ID_ORDER: Readonly<Record<StreamVenue, IdOrder>> = {
   binance: "sequence",
   okx: "sequence",
+  gate: "sequence",
   bybit: "unordered",
   hyperliquid: "unordered",
+  bitget: "unordered",
+  deribit: "unordered",
+  aster: "sequence",
 };
 
 /**

@@ -7,8 +7,38 @@ import type { PerpSimVenue } from "./types.js";
 /** Bases with an extreme mean premium (fraction), hence |funding| ≥ 0.05 % per 8h on every venue listing them. */
 export const EXTREME_PREMIUM: Readonly<Record<string, number>> = { WIF: 0.0024, PEPE: 0.0018, SEI: -0.0018 };
 
-/** Venue shares of a base's perp open interest (Binance largest). */
-export const OI_SHARE: Readonly<Record<PerpSimVenue, number>> = { binance: 0.36, bybit: 0.2, okx: 0.14, hyperliquid: 0.24 };
+/** The four venues added by issue 22. */
+export type NewPerpSimVenue = "gate" | "bitget" | "deribit" | "aster";
+/** The four venues modelled first, whose calibration predates issue 22 and stays unchanged. */
+export type FirstPerpSimVenue = Exclude<PerpSimVenue, NewPerpSimVenue>;
+
+/**
+ * Shares of ALL BTC futures open interest (percent, CME included), the mean of four stored snapshots of
+ * https://www.mytokencap.com/derivatives/open-interest ("BTC Total Open Interest", totals $38.1B-$60.3B): the first
+ * four venues together 45.0 % (45.1, 45.6, 42.8, 46.4: Binance ≈ 21.7, Bybit ≈ 11.7, OKX ≈ 6.8, Hyperliquid ≈ 4.9),
+ * Gate 9.9 % (7.88, 8.37, 12.15, 11.29), Bitget 6.5 % (6.71, 6.43, 6.14, 6.63), Deribit 5.1 % (5.94, 4.59, 4.64,
+ * 5.37). Aster is not among the named rows (each named row ≥ 0.06 %): 1.5 %, the issue's estimate (an assumption).
+ * Together the eight venues hold ≈ 68 % of BTC futures OI (the issue said "roughly 70-75 %").
+ */
+export const BTC_OI_PCT_OF_MARKET: Readonly<Record<NewPerpSimVenue, number> & { firstFour: number }> = { firstFour: 45, gate: 9.9, bitget: 6.5, deribit: 5.1, aster: 1.5 };
+
+/** The first four venues' shares (model units, below): unchanged since before issue 22. */
+const FIRST_OI_SHARE: Readonly<Record<FirstPerpSimVenue, number>> = { binance: 0.36, bybit: 0.2, okx: 0.14, hyperliquid: 0.24 };
+/** Model units per percent of BTC futures OI: the first four's shares (sum 0.94) stand for their 45 % of the market. */
+const OI_UNITS_PER_PCT = (FIRST_OI_SHARE.binance + FIRST_OI_SHARE.bybit + FIRST_OI_SHARE.okx + FIRST_OI_SHARE.hyperliquid) / BTC_OI_PCT_OF_MARKET.firstFour;
+
+/**
+ * Venue shares of a base's perp open interest (model units: a target perp holds 0.55 × the base's aggregate 24h
+ * volume × share, in coins). The first four unchanged (Binance largest); the new four scaled from
+ * {@link BTC_OI_PCT_OF_MARKET} so that their ratios to the first four match the cited market shares.
+ */
+export const OI_SHARE: Readonly<Record<PerpSimVenue, number>> = {
+  ...FIRST_OI_SHARE,
+  gate: BTC_OI_PCT_OF_MARKET.gate * OI_UNITS_PER_PCT,
+  bitget: BTC_OI_PCT_OF_MARKET.bitget * OI_UNITS_PER_PCT,
+  deribit: BTC_OI_PCT_OF_MARKET.deribit * OI_UNITS_PER_PCT,
+  aster: BTC_OI_PCT_OF_MARKET.aster * OI_UNITS_PER_PCT,
+};
 /**
  * Venue perp 24h turnover relative to the model's 24h (CoinGecko-style aggregate) volume, target perps. Real 2026
  * turnover ÷ the simulator's aggregate volume of the same base:
@@ -18,8 +48,21 @@ export const OI_SHARE: Readonly<Record<PerpSimVenue, number>> = { binance: 0.36,
  *   SOL 0.14e9 (0.035) → 0.034 for BTC/ETH/SOL ({@link HL_MAJORS}); the 13 other named coins (DOGE, XRP, BNB, AVAX,
  *   LTC, LINK, SUI, kPEPE, ATOM, OP, ARB, INJ, APT) median 0.006 → {@link HL_ALT_VOLUME_SHARE};
  * - Binance and OKX: no 2026 volume capture; assumed 2.5× and 0.75× Bybit.
+ * - Deribit: https://bitcoinfuturesinfo.com/market-share-and-futures-curve (stored page, BTC:USD futures 24h volume)
+ *   Deribit $0.654B vs Binance $14.41B = 0.045 of Binance → 0.045 × 0.068 = 0.003.
+ * - Gate and Bitget: no volume capture; assumed 0.9× Bybit (0.024) each, as their BTC OI is of Bybit's order.
+ *   Aster: assumed 0.01 (about 0.4× Bybit). Assumptions, not fits.
  */
-export const VOLUME_SHARE: Readonly<Record<PerpSimVenue, number>> = { binance: 0.068, bybit: 0.027, okx: 0.02, hyperliquid: 0.034 };
+export const VOLUME_SHARE: Readonly<Record<PerpSimVenue, number>> = {
+  binance: 0.068,
+  bybit: 0.027,
+  okx: 0.02,
+  hyperliquid: 0.034,
+  gate: 0.024,
+  bitget: 0.024,
+  deribit: 0.003,
+  aster: 0.01,
+};
 /** Hyperliquid's turnover share for bases other than {@link HL_MAJORS} (see {@link VOLUME_SHARE}). */
 export const HL_ALT_VOLUME_SHARE = 0.006;
 export const HL_MAJORS: readonly string[] = ["BTC", "ETH", "SOL"];
@@ -59,6 +102,20 @@ export interface PremiumCalibration {
 /** Sd of the base sentiment shared by every venue listing a base (fraction). */
 export const BASE_SENTIMENT_SD = 0.00025;
 /**
+ * The new venues have no recorded funding cross-section here, so their premium model is set BY ANALOGY (not fitted):
+ * Gate and Aster use Binance's formula (Gate: "Funding Rate = Premium Index + clamp(Interest − Premium Index, ±0.05 %)",
+ * gate.io funding-rate page; Aster is Binance-compatible) → Binance's row, Aster with wider venue and fast noise (a
+ * thinner book); Bitget (same formula) → Bybit's row; Deribit (no interest term, a ±0.025 % damper: Deribit Funding
+ * Specifications) → OKX's row with a larger venue sd, so that its funding leaves the damper's dead band at times.
+ */
+const NEW_VENUE_PREMIUM: Readonly<Record<NewPerpSimVenue, PremiumCalibration>> = {
+  gate: { mean: 0.0003, venueSd: 0.00033, fastSd: 0.00044 },
+  bitget: { mean: 0.00025, venueSd: 0.00045, fastSd: 0.00044 },
+  deribit: { mean: 0.0001, venueSd: 0.0003, fastSd: 0.0004 },
+  aster: { mean: 0.0003, venueSd: 0.0005, fastSd: 0.0006 },
+};
+
+/**
  * Regular-base premium per venue, tuned so the simulated cross-section (symbols × times) reproduces
  * {@link FUNDING_TARGETS}: total slow sd = sqrt(BASE_SENTIMENT_SD² + venueSd²); fast noise widens the mark premium.
  */
@@ -67,7 +124,16 @@ export const PREMIUM_CALIBRATION: Readonly<Record<PerpSimVenue, PremiumCalibrati
   bybit: { mean: 0.00025, venueSd: 0.00045, fastSd: 0.00044 },
   okx: { mean: 0.0001, venueSd: 0.00017, fastSd: 0.0003 },
   hyperliquid: { mean: 0, venueSd: 0.00015, fastSd: 0.0006 },
+  ...NEW_VENUE_PREMIUM,
 };
+
+/**
+ * Liquidations per minute the tape produces on a quiet day, summed over a venue's listed target perps. Gate 1.8 and
+ * Aster 0.1 are issue 22's figures; Bitget and Deribit have no cited figure and sit between them (assumptions): Bitget
+ * 1.0 (its BTC OI is two thirds of Gate's), Deribit 0.3 (few coins listed). The first four venues' liquidation
+ * rates are not expressed this way and are unchanged (`tape.ts`, LIQ_VENUE_ACTIVITY).
+ */
+export const LIQUIDATIONS_PER_MIN: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1 };
 /**
  * Hyperliquid's mark is not oracle × (1 + premium): its mark price is a median of several references while funding
  * uses the impact-price premium (real 2026 ctxs: ETH mark/oracle −4.2 bp vs premium −2.8 bp, ATOM −14 vs −5.6 bp).

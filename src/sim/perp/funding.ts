@@ -1,8 +1,12 @@
 /**
  * Funding of the simulated perps. Per interval, Binance/Bybit/Hyperliquid: F = clamp(P̄ + clamp(I − P̄, −0.05 %,
  * +0.05 %), ±cap) with I = 0.01 % × intervalHours / 8, so F is pinned at I while P̄ is within 0.05 % of I;
- * Hyperliquid pays hourly, F(8h formula) / 8. OKX, per its published formula, has no interest component:
- * F = clamp(P̄, ±cap), so its rate is never pinned. The current (accruing) rate averages over [interval start, now];
+ * Hyperliquid pays hourly, F(8h formula) / 8. Gate, Bitget and Aster use the Binance formula (Gate's funding-rate
+ * page: "Premium Index + clamp(Interest Spread − Premium Index, 0.05 %, −0.05 %)"). OKX, per its published formula,
+ * has no interest component: F = clamp(P̄, ±cap), so its rate is never pinned. Deribit has no interest component
+ * either and a damper: F = clamp(max(0.025 %, P̄) + min(−0.025 %, P̄), ±cap) per 8h (Deribit Funding
+ * Specifications), so its rate is exactly 0 while |P̄| ≤ 0.025 %; it accrues continuously, and the model's "settled"
+ * rate at any instant is the 8h rate over the 8h before it (Deribit's hourly `interest_8h`). The current (accruing) rate averages over [interval start, now];
  * a settled rate over the whole interval, so the current rate converges to the settled one at the boundary.
  * Settlements fall on UTC multiples of the interval (Binance and Hyperliquid add a few ms of jitter, as the real
  * venues do); nextFundingTime is the next boundary.
@@ -16,6 +20,8 @@ import type { PerpInstrumentSpec, PerpModel } from "./types.js";
 export const INTEREST_8H = 0.0001;
 /** The Binance-style clamp band on (interest − premium). */
 export const CLAMP_BAND = 0.0005;
+/** Deribit's damper: premium within ±0.025 % (per 8h) pays no funding. */
+export const DERIBIT_DAMPER = 0.00025;
 
 /** The funding functions of the perp model. */
 export type PerpFunding = Pick<
@@ -29,7 +35,7 @@ export function createFunding(noise: PerpNoise, avgPremium: PerpModel["avgPremiu
   const hourlyFromEight = (inst: PerpInstrumentSpec): boolean => inst.venue === "hyperliquid";
 
   function interestRate(inst: PerpInstrumentSpec): number {
-    if (inst.kind !== "perpetual" || inst.venue === "okx") return 0;
+    if (inst.kind !== "perpetual" || inst.venue === "okx" || inst.venue === "deribit") return 0;
     return hourlyFromEight(inst) ? INTEREST_8H / 8 : (INTEREST_8H * inst.fundingIntervalHours) / 8;
   }
 
@@ -37,6 +43,7 @@ export function createFunding(noise: PerpNoise, avgPremium: PerpModel["avgPremiu
     if (inst.kind !== "perpetual") return 0;
     // OKX: Clamp[MA(premium − interest), floor, cap] with interest = 0 (OKX's published funding formula).
     if (inst.venue === "okx") return clamp(p, -inst.fundingCap, inst.fundingCap);
+    if (inst.venue === "deribit") return clamp(Math.max(DERIBIT_DAMPER, p) + Math.min(-DERIBIT_DAMPER, p), -inst.fundingCap, inst.fundingCap);
     const interest = hourlyFromEight(inst) ? INTEREST_8H : (INTEREST_8H * inst.fundingIntervalHours) / 8;
     const f = clamp(p + clamp(interest - p, -CLAMP_BAND, CLAMP_BAND), -inst.fundingCap, inst.fundingCap);
     return hourlyFromEight(inst) ? f / 8 : f;

@@ -16,7 +16,7 @@ import {
   VOLUME_SHARE,
   type PremiumCalibration,
 } from "./calibration.js";
-import { CLAMP_BAND } from "./funding.js";
+import { CLAMP_BAND, DERIBIT_DAMPER } from "./funding.js";
 import { SALT, type PerpNoise } from "./noise.js";
 import type { LongShortKind, PerpInstrumentSpec } from "./types.js";
 
@@ -58,7 +58,7 @@ export function createInstStates(market: MarketModel, noise: PerpNoise): InstSta
     const isExtreme = extreme !== undefined && inst.target;
     const share = (inst.target ? OI_SHARE[inst.venue] : 0.03) * (inst.delisted ? 0 : 1);
     const calib = PREMIUM_CALIBRATION[inst.venue];
-    // Largest |P̄| keeping |F| × 8 / h < 0.05 %: F = P̄ ∓ 0.05 % beyond the clamp band (OKX: F = P̄), 5 % margin.
+    // Largest |P̄| keeping |F| × 8 / h < 0.05 %: F = P̄ ∓ 0.05 % beyond the clamp band (OKX: F = P̄; Deribit: P̄ ∓ 0.025 %), 5 % margin.
     const eightHourFactor = inst.venue === "hyperliquid" ? 1 : 8 / Math.max(1, inst.fundingIntervalHours);
     const fMax = 0.0005 / eightHourFactor;
     const volShare = inst.venue === "hyperliquid" && !HL_MAJORS.includes(inst.base) ? HL_ALT_VOLUME_SHARE : VOLUME_SHARE[inst.venue];
@@ -69,7 +69,7 @@ export function createInstStates(market: MarketModel, noise: PerpNoise): InstSta
       baseLevel: BASE_SENTIMENT_SD * 0.45 * z(baseStream, SALT.baseLevel),
       venueLevel: calib.venueSd * 0.5 * z(inst.stream, SALT.venueLevel),
       calib,
-      pbarBound: 0.95 * (inst.venue === "okx" ? fMax : fMax + CLAMP_BAND),
+      pbarBound: 0.95 * (inst.venue === "okx" ? fMax : inst.venue === "deribit" ? fMax + DERIBIT_DAMPER : fMax + CLAMP_BAND),
       oiBaseCoins: ((params.volume24hUsd * 0.55) / params.anchorUsd) * share,
       lsMean: {
         top_position: Math.log(1.2) + 0.2 * clamp(z(inst.stream, SALT.lsMean, 1), -2.2, 2.2),

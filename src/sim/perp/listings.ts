@@ -55,23 +55,93 @@ export const SIM_PERP_BASES: readonly string[] = BASES.map((r) => r.base);
 export const MULTIPLIED_BASES: Readonly<Record<string, number>> = { PEPE: 1000, SHIB: 1000 };
 export const BYBIT_SUFFIX_MULTIPLIED: readonly string[] = ["SHIB"];
 
-/** Catalogue bases a venue does not list at all (partial listing). */
+/**
+ * Catalogue bases a venue does not list at all (partial listing). Gate and Bitget list every other base (MATIC was
+ * migrated to POL); Aster, younger, lists fewer alts; Deribit lists few coins: see {@link DERIBIT_LINEAR_BASES}.
+ */
 export const ABSENT_BASES: Readonly<Record<PerpSimVenue, readonly string[]>> = {
   binance: [],
   bybit: ["MATIC"],
   okx: [],
   hyperliquid: ["TON"],
+  gate: ["MATIC"],
+  bitget: ["MATIC"],
+  deribit: [],
+  aster: ["MATIC", "ATOM", "TIA", "SEI"],
 };
+
+/**
+ * Deribit's perpetuals: the inverse `BTC-PERPETUAL` (contract size 10 USD, tick 0.5) and `ETH-PERPETUAL` (1 USD,
+ * tick 0.05) (Deribit contract specifications, https://www.deribit.com/pages/docs/perpetual: "contract size USD 10",
+ * "Minimum Tick Size 0.5"), plus USDC-margined linear perps `<BASE>_USDC-PERPETUAL` sized in coins. The linear bases
+ * are the catalogue bases found in recorded Deribit instrument lists (public code indexed by the `code` search:
+ * SOL, XRP, ADA, AVAX, DOGE, DOT, LINK, TRX, LTC, NEAR, UNI, BNB, with BTC and ETH also as USDC perps).
+ */
+export const DERIBIT_INVERSE: Readonly<Record<string, { ctVal: string; tickSize: number; priceDecimals: number; listed: string }>> = {
+  BTC: { ctVal: "10", tickSize: 0.5, priceDecimals: 1, listed: "2018-08-14" },
+  ETH: { ctVal: "1", tickSize: 0.05, priceDecimals: 2, listed: "2019-03-01" },
+};
+export const DERIBIT_LINEAR_BASES: readonly string[] = ["SOL", "XRP", "ADA", "AVAX", "DOGE", "DOT", "LINK", "TRX", "LTC", "NEAR", "UNI", "BNB"];
+/** Listing date of Deribit's USDC linear perps (all listed together; illustrative). */
+export const DERIBIT_LINEAR_LISTED = "2022-11-22";
+
+/**
+ * Gate USDT futures `quanto_multiplier` (coins per contract). BTC_USDT 0.0001 as in Gate's announcement "Gate
+ * Perpetual Futures Info API Add funding_rate_limit Field" (2025-08-13, its `/futures/usdt/contracts` example: also
+ * `leverage_max` "125", `funding_interval` 28800, `order_price_round` "0.1"); ETH_USDT 0.01 and DOGE_USDT 10 as in
+ * recorded `/futures/usdt/contracts` rows (public code indexed by the `code` search). The others follow Gate's
+ * pattern of a contract worth roughly 1-100 USD (illustrative).
+ */
+export const GATE_QUANTO: Readonly<Record<string, string>> = {
+  BTC: "0.0001",
+  ETH: "0.01",
+  XRP: "10",
+  LTC: "0.1",
+  TRX: "100",
+  LINK: "1",
+  ADA: "10",
+  ATOM: "1",
+  BNB: "0.01",
+  DOGE: "10",
+  DOT: "1",
+  SOL: "1",
+  UNI: "1",
+  AVAX: "1",
+  NEAR: "1",
+  INJ: "0.1",
+  MATIC: "10",
+  SHIB: "10000",
+  OP: "1",
+  APT: "1",
+  ARB: "10",
+  SUI: "1",
+  PEPE: "10000000",
+  SEI: "10",
+  TIA: "1",
+  TON: "1",
+  WIF: "1",
+};
+
+/** Aster (Binance-compatible) lists the 1000× symbols where Binance does (`1000PEPEUSDT`, `1000SHIBUSDT`). */
+export const ASTER_MULTIPLIED: readonly string[] = ["PEPE", "SHIB"];
 
 /** Hyperliquid universe entries flagged `isDelisted: true` (still in meta, zero OI, null premium). */
 export const HL_DELISTED_BASES: readonly string[] = ["MATIC"];
 
-/** Funding intervals (hours) that differ from the venue default (8h; Hyperliquid always 1h). */
+/** Funding intervals (hours) that differ from the venue default (8h; Hyperliquid always 1h). Illustrative choices. */
 export const FUNDING_INTERVAL_OVERRIDES: Readonly<Record<PerpSimVenue, Readonly<Record<string, number>>>> = {
   binance: { OP: 4, SEI: 4, TIA: 4, WIF: 4 },
   bybit: { ARB: 4, TIA: 4, WIF: 4, SEI: 1 },
   okx: { NEAR: 4, SEI: 4, WIF: 4 },
   hyperliquid: {},
+  // Gate `funding_interval` (seconds) is 28800 on most contracts, 14400 on some (DOGE_USDT in recorded contracts rows), 3600 on a few.
+  gate: { DOGE: 4, WIF: 4, SEI: 1 },
+  // Bitget `fundInterval` per symbol: 8 on most, 4 or 1 on some.
+  bitget: { OP: 4, TIA: 4, WIF: 4, SEI: 1 },
+  // Deribit: continuous funding expressed per 8h (no overrides).
+  deribit: {},
+  // Aster `fundingInfo.fundingIntervalHours`: 8 or 4.
+  aster: { OP: 4, WIF: 4 },
 };
 
 /** Binance symbols whose cap/floor was adjusted while keeping the 8h interval (listed in fundingInfo too). */

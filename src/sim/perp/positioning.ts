@@ -1,6 +1,6 @@
 /**
  * Positioning of the simulated perps: open interest (coins) = base level × venue share × slow drift (shared per
- * base, so the venue ranking is stable: Binance > Hyperliquid > Bybit > OKX), and long/short ratios = exp(mean +
+ * base, so the venue ranking is stable: Binance > Hyperliquid > Gate > Bybit > OKX > Bitget > Deribit > Aster), and long/short ratios = exp(mean +
  * slow noise), clamped to [0.6, 2.5].
  */
 import { clamp } from "../../lib/math.js";

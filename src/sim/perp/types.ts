@@ -4,14 +4,20 @@
  */
 import type { MarketModel } from "../market.js";
 
-/** Derivatives venues the simulator models. */
-export type PerpSimVenue = "binance" | "bybit" | "okx" | "hyperliquid";
-export const PERP_SIM_VENUES: readonly PerpSimVenue[] = ["binance", "bybit", "okx", "hyperliquid"];
+/**
+ * Derivatives venues the simulator models: the first four since the start, then Gate (USDT futures, API v4), Bitget
+ * (USDT-FUTURES, API v2 mix), Deribit (inverse BTC/ETH perpetuals plus USDC linear perps) and Aster (Binance-compatible).
+ */
+export type PerpSimVenue = "binance" | "bybit" | "okx" | "hyperliquid" | "gate" | "bitget" | "deribit" | "aster";
+export const PERP_SIM_VENUES: readonly PerpSimVenue[] = ["binance", "bybit", "okx", "hyperliquid", "gate", "bitget", "deribit", "aster"];
 
 /** One simulated derivatives instrument. Prices handled by the model are per ONE base coin (USD). */
 export interface PerpInstrumentSpec {
   readonly venue: PerpSimVenue;
-  /** The venue's own symbol (`BTCUSDT`, `1000PEPEUSDT`, `BTC-USDT-SWAP`, `kPEPE`, `BTCUSDT_261225`, `BTCPERP`). */
+  /**
+   * The venue's own symbol (`BTCUSDT`, `1000PEPEUSDT`, `BTC-USDT-SWAP`, `kPEPE`, `BTCUSDT_261225`, `BTCPERP`; Gate
+   * `BTC_USDT`; Deribit `BTC-PERPETUAL`, `SOL_USDC-PERPETUAL`).
+   */
   readonly symbol: string;
   /** Canonical base (model price key): `BTC`, `PEPE`. */
   readonly base: string;
@@ -19,30 +25,49 @@ export interface PerpInstrumentSpec {
   readonly venueBase: string;
   readonly quote: "USDT" | "USDC" | "USD";
   readonly kind: "perpetual" | "delivery";
-  /** OKX coin-margined swap (`BTC-USD-SWAP`): contracts worth `ctVal` USD. */
+  /** Coin-margined, USD-sized contract: OKX `BTC-USD-SWAP` (contracts worth `ctVal` USD), Deribit `BTC-PERPETUAL` / `ETH-PERPETUAL`. */
   readonly inverse: boolean;
   /** Base coins per venue unit (1000 for `1000PEPEUSDT` / `kPEPE`); venue prices and sizes are per unit. */
   readonly multiplier: number;
-  /** OKX contract value: coins per contract (linear) or USD per contract (inverse); 1 elsewhere. */
+  /**
+   * Contract size. OKX `ctVal`: coins per contract (linear) or USD per contract (inverse). Gate `quanto_multiplier`:
+   * coins per contract (BTC_USDT 0.0001). Deribit `contract_size`: USD per contract for the inverse perps (BTC 10,
+   * ETH 1; their `amount` is in USD, a multiple of it), 1 for the USDC linear perps (amount in coins). 1 elsewhere.
+   */
   readonly ctVal: number;
+  /** {@link ctVal} as the venue writes it (`"0.0001"`, `"10"`). */
   readonly ctValStr: string;
   /** Funding interval in hours (0 for dated futures). */
   readonly fundingIntervalHours: number;
   /** Dated futures: delivery time (ms); 0 for perpetuals. */
   readonly deliveryTime: number;
   readonly listTime: number;
-  /** Decimals of venue prices (per venue unit) and of venue quantities (venue units, or OKX contracts). */
+  /** Decimals of venue prices (per venue unit) and of venue quantities (venue units, or OKX/Gate contracts). */
   readonly priceDecimals: number;
   readonly qtyDecimals: number;
+  /** Price tick, per venue unit: `10^-priceDecimals`, except Deribit's inverse perps (BTC 0.5, ETH 0.05). */
+  readonly tickSize: number;
   /** Absolute funding cap per interval (Hyperliquid: per 8h-equivalent). */
   readonly fundingCap: number;
-  /** Binance: listed in `/fapi/v1/fundingInfo` (interval and/or cap adjusted). */
+  /** Binance and Aster: listed in `/fapi/v1/fundingInfo` (interval and/or cap adjusted). */
   readonly fundingInfoListed: boolean;
+  /**
+   * Deribit: funding accrues continuously (every ms) on the 8h rate `fundingIntervalHours = 8` expresses; there are no
+   * discrete settlements, and `get_funding_rate_history` reports hourly `interest_1h` / `interest_8h` (read them with
+   * `settledFundingRate(inst, hourMs)`, which is the 8h rate over the 8h before `hourMs`). False elsewhere.
+   */
+  readonly continuousFunding: boolean;
   /** Hyperliquid universe entry flagged `isDelisted`. */
   readonly delisted: boolean;
-  /** The venue's main perp of `base` (USDT-margined linear; Hyperliquid: the USDC perp), live. */
+  /**
+   * The venue's main perp of `base`, live: USDT-margined linear; Hyperliquid the USDC perp; Deribit the inverse
+   * `BTC-PERPETUAL` / `ETH-PERPETUAL` for BTC/ETH and the `<BASE>_USDC-PERPETUAL` linear perp for the others.
+   */
   readonly target: boolean;
-  /** Highest leverage of the first margin tier (Binance 125x/75x, Bybit and OKX 100x/50x, Hyperliquid per base). */
+  /**
+   * Highest leverage of the first margin tier (Binance 125x/75x, Bybit and OKX 100x/50x, Hyperliquid per base; Gate
+   * and Bitget 125x/75x, Aster 100x/50x, Deribit 50x inverse / 25x linear).
+   */
   readonly maxLeverage: number;
   /** Hyperliquid size decimals. */
   readonly szDecimals: number;

@@ -1,12 +1,27 @@
 /**
  * The simulated perp universe: every instrument of each venue (its symbol, units, decimals, funding interval and
  * cap, listing time, leverage), built once per model from the listings (`listings.ts`), plus Binance's BTC and ETH
- * quarterlies, which roll with time.
+ * quarterlies, which roll with time. Gate sizes in `quanto_multiplier` contracts (`ctVal`), Deribit's BTC/ETH perps
+ * are inverse (USD contracts, `ctVal` USD each) beside USDC linear perps.
  */
 import { clamp } from "../../lib/math.js";
 import { DAY_MS } from "../../lib/time.js";
 import { fnv1a, type MarketModel } from "../market.js";
-import { ABSENT_BASES, BASES, BINANCE_CAP_ADJUSTED, BYBIT_SUFFIX_MULTIPLIED, FUNDING_INTERVAL_OVERRIDES, HL_DELISTED_BASES, MULTIPLIED_BASES, type BaseRow } from "./listings.js";
+import {
+  ABSENT_BASES,
+  ASTER_MULTIPLIED,
+  BASES,
+  BINANCE_CAP_ADJUSTED,
+  BYBIT_SUFFIX_MULTIPLIED,
+  DERIBIT_INVERSE,
+  DERIBIT_LINEAR_BASES,
+  DERIBIT_LINEAR_LISTED,
+  FUNDING_INTERVAL_OVERRIDES,
+  GATE_QUANTO,
+  HL_DELISTED_BASES,
+  MULTIPLIED_BASES,
+  type BaseRow,
+} from "./listings.js";
 import { PERP_SIM_VENUES, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "./types.js";
 
 /** Decimals of a price quoted per `unitUsd` (≈ 5 significant digits), capped at `max`. */
@@ -17,6 +32,52 @@ function priceDecimalsFor(unitUsd: number, max: number): number {
 /** Decimals of a quantity whose unit is worth `unitUsd`: a lot worth ≈ 0.03-0.3 units (BTC 0.001, SOL 0.1). */
 function qtyDecimalsFor(unitUsd: number): number {
   return clamp(Math.round(Math.log10(unitUsd)) - 1, 0, 3);
+}
+
+/** Days between a base's first perp listing (Binance) and its listing on each venue (illustrative). */
+const LIST_DELAY_DAYS: Readonly<Record<PerpSimVenue, number>> = { binance: 0, bybit: 20, okx: 3, hyperliquid: 20, gate: 5, bitget: 15, deribit: 0, aster: 30 };
+/** Earliest listing per venue: Aster's perps went live in 2025 (after the APX Finance / Astherus merger; illustrative). */
+const FIRST_LISTING: Partial<Record<PerpSimVenue, number>> = { aster: Date.parse("2025-03-31T08:00:00.000Z") };
+
+/**
+ * Funding cap per interval (fraction). Binance/Bybit/OKX/Hyperliquid as before; Gate and Aster like Binance (Gate's
+ * `funding_rate_limit`, Aster's `adjustedFundingRateCap`), Bitget 0.375 %/1.5 % like OKX, Deribit 0.5 % per 8h
+ * ("the funding cap can vary by instrument": Deribit Funding Specifications). Illustrative levels.
+ */
+function fundingCapOf(venue: PerpSimVenue, base: string, interval: number, major: boolean): number {
+  switch (venue) {
+    case "binance":
+      return BINANCE_CAP_ADJUSTED[base] ?? (interval !== 8 ? 0.02 : major ? 0.003 : 0.0075);
+    case "bybit":
+      return major ? 0.005 : 0.01;
+    case "okx":
+      return major ? 0.00375 : 0.015;
+    case "hyperliquid":
+      return 0.32; // Hyperliquid: 4 %/h, as an 8h equivalent
+    case "gate":
+    case "aster":
+      return interval !== 8 ? 0.02 : major ? 0.003 : 0.0075;
+    case "bitget":
+      return major ? 0.00375 : 0.015;
+    case "deribit":
+      return 0.005;
+  }
+}
+
+/** First-tier max leverage: Binance, Gate and Bitget 125x/75x; Bybit, OKX, Aster 100x/50x; Deribit 50x (inverse) / 25x; Hyperliquid per base. */
+function maxLeverageOf(venue: PerpSimVenue, row: BaseRow, major: boolean): number {
+  switch (venue) {
+    case "hyperliquid":
+      return row.hlLeverage;
+    case "binance":
+    case "gate":
+    case "bitget":
+      return major ? 125 : 75;
+    case "deribit":
+      return major ? 50 : 25;
+    default:
+      return major ? 100 : 50;
+  }
 }
 
 /** Last Friday of the quarter-end month at 08:00 UTC, first one strictly after `nowMs` (Binance quarterlies). */
@@ -54,18 +115,8 @@ export function createUniverse(market: MarketModel): PerpUniverse {
     const unit = anchor * multiplier;
     const interval = venue === "hyperliquid" ? 1 : (FUNDING_INTERVAL_OVERRIDES[venue][row.base] ?? 8);
     const major = row.base === "BTC" || row.base === "ETH";
-    const fundingCap =
-      venue === "binance"
-        ? (BINANCE_CAP_ADJUSTED[row.base] ?? (interval !== 8 ? 0.02 : major ? 0.003 : 0.0075))
-        : venue === "bybit"
-          ? major
-            ? 0.005
-            : 0.01
-          : venue === "okx"
-            ? major
-              ? 0.00375
-              : 0.015
-            : 0.32; // Hyperliquid: 4 %/h, as an 8h equivalent
+    const fundingCap = fundingCapOf(venue, row.base, interval, major);
+    const priceDecimals = priceDecimalsFor(unit, venue === "okx" ? 10 : 7);
     return {
       venue,
       base: row.base,
@@ -77,14 +128,16 @@ export function createUniverse(market: MarketModel): PerpUniverse {
       ctValStr: "1",
       fundingIntervalHours: interval,
       deliveryTime: 0,
-      listTime: Date.parse(`${row.listed}T08:00:00.000Z`) + (venue === "binance" ? 0 : venue === "okx" ? 3 * DAY_MS : 20 * DAY_MS),
-      priceDecimals: priceDecimalsFor(unit, venue === "okx" ? 10 : 7),
+      listTime: Math.max(Date.parse(`${row.listed}T08:00:00.000Z`) + LIST_DELAY_DAYS[venue] * DAY_MS, FIRST_LISTING[venue] ?? 0),
+      priceDecimals,
       qtyDecimals: qtyDecimalsFor(unit),
+      tickSize: Number(`1e-${priceDecimals}`),
       fundingCap,
-      fundingInfoListed: venue === "binance" && (interval !== 8 || BINANCE_CAP_ADJUSTED[row.base] !== undefined),
+      fundingInfoListed: (venue === "binance" && (interval !== 8 || BINANCE_CAP_ADJUSTED[row.base] !== undefined)) || (venue === "aster" && interval !== 8),
+      continuousFunding: venue === "deribit",
       delisted: false,
       target: true,
-      maxLeverage: venue === "hyperliquid" ? row.hlLeverage : venue === "binance" ? (major ? 125 : 75) : major ? 100 : 50,
+      maxLeverage: maxLeverageOf(venue, row, major),
       szDecimals: row.szDecimals,
       stream: fnv1a(`perp:${venue}:${over.symbol}`),
       ...over,
@@ -94,7 +147,7 @@ export function createUniverse(market: MarketModel): PerpUniverse {
   const staticLists = new Map<PerpSimVenue, PerpInstrumentSpec[]>();
   for (const venue of PERP_SIM_VENUES) {
     const list: PerpInstrumentSpec[] = [];
-    const rows = BASES.filter((r) => !ABSENT_BASES[venue].includes(r.base));
+    const rows = BASES.filter((r) => !ABSENT_BASES[venue].includes(r.base) && (venue !== "deribit" || r.base in DERIBIT_INVERSE || DERIBIT_LINEAR_BASES.includes(r.base)));
     for (const row of rows) {
       const mult = MULTIPLIED_BASES[row.base] ?? 1;
       if (venue === "binance" || venue === "bybit") {
@@ -106,6 +159,46 @@ export function createUniverse(market: MarketModel): PerpUniverse {
         const unit = market.params(row.base).anchorUsd * ctVal;
         const lot = unit >= 50 ? 2 : unit >= 5 ? 1 : 0;
         list.push(makeSpec(venue, row, { symbol: `${row.base}-USDT-SWAP`, venueBase: row.base, ctVal, ctValStr: row.ctVal, qtyDecimals: lot }));
+      } else if (venue === "gate") {
+        // Sizes are whole contracts of `quanto_multiplier` coins (Gate's `size` is an integer).
+        const q = GATE_QUANTO[row.base] ?? "1";
+        list.push(makeSpec(venue, row, { symbol: `${row.base}_USDT`, venueBase: row.base, ctVal: Number(q), ctValStr: q, qtyDecimals: 0 }));
+      } else if (venue === "bitget") {
+        // Bitget USDT-FUTURES: plain `PEPEUSDT` (no 1000× symbols), sizes in coins.
+        list.push(makeSpec(venue, row, { symbol: `${row.base}USDT`, venueBase: row.base }));
+      } else if (venue === "aster") {
+        const m = ASTER_MULTIPLIED.includes(row.base) ? mult : 1;
+        const vb = m === 1 ? row.base : `${m}${row.base}`;
+        list.push(makeSpec(venue, row, { symbol: `${vb}USDT`, venueBase: vb, multiplier: m }));
+      } else if (venue === "deribit") {
+        const inv = DERIBIT_INVERSE[row.base];
+        if (inv) {
+          list.push(
+            makeSpec(venue, row, {
+              symbol: `${row.base}-PERPETUAL`,
+              venueBase: row.base,
+              quote: "USD",
+              inverse: true,
+              ctVal: Number(inv.ctVal),
+              ctValStr: inv.ctVal,
+              qtyDecimals: 0,
+              tickSize: inv.tickSize,
+              priceDecimals: inv.priceDecimals,
+              listTime: Date.parse(`${inv.listed}T08:00:00.000Z`),
+            }),
+          );
+        }
+        if (inv || DERIBIT_LINEAR_BASES.includes(row.base)) {
+          list.push(
+            makeSpec(venue, row, {
+              symbol: `${row.base}_USDC-PERPETUAL`,
+              venueBase: row.base,
+              quote: "USDC",
+              target: !inv,
+              listTime: Date.parse(`${DERIBIT_LINEAR_LISTED}T08:00:00.000Z`),
+            }),
+          );
+        }
       } else {
         const name = mult > 1 ? `k${row.base}` : row.base;
         const delisted = HL_DELISTED_BASES.includes(row.base);

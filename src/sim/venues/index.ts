@@ -4,14 +4,18 @@
  * as `urls.<name>`.
  *
  * Mount paths stand in for the real hosts: `urls.binance` ↔ `https://fapi.binance.com`, `urls.binance_spot` ↔
- * `https://api.binance.com`, `urls.bybit` ↔ `https://api.bybit.com`, `urls.okx` ↔ `https://www.okx.com`,
- * `urls.hyperliquid` ↔ `https://api.hyperliquid.xyz`, `urls.coingecko` ↔ `https://api.coingecko.com/api/v3`,
- * `urls.dexscreener` ↔ `https://api.dexscreener.com`, `urls.geckoterminal` ↔ `https://api.geckoterminal.com/api/v2`.
+ * `https://api.binance.com`, `urls.bybit` ↔ `https://api.bybit.com`, `urls.okx` ↔ `https://www.okx.com`, `urls.gate` ↔ `https://api.gateio.ws/api/v4`,
+ * `urls.hyperliquid` ↔ `https://api.hyperliquid.xyz`, `urls.bitget` ↔ `https://api.bitget.com`, `urls.coingecko` ↔ `https://api.coingecko.com/api/v3`,
+ * `urls.dexscreener` ↔ `https://api.dexscreener.com`, `urls.geckoterminal` ↔ `https://api.geckoterminal.com/api/v2`, `urls.aster` ↔ `https://fapi.asterdex.com`, `urls.deribit` ↔ `https://www.deribit.com/api/v2`.
  */
+import { asterVenue } from "./aster.js";
 import { binanceSpotVenue, binanceVenue } from "./binance.js";
+import { bitgetVenue } from "./bitget.js";
 import { bybitVenue } from "./bybit.js";
 import { coingeckoVenue } from "./coingecko.js";
+import { deribitVenue } from "./deribit.js";
 import { dexscreenerVenue } from "./dexscreener.js";
+import { gateVenue } from "./gate.js";
 import { geckoterminalVenue } from "./geckoterminal.js";
 import { hyperliquidVenue } from "./hyperliquid.js";
 import { okxVenue } from "./okx.js";
@@ -24,7 +28,11 @@ export const SIM_VENUES = [
   binanceSpotVenue,
   bybitVenue,
   okxVenue,
+  gateVenue,
   hyperliquidVenue,
+  bitgetVenue,
+  deribitVenue,
+  asterVenue,
   dexscreenerVenue,
   geckoterminalVenue,
 ] as const satisfies readonly SimVenue[];

@@ -12,8 +12,8 @@
 import { performance } from "node:perf_hooks";
 
 /** Venues with simulated websockets. */
-export type WsVenue = "binance" | "bybit" | "okx" | "hyperliquid";
-export const WS_VENUES: readonly WsVenue[] = ["binance", "bybit", "okx", "hyperliquid"];
+export type WsVenue = "binance" | "bybit" | "okx" | "hyperliquid" | "aster" | "deribit" | "bitget" | "gate";
+export const WS_VENUES: readonly WsVenue[] = ["binance", "bybit", "okx", "hyperliquid", "aster", "deribit", "bitget", "gate"];
 
 /** A websocket fault (see the module comment). */
 export type WsFault =

@@ -4,14 +4,14 @@
  *
  * Bases (`wsUrls.<venue>` = `ws://<host>:<port><prefix>`) stand in for the real hosts, and clients append the real
  * paths: `/binance-ws` ↔ `wss://fstream.binance.com` (`/market/stream?streams=…`, `/market/ws/…`), `/bybit-ws` ↔
- * `wss://stream.bybit.com` (`/v5/public/linear`), `/okx-ws` ↔ `wss://ws.okx.com:8443` (`/ws/v5/public`),
- * `/hyperliquid-ws` ↔ `wss://api.hyperliquid.xyz` (`/ws`). Unknown paths get HTTP 404 before the handshake.
+ * `wss://stream.bybit.com` (`/v5/public/linear`), `/okx-ws` ↔ `wss://ws.okx.com:8443` (`/ws/v5/public`), `/gate-ws` ↔ `wss://fx-ws.gateio.ws` (`/v4/ws/usdt`),
+ * `/hyperliquid-ws` ↔ `wss://api.hyperliquid.xyz` (`/ws`), `/bitget-ws` ↔ `wss://ws.bitget.com` (`/v2/ws/public`), `/deribit-ws` ↔ `wss://www.deribit.com` (`/ws/api/v2`; its `public/set_heartbeat` test requests run in the session), `/aster-ws` ↔ `wss://fstream.asterdex.com` (`/stream?streams=…`, `/ws/…`). Unknown paths get HTTP 404 before the handshake.
  *
  * One timer (every `pushIntervalMs`, default 200 ms) runs only while connections are open: each subscription pushes
  * what the deterministic tape (`tape.ts`) scheduled since its last push, by the SIMULATOR clock (so a manual clock
  * advanced by 60 s pushes 60 s of trades at once); keepalive rules run on wall time: OKX closes after 30 s without
  * traffic, Hyperliquid after 60 s without a client message, Binance pings every 3 min, closes after 10 min without a
- * pong and after 24 h. Protocol pings from clients are answered by hand (so `late_pong` can delay them).
+ * pong and after 24 h; Aster pings every 5 min, closes after 15 min without a pong and after 24 h. Protocol pings from clients are answered by hand (so `late_pong` can delay them).
  */
 import { randomBytes } from "node:crypto";
 import { STATUS_CODES, type IncomingMessage } from "node:http";
@@ -23,9 +23,13 @@ import type { MarketModel } from "../market.js";
 import { perpModelFor } from "../perp-model.js";
 import type { ReplaySettings } from "../replay.js";
 import { tapeFor } from "../tape.js";
+import { AsterSession, asterRoute } from "./aster.js";
 import { BinanceSession, binanceRoute } from "./binance.js";
+import { BitgetSession, bitgetRoute } from "./bitget.js";
 import { BybitSession, bybitRoute } from "./bybit.js";
+import { DeribitSession } from "./deribit.js";
 import { WS_VENUES, type WsFaultController, type WsFaultTarget, type WsVenue } from "./faults.js";
+import { GateSession, gateRoute } from "./gate.js";
 import { HyperliquidSession } from "./hyperliquid.js";
 import { OkxSession, okxRoute } from "./okx.js";
 import { loadWsReplay, type WsReplayTracks } from "./replay.js";
@@ -36,7 +40,11 @@ export const WS_MOUNTS: Readonly<Record<WsVenue, string>> = {
   binance: "/binance-ws",
   bybit: "/bybit-ws",
   okx: "/okx-ws",
+  gate: "/gate-ws",
   hyperliquid: "/hyperliquid-ws",
+  bitget: "/bitget-ws",
+  deribit: "/deribit-ws",
+  aster: "/aster-ws",
 };
 
 /** Timing knobs (wall-clock ms); the defaults are the real venues' rules. Tests shorten them. */
@@ -47,21 +55,34 @@ export interface SimWsOptions {
   okxIdleMs?: number;
   /** Hyperliquid: close after this long without a client message (default 60 000). */
   hyperliquidIdleMs?: number;
+  /** Bitget: close after this long without a client message (default 120 000: the docs' 2 min without a `ping`). */
+  bitgetIdleMs?: number;
   /** Binance: server protocol-ping interval (default 180 000). */
   binancePingIntervalMs?: number;
   /** Binance: close when no pong arrived for this long (default 600 000). */
   binancePongTimeoutMs?: number;
   /** Binance: forced close after this connection age (default 24 h). */
   binanceMaxLifetimeMs?: number;
+  /** Aster: server protocol-ping interval (default 300 000), close without a pong for this long (default 900 000), forced close after this age (default 24 h). */
+  asterPingIntervalMs?: number;
+  asterPongTimeoutMs?: number;
+  asterMaxLifetimeMs?: number;
+  /** Deribit: wall ms per second of a `public/set_heartbeat` interval (default 1000; tests shorten it). */
+  deribitHeartbeatUnitMs?: number;
 }
 
 const DEFAULTS: Required<SimWsOptions> = {
+  deribitHeartbeatUnitMs: 1000,
   pushIntervalMs: 200,
   okxIdleMs: 30_000,
   hyperliquidIdleMs: 60_000,
+  bitgetIdleMs: 120_000,
   binancePingIntervalMs: 180_000,
   binancePongTimeoutMs: 600_000,
   binanceMaxLifetimeMs: 86_400_000,
+  asterPingIntervalMs: 300_000,
+  asterPongTimeoutMs: 900_000,
+  asterMaxLifetimeMs: 86_400_000,
 };
 
 const MALFORMED_FALLBACK = '{"truncated":';
@@ -206,7 +227,8 @@ export class SimWsHub {
     this.#env = { perp, tape: tapeFor(opts.market), clock: opts.clock };
     // Replay recordings load now, so a misconfigured replay fails at start.
     for (const v of WS_VENUES) {
-      if (opts.replay?.venues.has(v)) this.#replay.set(v, loadWsReplay(opts.replay.dir, v));
+      // Venues without recordings (aster) are not replay venues: widen the set to ask.
+      if ((opts.replay?.venues as ReadonlySet<string> | undefined)?.has(v)) this.#replay.set(v, loadWsReplay(opts.replay!.dir, v));
     }
   }
 
@@ -254,8 +276,18 @@ export class SimWsHub {
         const path = okxRoute(rest);
         return path ? (io) => new OkxSession(io, env(path), path) : undefined;
       }
+      case "aster": {
+        const route = asterRoute(rest, query);
+        return route ? (io) => new AsterSession(io, env("stream"), route) : undefined;
+      }
+      case "gate":
+        return gateRoute(rest) ? (io) => new GateSession(io, env("usdt")) : undefined;
       case "hyperliquid":
         return rest === "/ws" || rest === "/ws/" ? (io) => new HyperliquidSession(io, env("ws")) : undefined;
+      case "bitget":
+        return bitgetRoute(rest) ? (io) => new BitgetSession(io, env("public")) : undefined;
+      case "deribit":
+        return rest === "/ws/api/v2" ? (io) => new DeribitSession(io, env("ws"), this.#opts.deribitHeartbeatUnitMs) : undefined;
     }
   }
 
@@ -314,6 +346,10 @@ export class SimWsHub {
         c.close(1000, "Inactive connection");
         continue;
       }
+      if (c.venue === "bitget" && wall - c.lastClientAt >= o.bitgetIdleMs) {
+        c.close(1000, "No ping received");
+        continue;
+      }
       if (c.binanceKeepalive) {
         if (wall - c.openedAt >= o.binanceMaxLifetimeMs) {
           c.close(1000, "Connection lifetime exceeded");
@@ -324,6 +360,17 @@ export class SimWsHub {
           continue;
         }
         if (wall - c.lastPingSentAt >= o.binancePingIntervalMs) c.protocolPing();
+      }
+      if (c.venue === "aster") {
+        if (wall - c.openedAt >= o.asterMaxLifetimeMs) {
+          c.close(1000, "Connection lifetime exceeded");
+          continue;
+        }
+        if (wall - c.lastPongAt >= o.asterPongTimeoutMs) {
+          c.terminate();
+          continue;
+        }
+        if (wall - c.lastPingSentAt >= o.asterPingIntervalMs) c.protocolPing();
       }
       try {
         c.session?.tick(now, wall - c.openedAt);

@@ -31,7 +31,11 @@ export const REPLAY_WS_FILES: Readonly<Record<WsVenue, readonly string[]>> = {
   binance: ["binance/cryptofeed_usdm_ws_aggTrade_5symbols_2021-04-05.ndjson", "binance/tardis_node_usdm_ws_forceOrder_BTCUSDT_2020-03-13.ndjson"],
   bybit: ["bybit/cryptofeed_v5_ws_linear_spot_publicTrade_2026-08-09.ndjson", "bybit/tardis_node_bybit_v5_allLiquidation_ws_message.ndjson"],
   okx: ["okx/cryptofeed_v5_ws_trades_tickers_2022-05-13.ndjson"],
+  gate: [],
   hyperliquid: ["hyperliquid/tardis_node_hyperliquid_ws_messages.ndjson"],
+  bitget: [],
+  deribit: [],
+  aster: [],
 };
 
 /** Where a recorded liquidation frame plays, after the connection's first subscription. */

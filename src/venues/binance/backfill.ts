@@ -2,7 +2,9 @@ import type { VenueHttpClient } from "../../lib/venue-http.js";
 import type { Logger } from "../../lib/log.js";
 import { BINANCE_ENDPOINTS } from "./endpoints.js";
 import { parseBinanceAggTrades } from "./feed-parse.js";
-import type { Trade } from "../../ingestion/types.js";
+import type { StreamVenue, Trade } from "../../ingestion/types.js";
+import type { FeedInstrument, ParsedFrame } from "../../ingestion/feeds/normalise.js";
+import type { VenueEndpoints } from "../endpoint-types.js";
 import {
   type BackfillOptions,
   type BackfillResult,
@@ -19,18 +21,34 @@ const LIMIT = 1000;
 /** `startTime`/`endTime` may span at most one hour. */
 const WINDOW_MS = 3_600_000;
 
+/** The venue a {@link BinanceTradeBackfill} reads: Binance itself, or a venue serving the same `aggTrades` wire (Aster). */
+export interface AggTradesVenue {
+  venue: StreamVenue;
+  endpoints: Required<Pick<VenueEndpoints, "rest" | "backfill">>;
+  parse: (raw: unknown, inst: FeedInstrument) => ParsedFrame;
+}
+
+const BINANCE: AggTradesVenue = { venue: "binance", endpoints: BINANCE_ENDPOINTS, parse: (raw, inst) => parseBinanceAggTrades(raw, inst) };
+
 /**
  * Binance USDⓈ-M trades from `GET /fapi/v1/aggTrades` (weight 20): one-hour `startTime`/`endTime`
  * windows; a full page (1000 rows) continues by `fromId` (aggregate ids are contiguous) until a trade at
  * or after `toMs`. Complete when the interval was walked to its end within `maxPages` (default 30).
+ * `v` (default Binance) names another venue of the same wire: its key, endpoints and row parser.
  */
 export class BinanceTradeBackfill implements TradeBackfill {
-  readonly venue = "binance" as const;
+  readonly venue: StreamVenue;
   private readonly http: VenueHttpClient;
   private readonly log: Logger;
+  private readonly parseRows: AggTradesVenue["parse"];
 
-  constructor(private readonly opts: BackfillOptions) {
-    this.http = restClient(this.venue, opts, backfillDefaults(BINANCE_ENDPOINTS));
+  constructor(
+    private readonly opts: BackfillOptions,
+    v: AggTradesVenue = BINANCE,
+  ) {
+    this.venue = v.venue;
+    this.parseRows = v.parse;
+    this.http = restClient(this.venue, opts, backfillDefaults(v.endpoints));
     this.log = backfillLogger(this.venue, opts);
   }
 
@@ -49,7 +67,7 @@ export class BinanceTradeBackfill implements TradeBackfill {
         n === 0,
         this.log,
         () => this.http.getJson("/fapi/v1/aggTrades", query),
-        (raw) => parseBinanceAggTrades(raw, inst),
+        (raw) => this.parseRows(raw, inst),
       );
       if (!p) return finish(trades, fromMs, toMs, false);
       clean &&= !p.bad;

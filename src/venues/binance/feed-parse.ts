@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Num } from "../wire.js";
-import type { Trade } from "../../ingestion/types.js";
+import type { StreamVenue, Trade } from "../../ingestion/types.js";
 import {
   decimal,
   decode,
@@ -28,7 +28,8 @@ import { bool, detached, fixed, object, str, uint } from "../../ingestion/feeds/
  * combined-stream wrappers `{"stream","data"}` (raw payloads are accepted too) carrying `aggTrade`
  * (`m: true` = buyer is maker → taker SELL; id = aggregate id `a`) and `forceOrder` (`o.S` is the
  * liquidation ORDER side: SELL → a long was liquidated; size `o.z` filled, else `o.q`; price `o.ap`
- * average, else `o.p`). Also the REST `/fapi/v1/aggTrades` rows.
+ * average, else `o.p`). Also the REST `/fapi/v1/aggTrades` rows. Aster (same wire) passes its venue key to the
+ * JSON path and the REST parser.
  */
 
 const VENUE = "binance";
@@ -36,9 +37,9 @@ const VENUE = "binance";
 /** One aggregate trade: the WS `aggTrade` payload or a REST `/fapi/v1/aggTrades` row (same keys). */
 export const BinanceAggTradeRow = z.object({ a: Id, p: Pos, q: Pos, T: Time, m: z.boolean() });
 
-/** A validated aggregate trade → {@link Trade}. */
-export function binanceTrade(inst: FeedInstrument, r: z.output<typeof BinanceAggTradeRow>): Trade {
-  return makeTrade(VENUE, inst, { time: r.T, price: r.p, size: r.q, side: r.m ? "sell" : "buy", id: r.a });
+/** A validated aggregate trade → {@link Trade} of `venue` (default binance). */
+export function binanceTrade(inst: FeedInstrument, r: z.output<typeof BinanceAggTradeRow>, venue: StreamVenue = VENUE): Trade {
+  return makeTrade(venue, inst, { time: r.T, price: r.p, size: r.q, side: r.m ? "sell" : "buy", id: r.a });
 }
 
 const AggTradeEvent = BinanceAggTradeRow.extend({ s: z.string() });
@@ -58,7 +59,7 @@ const SKIPPED = 0;
  * {@link Trade} without zod and without an intermediate row, which more than halves the cost of the
  * busiest stream. Undefined for anything unusual, which then goes through the schema (and its errors).
  */
-function fastAggTrade(e: Obj, lookup: InstrumentLookup): Trade | typeof SKIPPED | undefined {
+function fastAggTrade(e: Obj, lookup: InstrumentLookup, venue: StreamVenue): Trade | typeof SKIPPED | undefined {
   const { s, m } = e;
   const time = epochMs(e.T);
   const price = positiveDecimal(e.p);
@@ -66,7 +67,7 @@ function fastAggTrade(e: Obj, lookup: InstrumentLookup): Trade | typeof SKIPPED 
   const id = idOf(e.a);
   if (typeof s !== "string" || typeof m !== "boolean" || time === undefined || price === undefined || size === undefined || id === undefined) return undefined;
   const inst = lookup.get(s);
-  return inst ? newTrade(VENUE, inst, time, price, size, m ? "sell" : "buy", id) : SKIPPED;
+  return inst ? newTrade(venue, inst, time, price, size, m ? "sell" : "buy", id) : SKIPPED;
 }
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -134,27 +135,27 @@ export function parseBinanceMessage(raw: unknown, lookup: InstrumentLookup): Par
 /**
  * The JSON.parse path of {@link parseBinanceMessage}: text through JSON.parse (an already parsed value as
  * is), then the hand checks and schemas. On every frame the scanner reads, it gives the same answer (the
- * scanner only does it sooner: test/ingestion/feeds-scan.test.ts).
+ * scanner only does it sooner: test/ingestion/feeds-scan.test.ts). `venue` (default binance) names the records and errors.
  */
-export function parseBinanceJson(raw: unknown, lookup: InstrumentLookup): ParsedFrame {
+export function parseBinanceJson(raw: unknown, lookup: InstrumentLookup, venue: StreamVenue = VENUE): ParsedFrame {
   const d = decode(raw);
   if (!d.ok) return frame({ error: d.error });
   const v = d.value;
-  if (!isObj(v)) return frame({ error: "binance frame is not an object" });
+  if (!isObj(v)) return frame({ error: `${venue} frame is not an object` });
   if ("id" in v && ("result" in v || "error" in v)) {
     if (v.error !== undefined && v.error !== null) return frame({ control: { type: "venue_error", message: JSON.stringify(v.error) } });
     return frame({ control: { type: "ack" } });
   }
   const payload = "stream" in v ? v.data : v;
   if (Array.isArray(payload)) return frame(); // `!markPrice@arr`-style array streams are not ours
-  if (!isObj(payload) || typeof payload.e !== "string") return frame({ error: "binance frame has no event type" });
+  if (!isObj(payload) || typeof payload.e !== "string") return frame({ error: `${venue} frame has no event type` });
   if (payload.e === "aggTrade") {
-    const fast = fastAggTrade(payload, lookup);
+    const fast = fastAggTrade(payload, lookup, venue);
     if (fast !== undefined) return fast === SKIPPED ? tradeFrame([], 1) : tradeFrame([fast]);
     const r = AggTradeEvent.safeParse(payload);
     if (!r.success) return frame({ error: `aggTrade: ${zodIssues(r.error)}` });
     const inst = lookup.get(r.data.s);
-    return inst ? tradeFrame([binanceTrade(inst, r.data)]) : tradeFrame([], 1);
+    return inst ? tradeFrame([binanceTrade(inst, r.data, venue)]) : tradeFrame([], 1);
   }
   if (payload.e === "forceOrder") {
     const r = ForceOrderEvent.safeParse(payload);
@@ -166,14 +167,14 @@ export function parseBinanceJson(raw: unknown, lookup: InstrumentLookup): Parsed
     const size = o.z !== undefined && o.z > 0 ? o.z : o.q;
     const time = o.T ?? r.data.E;
     if (!(price > 0) || !(size > 0) || time === undefined) return frame({ error: "forceOrder without price, size or time" });
-    return frame({ liquidations: [makeLiquidation(VENUE, inst, { time, price, size, side: o.S === "SELL" ? "long" : "short" })] });
+    return frame({ liquidations: [makeLiquidation(venue, inst, { time, price, size, side: o.S === "SELL" ? "long" : "short" })] });
   }
   return frame(); // other streams (markPriceUpdate, kline…) are ignored
 }
 
-/** A REST `GET /fapi/v1/aggTrades` body (array of rows, oldest first) for `inst`. Never throws. */
-export function parseBinanceAggTrades(raw: unknown, inst: FeedInstrument): ParsedFrame {
-  if (!Array.isArray(raw)) return frame({ error: "binance aggTrades body is not an array" });
-  const { out, error } = eachRow(raw, BinanceAggTradeRow, (r) => binanceTrade(inst, r));
+/** A REST `GET /fapi/v1/aggTrades` body (array of rows, oldest first) for `inst` of `venue` (default binance). Never throws. */
+export function parseBinanceAggTrades(raw: unknown, inst: FeedInstrument, venue: StreamVenue = VENUE): ParsedFrame {
+  if (!Array.isArray(raw)) return frame({ error: `${venue} aggTrades body is not an array` });
+  const { out, error } = eachRow(raw, BinanceAggTradeRow, (r) => binanceTrade(inst, r, venue));
   return frame({ trades: out, error });
 }

@@ -30,17 +30,22 @@ const stream = (i: FeedInstrument) => `${i.venueSymbol.toLowerCase()}@aggTrade`;
  * path handshakes and stays silent since 2026-04). Streams: `<symbol>@aggTrade` per subscribed symbol and
  * `!forceOrder@arr` (all symbols, filtered to known instruments). A new connection carries every current
  * stream in its URL; later changes use SUBSCRIBE / UNSUBSCRIBE (50 streams per request, ≥ 200 ms apart).
+ * Binance-compatible venues (Aster) reuse it with their own `spec` and combined-stream path.
  */
 export class BinanceFeed extends VenueFeed {
   private reqId = 0;
 
-  constructor(opts: FeedOptions) {
-    super(SPEC, opts);
+  constructor(
+    opts: FeedOptions,
+    spec: VenueSpec = SPEC,
+    private readonly streamPath = "/market/stream",
+  ) {
+    super(spec, opts);
   }
 
   protected endpoint(insts: readonly FeedInstrument[]): string {
     const streams = [...(this.liquidations ? [LIQUIDATION_STREAM] : []), ...insts.map(stream)];
-    return `${this.baseUrl}/market/stream?streams=${streams.join("/")}`;
+    return `${this.baseUrl}${this.streamPath}?streams=${streams.join("/")}`;
   }
 
   protected subscribeFrames(insts: readonly FeedInstrument[]): string[] {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, OpenInterestPoint, PerpInstrument } from "../perp/types.js";
+import type { Candle, FundingPoint, FundingSnapshot, LongShortRatio, OpenInterest, OpenInterestPoint, PerpInstrument, PerpVenue } from "../perp/types.js";
 import { Num, OptNum, parseShape, perCoin, scale } from "../wire.js";
 
 /*
@@ -9,11 +9,12 @@ import { Num, OptNum, parseShape, perCoin, scale } from "../wire.js";
  * Decimals arrive as strings, times as numbers in ms (the `/futures/data/*` `timestamp` may be a
  * string or a number). Small caps are listed per 1000 (or 1,000,000) coins (`1000PEPEUSDT`,
  * `1000000MOGUSDT`, `1MBABYDOGEUSDT`): prices are divided and sizes multiplied by that multiplier
- * so every record is per ONE coin of the canonical base.
+ * so every record is per ONE coin of the canonical base. Aster (a Binance-compatible fapi) reuses the parsers
+ * whose wire it shares: the instrument-level ones take the venue from the instrument, the others a `venue` argument.
  */
 
 const VENUE = "binance";
-const parse = <T extends z.ZodType>(schema: T, raw: unknown, endpoint: string): z.output<T> => parseShape(VENUE, schema, raw, endpoint);
+const parse = <T extends z.ZodType>(schema: T, raw: unknown, endpoint: string, venue: PerpVenue = VENUE): z.output<T> => parseShape(venue, schema, raw, endpoint);
 
 /** Venue symbol → instrument, the context every per-symbol parser needs. */
 export type BinanceInstrumentIndex = ReadonlyMap<string, PerpInstrument>;
@@ -73,13 +74,13 @@ const ExchangeInfoBody = z.object({
  * (they come from `/fapi/v1/fundingInfo`), so `fundingIntervalHours` is left out.
  * @throws AppError UPSTREAM_ERROR on an unexpected shape.
  */
-export function parseExchangeInfo(raw: unknown): PerpInstrument[] {
-  const body = parse(ExchangeInfoBody, raw, "/fapi/v1/exchangeInfo");
+export function parseExchangeInfo(raw: unknown, venue: PerpVenue = VENUE): PerpInstrument[] {
+  const body = parse(ExchangeInfoBody, raw, "/fapi/v1/exchangeInfo", venue);
   const out: PerpInstrument[] = [];
   for (const s of body.symbols) {
     if (s.contractType !== "PERPETUAL" || s.quoteAsset !== "USDT" || s.status !== "TRADING") continue;
     const { base, multiplier } = splitMultiplier(s.baseAsset);
-    out.push({ venue: VENUE, base, venueSymbol: s.symbol, multiplier, contractSize: 1 });
+    out.push({ venue, base, venueSymbol: s.symbol, multiplier, contractSize: 1 });
   }
   return out;
 }
@@ -91,8 +92,8 @@ const FundingInfoBody = z.array(z.object({ symbol: z.string(), fundingIntervalHo
  * cap, floor or interval was adjusted are listed; every other symbol settles every 8 h.
  * @throws AppError UPSTREAM_ERROR on an unexpected shape.
  */
-export function parseFundingInfo(raw: unknown): Map<string, number> {
-  const rows = parse(FundingInfoBody, raw, "/fapi/v1/fundingInfo");
+export function parseFundingInfo(raw: unknown, venue: PerpVenue = VENUE): Map<string, number> {
+  const rows = parse(FundingInfoBody, raw, "/fapi/v1/fundingInfo", venue);
   return new Map(rows.map((r) => [r.symbol, r.fundingIntervalHours]));
 }
 
@@ -118,14 +119,14 @@ const PremiumIndexBody = z.union([PremiumIndexEntry, z.array(PremiumIndexEntry)]
  * Binance reports no premium fraction, so `premium` is null. `nextFundingTime` 0 becomes null.
  * @throws AppError UPSTREAM_ERROR on an unexpected shape.
  */
-export function parsePremiumIndex(raw: unknown, instruments: BinanceInstrumentIndex, intervals: ReadonlyMap<string, number>): FundingSnapshot[] {
-  const body = parse(PremiumIndexBody, raw, "/fapi/v1/premiumIndex");
+export function parsePremiumIndex(raw: unknown, instruments: BinanceInstrumentIndex, intervals: ReadonlyMap<string, number>, venue: PerpVenue = VENUE): FundingSnapshot[] {
+  const body = parse(PremiumIndexBody, raw, "/fapi/v1/premiumIndex", venue);
   const out: FundingSnapshot[] = [];
   for (const e of Array.isArray(body) ? body : [body]) {
     const inst = instruments.get(e.symbol);
     if (!inst || e.lastFundingRate === null) continue;
     out.push({
-      venue: VENUE,
+      venue: inst.venue,
       base: inst.base,
       venueSymbol: inst.venueSymbol,
       fundingRate: e.lastFundingRate,
@@ -156,12 +157,12 @@ const FundingRateBody = z.array(
  * @throws AppError UPSTREAM_ERROR on an unexpected shape.
  */
 export function parseFundingRateHistory(raw: unknown, inst: PerpInstrument): FundingPoint[] {
-  const rows = parse(FundingRateBody, raw, "/fapi/v1/fundingRate");
+  const rows = parse(FundingRateBody, raw, "/fapi/v1/fundingRate", inst.venue);
   const out: FundingPoint[] = [];
   for (const r of rows) {
     if (r.fundingRate === null || r.fundingTime === undefined) continue;
     out.push({
-      venue: VENUE,
+      venue: inst.venue,
       base: inst.base,
       time: r.fundingTime,
       rate: r.fundingRate,
@@ -179,9 +180,9 @@ const OpenInterestBody = z.object({ symbol: z.string(), openInterest: Num, time:
  * @throws AppError UPSTREAM_ERROR on an unexpected shape.
  */
 export function parseOpenInterest(raw: unknown, inst: PerpInstrument, markPrice: number): OpenInterest {
-  const b = parse(OpenInterestBody, raw, "/fapi/v1/openInterest");
+  const b = parse(OpenInterestBody, raw, "/fapi/v1/openInterest", inst.venue);
   const oiCoins = scale(b.openInterest, inst.multiplier);
-  return { venue: VENUE, base: inst.base, oiCoins, oiUsd: scale(oiCoins, markPrice), time: b.time };
+  return { venue: inst.venue, base: inst.base, oiCoins, oiUsd: scale(oiCoins, markPrice), time: b.time };
 }
 
 const OpenInterestHistBody = z.array(
@@ -246,11 +247,11 @@ const KlinesBody = z.array(z.tuple([z.number(), Num, Num, Num, Num, Num, z.numbe
  * @throws AppError UPSTREAM_ERROR on an unexpected shape.
  */
 export function parseKlines(raw: unknown, inst: PerpInstrument): Candle[] {
-  const rows = parse(KlinesBody, raw, "/fapi/v1/klines");
+  const rows = parse(KlinesBody, raw, "/fapi/v1/klines", inst.venue);
   const m = inst.multiplier;
   return rows
     .map(([openTime, o, h, l, c, vol, , quoteVol]): Candle => ({
-      venue: VENUE,
+      venue: inst.venue,
       base: inst.base,
       openTime,
       open: perCoin(o, m),
