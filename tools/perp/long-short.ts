@@ -16,7 +16,7 @@ export const longShort = defineTool({
   tags: ["futures"],
   summary: "Long/short ratio of one perpetual per venue (top traders where public) and the aggregate sentiment",
   description:
-    "Binance: top-trader position ratio (source top_traders_positions). OKX: top-trader position ratio (top_traders_positions). Bybit publishes only the all-accounts ratio (all_accounts). Hyperliquid publishes none (missing_exchanges: no_public_data). Latest 5-minute values. Sentiment of avg_ls_ratio: > 2.0 extremely_bullish, 1.5-2.0 bullish, 1.05-1.5 slightly_bullish, 0.95-1.05 neutral, 0.67-0.95 slightly_bearish, 0.5-0.67 bearish, < 0.5 extremely_bearish.",
+    "Binance: top-trader position ratio (source top_traders_positions). OKX: top-trader position ratio (top_traders_positions). Bybit publishes only the all-accounts ratio (all_accounts). Gate: top-trader position ratio (top_traders_positions), else all accounts. Bitget: large-holder account ratio (top_traders_accounts). Hyperliquid, Deribit and Aster publish none (missing_exchanges: no_public_data). Latest 5-minute values. Sentiment of avg_ls_ratio: > 2.0 extremely_bullish, 1.5-2.0 bullish, 1.05-1.5 slightly_bullish, 0.95-1.05 neutral, 0.67-0.95 slightly_bearish, 0.5-0.67 bearish, < 0.5 extremely_bearish.",
   example: { symbol: "BTC" },
   input: z.object({ symbol: PerpSymbol, ...RequireField }),
   output: z.object({

@@ -17,7 +17,7 @@ export const openInterest = defineTool({
   tags: ["futures"],
   summary: "Open interest of one perpetual per venue (coins and USD), shares and total",
   description:
-    "Binance openInterest (coins) x mark; Bybit openInterest/openInterestValue; OKX oiCcy/oiUsd (contracts x ctVal); Hyperliquid openInterest x mark. Multiplier markets (1000PEPE, kPEPE) are converted to single coins.",
+    "Binance openInterest (coins) x mark; Bybit openInterest/openInterestValue; OKX oiCcy/oiUsd (contracts x ctVal); Hyperliquid openInterest x mark; Gate contract_stats open_interest (contracts x quanto_multiplier) and open_interest_usd; Bitget holdingAmount (coins) x mark; Deribit open_interest (USD on the inverse BTC and ETH perpetuals, coins on USDC perpetuals); Aster openInterest (coins) x mark. Multiplier markets (1000PEPE, kPEPE) are converted to single coins. coverage.oi_share_pct says how much of the venues' open interest the total covers when a venue is missing.",
   example: { symbol: "SOL" },
   input: z.object({ symbol: PerpSymbol, ...RequireField }),
   output: z.object({
