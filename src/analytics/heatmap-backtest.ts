@@ -130,8 +130,10 @@ export function replay(rec: Recording, opts: ReplayOptions = {}): Instant[] {
     out.push({
       time: now,
       price,
-      level: h.risk.cascade_risk,
-      oiAtRiskPct: h.risk.oi_at_risk_pct,
+      // The structural estimate (bands), which this price-path replay can check; cascade_risk's forecast is
+      // scored on real liquidations by the daily backtest (src/backtest/daily, docs/methods/liquidation-heatmap.md).
+      level: h.risk.structural_risk,
+      oiAtRiskPct: h.risk.near_band_oi_pct,
       nearPct: (Math.max(h.risk.long_oi_at_risk_usd.within_1_sigma, h.risk.short_oi_at_risk_usd.within_1_sigma) / (oi || 1)) * 100,
       widePct: (Math.max(h.risk.long_oi_at_risk_usd.within_2_sigma, h.risk.short_oi_at_risk_usd.within_2_sigma) / (oi || 1)) * 100,
       dominantSide: h.risk.dominant_side,

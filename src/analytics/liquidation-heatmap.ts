@@ -1,4 +1,7 @@
 import { median } from "simple-statistics";
+import { CASCADE_MODEL, cascadeForecast, type CascadeFeatures, type CascadeForecast, type CascadeModel, type CascadeRisk } from "./cascade-risk.js";
+
+export type { CascadeRisk } from "./cascade-risk.js";
 
 /**
  * Liquidation heatmap: an ESTIMATE of where open interest would be liquidated, from public data only (no
@@ -108,9 +111,9 @@ export const FIXED_NEAR_BAND = 0.05;
 export const FIXED_WIDE_BAND = 0.1;
 
 /**
- * Cascade-risk thresholds, fractions of OI (calibrated on recordings, docs/methods/liquidation-heatmap.md):
- * high when more than {@link HIGH_NEAR_SHARE} lies within one day's 1σ move, medium when at least
- * {@link MEDIUM_WIDE_SHARE} lies within 2σ.
+ * Structural thresholds of the near (1σ) and wide (2σ) bands, fractions of OI. They no longer decide
+ * `cascade_risk` (the forecast below does, docs/methods/liquidation-heatmap.md, "Cascade risk"); they are kept
+ * for the reason text and for replays of earlier calibrations.
  */
 export const HIGH_NEAR_SHARE = 0.035;
 export const MEDIUM_WIDE_SHARE = 0.05;
@@ -121,8 +124,6 @@ export const FEEDBACK_BOUNDS: readonly [number, number] = [0.5, 2];
 
 const HOUR_MS = 3_600_000;
 
-/** Cascade risk level (docs/methods/liquidation-heatmap.md, "Method"). */
-export type CascadeRisk = "high" | "medium" | "low";
 /** Position side. */
 export type Side = "long" | "short";
 
@@ -173,6 +174,8 @@ export interface HeatmapInput {
   longShortRatio?: number | null;
   /** Realised liquidations of a live feed. */
   recentLiquidations?: RecentLiquidations | null;
+  /** Cascade-risk model (default: the production coefficients of src/analytics/cascade-risk.ts; the daily backtest passes its walk-forward fits). */
+  cascadeModel?: CascadeModel;
 }
 
 /** One (side, leverage) cluster: where its surviving positions would be liquidated on average. */
@@ -192,7 +195,7 @@ export interface LeverageCluster {
 
 /** OI of one side with liquidation levels within each band, USD. */
 export interface SideAtRisk {
-  /** Within one day's 1σ move (the near band; what `oi_at_risk_pct` reports for the riskier side). */
+  /** Within one day's 1σ move (the near band; what `near_band_oi_pct` reports for the riskier side). */
   within_1_sigma: number;
   /** Within one day's 2σ move (the wide band). */
   within_2_sigma: number;
@@ -203,12 +206,19 @@ export interface SideAtRisk {
 
 /** Risk summary (docs/methods/liquidation-heatmap.md) plus the per-side numbers it was decided from. */
 export interface RiskSummary {
-  /** OI of the dominant side with liquidation levels within one day's 1σ move of the price, USD. */
+  /** Forecast liquidations of the next 24 h (src/analytics/cascade-risk.ts) × open interest, USD. */
   total_oi_at_risk_usd: number;
-  /** total_oi_at_risk_usd / open interest × 100 (what liquidation alerts compare with `threshold_pct`). */
+  /** Forecast share of open interest liquidated over the next 24 h, percent (what liquidation alerts compare with `threshold_pct`). */
   oi_at_risk_pct: number;
+  /** Level of that forecast (thresholds from the daily backtest, docs/methods/liquidation-heatmap.md, "Cascade risk"). */
   cascade_risk: CascadeRisk;
   cascade_risk_reason: string;
+  /** Which coefficient set the forecast used (with or without a realised-liquidation feed). */
+  forecast_coefficients: CascadeForecast["coefficients"];
+  /** Share of OI of the dominant side with liquidation levels within one day's 1σ move, percent (structural estimate). */
+  near_band_oi_pct: number;
+  /** Level of the structural bands alone (more than {@link HIGH_NEAR_SHARE} within 1σ: high; {@link MEDIUM_WIDE_SHARE} within 2σ: medium). */
+  structural_risk: CascadeRisk;
   /** Side with the most OI within one day's 1σ move (ties: within 2σ). */
   dominant_side: Side;
   /** Daily volatility the bands derive from, percent. */
@@ -239,6 +249,8 @@ export interface HeatmapInputsUsed {
   leverageScale: number;
   /** Leverage split of opened notional per side after volatility scaling, crowding and feedback (allowed tiers only). */
   openMix: Record<Side, Partial<Record<LeverageTier, number>>>;
+  /** The cascade-risk forecast's inputs (src/analytics/cascade-risk.ts). */
+  cascadeFeatures: CascadeFeatures;
 }
 
 /** One surviving cell (entry cohort × leverage × side) of the estimate. */
@@ -268,10 +280,11 @@ export function liquidationPrice(entry: number, leverage: number, mmr: number, s
 }
 
 /**
- * Cascade risk from the dominant side's at-risk shares (fractions of OI) within one day's 1σ move (`near`)
+ * Structural level from the dominant side's at-risk shares (fractions of OI) within one day's 1σ move (`near`)
  * and 2σ move (`wide`): high above {@link HIGH_NEAR_SHARE} near, medium from {@link MEDIUM_WIDE_SHARE} wide.
+ * Reported as `structural_risk`; `cascade_risk` is the forecast's level.
  */
-export function cascadeRisk(nearShare: number, wideShare: number): CascadeRisk {
+export function structuralRisk(nearShare: number, wideShare: number): CascadeRisk {
   if (nearShare > HIGH_NEAR_SHARE) return "high";
   if (wideShare >= MEDIUM_WIDE_SHARE) return "medium";
   return "low";
@@ -308,7 +321,8 @@ export function candleHoursOf(candles: readonly EntryCandle[]): number {
 /**
  * One day's volatility (standard deviation of the daily log return) from the candles: the mean of the
  * close-to-close and the high-low (Parkinson) variance per candle, each weighted by age with a
- * `halfLifeHours` half-life (default {@link VOLATILITY_HALF_LIFE_HOURS}), scaled to 24 h. Undefined with fewer than 4 candles.
+ * `halfLifeHours` half-life (default {@link VOLATILITY_HALF_LIFE_HOURS}), scaled to 24 h; close-to-close alone when no
+ * candle has a range. Undefined with fewer than 4 candles.
  */
 export function dailyVolatility(candles: readonly EntryCandle[], candleHours = candleHoursOf(candles), halfLifeHours = VOLATILITY_HALF_LIFE_HOURS): number | undefined {
   const cs = candles.filter((c) => c.high > 0 && c.low > 0 && c.close > 0);
@@ -318,19 +332,23 @@ export function dailyVolatility(candles: readonly EntryCandle[], candleHours = c
   let ccW = 0;
   let hl = 0;
   let hlW = 0;
+  let anyRange = false;
   for (let i = 0; i < cs.length; i++) {
     const c = cs[i]!;
     const w = 2 ** (-(lastOpen - c.openTime) / HOUR_MS / halfLifeHours);
     const range = Math.log(c.high / c.low);
     hl += (w * range * range) / (4 * Math.LN2);
     hlW += w;
+    if (range > 0) anyRange = true;
     if (i > 0) {
       const r = Math.log(c.close / cs[i - 1]!.close);
       cc += w * r * r;
       ccW += w;
     }
   }
-  const perCandle = (cc / ccW + hl / hlW) / 2;
+  // Candles without any range (high = low throughout: a close-only series such as daily aggregates) carry no
+  // high-low information: close-to-close alone.
+  const perCandle = anyRange ? (cc / ccW + hl / hlW) / 2 : cc / ccW;
   const daily = Math.sqrt((perCandle * 24) / candleHours);
   return Number.isFinite(daily) && daily > 0 ? daily : undefined;
 }
@@ -576,6 +594,9 @@ export function liquidationHeatmap(input: HeatmapInput): Heatmap {
     short = cellsOf("short", feedback.short);
   }
 
+  const features = cascadeFeaturesOf(input, candleHours, longVol);
+  const forecast = cascadeForecast(features, input.cascadeModel);
+
   const sigma = vol ?? FALLBACK_DAILY_VOL;
   const nearBand = clamp(sigma, NEAR_BAND_BOUNDS[0], NEAR_BAND_BOUNDS[1]);
   const wideBand = clamp(2 * sigma, WIDE_BAND_BOUNDS[0], WIDE_BAND_BOUNDS[1]);
@@ -631,7 +652,7 @@ export function liquidationHeatmap(input: HeatmapInput): Heatmap {
   return {
     clusters,
     levels,
-    risk: riskSummary(oi, atRisk, sigma, nearBand, wideBand, vol === undefined),
+    risk: riskSummary(oi, atRisk, sigma, nearBand, wideBand, vol === undefined, forecast, features, input.cascadeModel ?? CASCADE_MODEL),
     entryHours: series.entriesFrom === "static" ? 0 : series.lows.length,
     inputs: {
       candleHours,
@@ -644,11 +665,50 @@ export function liquidationHeatmap(input: HeatmapInput): Heatmap {
       longRunDailyVol: longVol ?? null,
       leverageScale: volScale,
       openMix: { long: long.mix, short: short.mix },
+      cascadeFeatures: features,
     },
   };
 }
 
-function riskSummary(oi: number, atRisk: Record<Side, SideAtRisk>, sigma: number, nearBand: number, wideBand: number, fallbackVol: boolean): RiskSummary {
+/**
+ * Inputs of the cascade-risk forecast (src/analytics/cascade-risk.ts) from the heatmap's inputs:
+ * - liquidations: the realised liquidations' rate per 24 h (the window's amounts ÷ coverage × 24 / hours) ÷ OI;
+ * - volatility: the long-run daily volatility (168 h half-life over the entry window);
+ * - turnover: the USD volume of the last 24 h of candles ÷ the open interest of the candles' venue (the last point of
+ *   the OI history × the price), else ÷ `openInterestUsd` (then every venue's OI: an underestimate);
+ * - funding and long/short: |rate per 8 h| and |ratio − 1|.
+ */
+function cascadeFeaturesOf(input: HeatmapInput, candleHours: number, longVol: number | undefined): CascadeFeatures {
+  const { openInterestUsd: oi, price } = input;
+  const liqs = input.recentLiquidations;
+  const liquidations =
+    liqs && liqs.hours > 0 && liqs.coverage > 0 && oi > 0 ? (((Math.max(0, liqs.longUsd) + Math.max(0, liqs.shortUsd)) / liqs.coverage) * (24 / liqs.hours)) / oi : null;
+  const usable = input.candles.filter((c) => c.close > 0 && c.volumeUsd >= 0);
+  let turnover: number | null = null;
+  if (usable.length) {
+    const perDay = Math.max(1, Math.round(24 / candleHours));
+    const volumeUsd = usable.slice(-perDay).reduce((s, c) => s + c.volumeUsd, 0) * (perDay / Math.min(perDay, usable.length));
+    const hist = (input.openInterestHistory ?? []).filter((p) => p.oi > 0 && Number.isFinite(p.oi));
+    const venueOiUsd = hist.length ? hist[hist.length - 1]!.oi * price : oi;
+    turnover = venueOiUsd > 0 ? volumeUsd / venueOiUsd : null;
+  }
+  const funding = typeof input.fundingRate8h === "number" && Number.isFinite(input.fundingRate8h) ? Math.abs(input.fundingRate8h) : null;
+  const ratio = input.longShortRatio;
+  const longShort = typeof ratio === "number" && ratio > 0 && Number.isFinite(ratio) ? Math.abs(ratio - 1) : null;
+  return { liquidations, volatility: longVol ?? null, turnover, funding, longShort };
+}
+
+function riskSummary(
+  oi: number,
+  atRisk: Record<Side, SideAtRisk>,
+  sigma: number,
+  nearBand: number,
+  wideBand: number,
+  fallbackVol: boolean,
+  forecast: CascadeForecast,
+  features: CascadeFeatures,
+  model: CascadeModel,
+): RiskSummary {
   const { long, short } = atRisk;
   const dominant: Side =
     short.within_1_sigma > long.within_1_sigma || (short.within_1_sigma === long.within_1_sigma && short.within_2_sigma > long.within_2_sigma) ? "short" : "long";
@@ -656,20 +716,30 @@ function riskSummary(oi: number, atRisk: Record<Side, SideAtRisk>, sigma: number
   const wideSide: Side = short.within_2_sigma > long.within_2_sigma ? "short" : "long";
   const near = share(atRisk[dominant].within_1_sigma);
   const wide = share(atRisk[wideSide].within_2_sigma);
-  const level = cascadeRisk(near, wide);
+  const structural = structuralRisk(near, wide);
   const where = (s: Side, band: number, k: number) => `${s} liquidation levels within ${fmtPct(band)} ${s === "long" ? "below" : "above"} the price (one day's ${k}σ move)`;
-  const reason =
-    level === "high"
-      ? `${fmtPct(near)} of open interest sits in ${where(dominant, nearBand, 1)} (high: more than ${fmtPct(HIGH_NEAR_SHARE)} within 1σ).`
-      : level === "medium"
-        ? `${fmtPct(wide)} of open interest sits in ${where(wideSide, wideBand, 2)} and ${fmtPct(near)} within 1σ (medium: at least ${fmtPct(MEDIUM_WIDE_SHARE)} within 2σ).`
-        : `${fmtPct(near)} of open interest sits in ${where(dominant, nearBand, 1)} and ${fmtPct(wide)} within 2σ (low: at most ${fmtPct(HIGH_NEAR_SHARE)} within 1σ and less than ${fmtPct(MEDIUM_WIDE_SHARE)} within 2σ).`;
-  const volNote = fallbackVol ? ` Daily volatility assumed ${fmtPct(sigma)} (too few candles).` : ` Daily volatility ${fmtPct(sigma)}.`;
+  const bound =
+    forecast.level === "high"
+      ? `high: at least ${fmtPct(model.highFrom)}`
+      : forecast.level === "medium"
+        ? `medium: ${fmtPct(model.mediumFrom)} to ${fmtPct(model.highFrom)}`
+        : `low: under ${fmtPct(model.mediumFrom)}`;
+  const from = [
+    features.liquidations === null ? "no realised-liquidation feed" : `realised liquidations ${fmtPct(features.liquidations)} of OI per 24 h`,
+    features.volatility === null ? "volatility unknown" : `daily volatility ${fmtPct(features.volatility)}`,
+    features.turnover === null ? "turnover unknown" : `24 h volume ${features.turnover.toFixed(2)}x OI`,
+  ].join(", ");
+  const reason = `${fmtPct(forecast.share)} of open interest forecast to be liquidated over the next 24 h (${bound}), from ${from}.`;
+  const structure = ` Structure: ${fmtPct(near)} of open interest sits in ${where(dominant, nearBand, 1)} and ${fmtPct(wide)} within 2σ.`;
+  const volNote = fallbackVol ? ` Band volatility assumed ${fmtPct(sigma)} (too few candles).` : "";
   return {
-    total_oi_at_risk_usd: atRisk[dominant].within_1_sigma,
-    oi_at_risk_pct: near * 100,
-    cascade_risk: level,
-    cascade_risk_reason: `Estimate: ${reason}${volNote}`,
+    total_oi_at_risk_usd: forecast.share * oi,
+    oi_at_risk_pct: forecast.share * 100,
+    cascade_risk: forecast.level,
+    cascade_risk_reason: `Estimate: ${reason}${structure}${volNote}`,
+    forecast_coefficients: forecast.coefficients,
+    near_band_oi_pct: near * 100,
+    structural_risk: structural,
     dominant_side: dominant,
     daily_volatility_pct: sigma * 100,
     near_band_pct: nearBand * 100,

@@ -51,15 +51,18 @@ describe("liquidation heatmap on the simulator", () => {
     await sim?.close();
   });
 
-  it("reads different levels for the eight pre-subscribed symbols, from open-interest history, funding and long/short ratios", async () => {
+  it("reads different structural levels for the eight pre-subscribed symbols, from open-interest history, funding and long/short ratios", async () => {
     const answers = await Promise.all(PRE_SUBSCRIBED.map((s) => get(`/liquidation/heatmap/${s}`)));
     for (const a of answers) expect(a.status).toBe(200);
     const bodies = answers.map((a) => a.body);
-    const levels = bodies.map((b) => b.cascade_risk as string);
-    const atRisk = bodies.map((b) => b.risk_summary.oi_at_risk_pct as number);
+    // The structural bands (not validated on real liquidations; cascade_risk's forecast is, by the daily backtest).
+    const levels = bodies.map((b) => b.risk_summary.structural_risk as string);
+    const nearBand = bodies.map((b) => b.risk_summary.near_band_oi_pct as number);
     expect(new Set(levels).size).toBeGreaterThan(1);
-    expect(new Set(atRisk.map((x) => x.toFixed(2))).size).toBe(PRE_SUBSCRIBED.length);
-    expect(bodies.filter((b) => b.cascade_risk === "high").length).toBeLessThan(PRE_SUBSCRIBED.length);
+    expect(new Set(nearBand.map((x) => x.toFixed(2))).size).toBe(PRE_SUBSCRIBED.length);
+    expect(levels.filter((l) => l === "high").length).toBeLessThan(PRE_SUBSCRIBED.length);
+    // The forecast: streams are off, so it runs without the liquidation term, on volatility, turnover, funding and long/short.
+    expect(new Set(bodies.map((b) => (b.risk_summary.oi_at_risk_pct as number).toFixed(4))).size).toBe(PRE_SUBSCRIBED.length);
     for (const b of bodies) {
       expect(b.estimated).toBe(true);
       expect(b.risk_summary.cascade_risk).toBe(b.cascade_risk);
@@ -73,6 +76,10 @@ describe("liquidation heatmap on the simulator", () => {
       expect(typeof m.funding_rate_8h).toBe("number");
       expect(m.long_short_sources.length).toBeGreaterThan(0);
       expect(m.liquidation_feedback).toBeNull(); // streams are off
+      expect(b.risk_summary.forecast_coefficients).toBe("without_liquidations");
+      expect(m.forecast_inputs.liquidations_pct_oi_24h).toBeNull();
+      for (const k of ["daily_volatility_pct", "turnover_24h", "funding_abs_8h_pct", "long_short_distance"]) expect(typeof m.forecast_inputs[k]).toBe("number");
+      expect(m.thresholds.high_from_pct).toBeGreaterThan(m.thresholds.medium_from_pct);
       // Clusters account for the whole open interest on each side.
       for (const side of ["long", "short"]) {
         const sum = (b.leverage_clusters as Array<{ side: string; oi_at_risk_usd: number }>).filter((c) => c.side === side).reduce((s, c) => s + c.oi_at_risk_usd, 0);

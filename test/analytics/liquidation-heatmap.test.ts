@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import { cascadeForecast } from "../../src/analytics/cascade-risk.js";
 import { replay, score, type Recording } from "../../src/analytics/heatmap-backtest.js";
 import {
-  cascadeRisk,
   crowding,
   dailyVolatility,
   FALLBACK_MMR,
@@ -16,6 +16,7 @@ import {
   OI_LEVERAGE_MIX,
   OPEN_LEVERAGE_MIX,
   rescaleLeverage,
+  structuralRisk,
   type EntryCandle,
   type Heatmap,
   type RiskSummary,
@@ -59,10 +60,10 @@ describe("cascade risk levels (relative to volatility)", () => {
   it("high above 3.5% within one day's 1σ move, medium from 5% within 2σ, else low", () => {
     expect(HIGH_NEAR_SHARE).toBe(0.035);
     expect(MEDIUM_WIDE_SHARE).toBe(0.05);
-    expect(cascadeRisk(0.0351, 0.0351)).toBe("high");
-    expect(cascadeRisk(0.035, 0.5)).toBe("medium"); // exactly 3.5% is not "more than 3.5%"
-    expect(cascadeRisk(0, 0.05)).toBe("medium");
-    expect(cascadeRisk(0.03, 0.0499)).toBe("low");
+    expect(structuralRisk(0.0351, 0.0351)).toBe("high");
+    expect(structuralRisk(0.035, 0.5)).toBe("medium"); // exactly 3.5% is not "more than 3.5%"
+    expect(structuralRisk(0, 0.05)).toBe("medium");
+    expect(structuralRisk(0.03, 0.0499)).toBe("low");
   });
 });
 
@@ -113,11 +114,19 @@ describe("heatmap model", () => {
     expect(r.long_oi_at_risk_usd.within_1_sigma).toBeCloseTo(10_000, 4);
     expect(r.long_oi_at_risk_usd.within_2_sigma).toBeCloseTo(40_000, 4);
     expect(r.long_oi_at_risk_usd.within_10_pct).toBeCloseTo(150_000, 4);
-    expect(r.oi_at_risk_pct).toBeCloseTo(1, 8);
-    expect(r.total_oi_at_risk_usd).toBeCloseTo(10_000, 4);
-    expect(r.cascade_risk).toBe("low");
+    expect(r.near_band_oi_pct).toBeCloseTo(1, 8);
+    expect(r.structural_risk).toBe("low");
+    // No input of the forecast is known: every one takes the fitting period's median, without the liquidation term.
+    const none = { liquidations: null, volatility: null, turnover: null, funding: null, longShort: null };
+    expect(h.inputs.cascadeFeatures).toEqual(none);
+    const f = cascadeForecast(none);
+    expect(r.forecast_coefficients).toBe("without_liquidations");
+    expect(r.oi_at_risk_pct).toBeCloseTo(f.share * 100, 12);
+    expect(r.total_oi_at_risk_usd).toBeCloseTo(f.share * 1_000_000, 6);
+    expect(r.cascade_risk).toBe(f.level);
+    expect(r.cascade_risk_reason).toMatch(/^Estimate: \d+\.\d% of open interest forecast to be liquidated over the next 24 h \((high|medium|low): /);
     expect(r.cascade_risk_reason).toMatch(
-      /^Estimate: 1\.0% of open interest sits in (long|short) liquidation levels within 3\.0% (below|above) the price \(one day's 1σ move\) and 4\.0% within 2σ/,
+      /Structure: 1\.0% of open interest sits in (long|short) liquidation levels within 3\.0% (below|above) the price \(one day's 1σ move\) and 4\.0% within 2σ/,
     );
     expect(r.cascade_risk_reason).toContain("assumed 3.0%");
   });
@@ -209,38 +218,75 @@ describe("heatmap model", () => {
     expect(w.wide_band_pct).toBeLessThanOrEqual(15);
   });
 
+  it("cascade-risk inputs: liquidations per 24 h ÷ OI, turnover on the candles' venue OI, close-to-close volatility without ranges", () => {
+    // Seven daily closes without an intraday range, as the daily backtest passes them.
+    const closes = [100, 104, 99, 101, 97, 103, 100];
+    const daily = closes.map((c, i) => candle(i * 24 * H, c, c, c, 3e6));
+    const h = liquidationHeatmap({
+      price: 100,
+      openInterestUsd: 4e6,
+      candles: daily,
+      candleHours: 24,
+      mmrByLeverage: allTiers,
+      openInterestHistory: closes.map((_, i) => ({ time: (i + 1) * 24 * H, oi: i === 6 ? 20_000 : 25_000 })),
+      fundingRate8h: -0.0003,
+      longShortRatio: 2.5,
+      recentLiquidations: { longUsd: 30_000, shortUsd: 10_000, hours: 6, coverage: 0.5 },
+    });
+    const f = h.inputs.cascadeFeatures;
+    // (30k + 10k) / 0.5 × 24 / 6 = 320k per 24 h, over 4M of OI.
+    expect(f.liquidations).toBeCloseTo(0.08, 12);
+    // The last day's volume (3M) over the OI history's last point (20k coins × 100).
+    expect(f.turnover).toBeCloseTo(1.5, 12);
+    expect(f.funding).toBeCloseTo(0.0003, 12);
+    expect(f.longShort).toBeCloseTo(1.5, 12);
+    // No candle has a range: close-to-close alone, weighted with the 168 h half-life.
+    let cc = 0;
+    let w = 0;
+    for (let i = 1; i < closes.length; i++) {
+      const wi = 2 ** (-(6 - i) / 7);
+      cc += wi * Math.log(closes[i]! / closes[i - 1]!) ** 2;
+      w += wi;
+    }
+    expect(f.volatility).toBeCloseTo(Math.sqrt(cc / w), 12);
+    expect(h.risk.forecast_coefficients).toBe("with_liquidations");
+    expect(h.risk.oi_at_risk_pct).toBeCloseTo(cascadeForecast(f).share * 100, 12);
+  });
+
   it("rejects a non-positive price", () => {
     expect(() => liquidationHeatmap({ price: 0, openInterestUsd: 1, candles: [], mmrByLeverage: allTiers })).toThrow(RangeError);
   });
 });
 
 describe("on real recordings (Binance XRPUSDT, 2021-11/12)", () => {
-  it("a calm day reads low every hour, a volatile one medium or high", () => {
+  it("structure: a calm day reads low every hour, a volatile one medium or high", () => {
     const calm: RiskSummary[] = [];
     for (let k = at(XRP_1H, "2021-11-20T02:00:00Z"); k <= at(XRP_1H, "2021-11-21T04:00:00Z"); k++) calm.push(xrpAt(XRP_1H, k).risk);
     expect(calm.length).toBe(27);
     for (const r of calm) {
-      expect(r.cascade_risk).toBe("low");
-      expect(r.oi_at_risk_pct).toBeLessThan(2);
+      expect(r.structural_risk).toBe("low");
+      expect(r.near_band_oi_pct).toBeLessThan(2);
     }
     const volatile: RiskSummary[] = [];
     for (let k = at(XRP_1H, "2021-11-18T00:00:00Z"); k <= at(XRP_1H, "2021-11-18T16:00:00Z"); k++) volatile.push(xrpAt(XRP_1H, k).risk);
-    expect(volatile.filter((r) => r.cascade_risk !== "low").length).toBeGreaterThanOrEqual(0.7 * volatile.length);
-    expect(volatile.some((r) => r.cascade_risk === "high")).toBe(true);
+    expect(volatile.filter((r) => r.structural_risk !== "low").length).toBeGreaterThanOrEqual(0.7 * volatile.length);
+    expect(volatile.some((r) => r.structural_risk === "high")).toBe(true);
     // The volatile day's bands are wider and its estimate holds more open interest near the price.
     const mean = (rs: RiskSummary[], f: (r: RiskSummary) => number) => rs.reduce((s, r) => s + f(r), 0) / rs.length;
     expect(mean(volatile, (r) => r.daily_volatility_pct)).toBeGreaterThan(mean(calm, (r) => r.daily_volatility_pct));
-    expect(mean(volatile, (r) => r.oi_at_risk_pct)).toBeGreaterThan(1.3 * mean(calm, (r) => r.oi_at_risk_pct));
+    expect(mean(volatile, (r) => r.near_band_oi_pct)).toBeGreaterThan(1.3 * mean(calm, (r) => r.near_band_oi_pct));
+    // The forecast (no OI history or liquidation feed here) is higher on the volatile day too.
+    expect(mean(volatile, (r) => r.oi_at_risk_pct)).toBeGreaterThan(mean(calm, (r) => r.oi_at_risk_pct));
   });
 
-  it("around the 2021-11-26 and 12-04 drops the 8-hour series turns from low to high", () => {
+  it("structure: around the 2021-11-26 and 12-04 drops the 8-hour series turns from low to high", () => {
     const quiet: string[] = [];
-    for (let k = at(XRP_8H, "2021-11-20T00:00:00Z"); k <= at(XRP_8H, "2021-11-24T16:00:00Z"); k++) quiet.push(xrpAt(XRP_8H, k).risk.cascade_risk);
+    for (let k = at(XRP_8H, "2021-11-20T00:00:00Z"); k <= at(XRP_8H, "2021-11-24T16:00:00Z"); k++) quiet.push(xrpAt(XRP_8H, k).risk.structural_risk);
     expect(new Set(quiet)).toEqual(new Set(["low"]));
-    expect(xrpAt(XRP_8H, at(XRP_8H, "2021-11-26T16:00:00Z")).risk.cascade_risk).toBe("high");
+    expect(xrpAt(XRP_8H, at(XRP_8H, "2021-11-26T16:00:00Z")).risk.structural_risk).toBe("high");
     // The evening before the 2021-12-04 crash (a 4% fall left the week's longs near their levels).
-    expect(xrpAt(XRP_8H, at(XRP_8H, "2021-12-03T16:00:00Z")).risk.cascade_risk).toBe("high");
-    expect(xrpAt(XRP_8H, at(XRP_8H, "2021-12-02T08:00:00Z")).risk.cascade_risk).toBe("low");
+    expect(xrpAt(XRP_8H, at(XRP_8H, "2021-12-03T16:00:00Z")).risk.structural_risk).toBe("high");
+    expect(xrpAt(XRP_8H, at(XRP_8H, "2021-12-02T08:00:00Z")).risk.structural_risk).toBe("low");
   });
 
   it("the recorded crowded-long funding (0.058% per 8 h on 2021-11-26) moves risk to the long side", () => {
@@ -256,7 +302,7 @@ describe("on real recordings (Binance XRPUSDT, 2021-11/12)", () => {
     expect(withFunding.risk.dominant_side).toBe("long");
   });
 
-  it("backtest: levels are spread, the default 5% alert stays quiet, and higher levels precede more crossed open interest", () => {
+  it("backtest (structure): levels are spread, a 5% near-band alert stays quiet, and higher levels precede more crossed open interest", () => {
     const rec: Recording = { name: "XRPUSDT 1h", candles: XRP_1H, candleHours: 1, mmrByLeverage: XRP_MMR };
     const s = score(rec.name, replay(rec, { warmupHours: 24 }), 5);
     expect(s.instants).toBe(53);

@@ -12,6 +12,14 @@ const NOT_USDT: ReadonlySet<string> = new Set(["hyperliquid", "deribit"]);
 /** Venues scanned for extremes: every USDT-margined perpetual venue (docs/methods/perpetuals.md). */
 const SCANNED: readonly PerpVenue[] = PERP_VENUES.filter((v) => !NOT_USDT.has(v));
 
+/**
+ * Default `threshold`, pct per 8 h: 0.05, five times the neutral rate (Binance's 0.01% interest component). On the
+ * recorded Binance `GET /fapi/v1/premiumIndex` snapshot of 2024-11-27 (346 USDT perpetuals, 4h markets rescaled to
+ * 8h) it flags 25 markets (7.2%, about the 95th percentile of |rate|), where the spec's 0.01 flags 342 (98.8%:
+ * every market at the neutral rate). docs/methods/perpetuals.md; the test on that payload is test/perp/funding-extreme-default.test.ts.
+ */
+export const DEFAULT_THRESHOLD_PCT = 0.05;
+
 const Result = z.object({
   symbol: z.string().describe("quote-suffixed perpetual symbol, e.g. BTCUSDT"),
   exchange: z.string(),
@@ -36,10 +44,15 @@ export const fundingExtreme = defineTool({
   cacheTtlSec: 30,
   tags: ["funding"],
   summary: `Perpetuals with extreme funding across ${venueList(SCANNED)}`,
-  description: `Scans all USDT perpetuals of ${venueList(SCANNED)} (one request per venue). A market qualifies when the absolute rate, rescaled to 8 hours, is at least \`threshold\` pct (default 0.01), so 1h and 4h markets compare fairly with 8h ones. Sorted by absolute annualised rate; \`limit\` caps the list (extreme_markets counts all). signal extreme_bullish means longs pay (crowded longs), extreme_bearish means shorts pay.`,
+  description: `Scans all USDT perpetuals of ${venueList(SCANNED)} (one request per venue). A market qualifies when the absolute rate, rescaled to 8 hours, is at least \`threshold\` pct (default ${DEFAULT_THRESHOLD_PCT}: five times the neutral 0.01%; on a recorded Binance snapshot it flags the 7% tail, where the spec's 0.01 flags 99% of markets), so 1h and 4h markets compare fairly with 8h ones. Sorted by absolute annualised rate; \`limit\` caps the list (extreme_markets counts all). signal extreme_bullish means longs pay (crowded longs), extreme_bearish means shorts pay.`,
   example: { threshold: 0.05 },
   input: z.object({
-    threshold: z.number().min(0).max(100).default(0.01).describe("minimum absolute funding rate, pct per 8h (0.01 = 0.01%)"),
+    threshold: z
+      .number()
+      .min(0)
+      .max(100)
+      .default(DEFAULT_THRESHOLD_PCT)
+      .describe(`minimum absolute funding rate, pct per 8h (0.01 = 0.01%, the neutral rate); default ${DEFAULT_THRESHOLD_PCT}`),
     limit: z.number().int().min(1).max(1000).default(100).describe("most results returned (default 100)"),
     ...RequireField,
   }),

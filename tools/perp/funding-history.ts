@@ -2,6 +2,7 @@ import { z } from "zod";
 import { annualizedPct, settlementIntervals, timeWeightedFundingSummary } from "../../src/analytics/funding.js";
 import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
+import { PERP_VENUES } from "../../src/venues/perp/types.js";
 import { iso, Exchange, perps, PerpSymbol, requireListed } from "./common.js";
 
 /** `GET /funding-rate/history/:symbol`: settled funding of one perpetual on one venue, with a summary (docs/methods/perpetuals.md). */
@@ -15,17 +16,17 @@ export const fundingHistory = defineTool({
   tags: ["funding"],
   summary: "Settled funding rates of one perpetual (newest first) with time-weighted average, extremes and annualised average",
   description:
-    "History from one venue (default binance; choose with exchange). Each row's interval is the time since the previous settlement (the oldest row takes the next row's), so a history spanning a change of interval (Hyperliquid 8h to 1h in June 2023, Binance symbols moved to 4h) is annualised row by row; summary averages are time-weighted: annualized_avg = sum of rates / hours covered x 8760 x 100, avg_rate the same per funding_interval_hours (the newest row's interval). max_rate and min_rate are as settled, each per its own interval. Most points served: binance 1000 (one request), hyperliquid 1000 (pages of at most 500 rows, the venue's cap per request), bybit 200, okx 100; count says how many came back. Method: docs/methods/funding-basis-volatility.md.",
+    "History from one venue (default binance; choose with exchange). Each row's interval is the time since the previous settlement (the oldest row takes the next row's), so a history spanning a change of interval (Hyperliquid 8h to 1h in June 2023, Binance symbols moved to 4h) is annualised row by row; summary averages are time-weighted: annualized_avg = sum of rates / hours covered x 8760 x 100, avg_rate the same per funding_interval_hours (the newest row's interval). max_rate and min_rate are as settled, each per its own interval. Most points served: binance 1000 (one request), hyperliquid 1000 (pages of at most 500 rows, the venue's cap per request), bybit 200, okx 100, gate 100, bitget 500 (pages of 100), deribit 1000 (hourly interest_1h points, pages of 30 days: funding accrues continuously), aster 1000; count says how many came back. Method: docs/methods/funding-basis-volatility.md.",
   example: { symbol: "BTCUSDT", limit: 30 },
   input: z.object({
     symbol: PerpSymbol,
     limit: z.number().int().min(1).max(1000).default(100).describe("points, newest first (default 100, max 1000)"),
-    exchange: Exchange.default("binance").describe("venue: binance (default), bybit, okx or hyperliquid"),
+    exchange: Exchange.default("binance").describe(`venue: ${PERP_VENUES.join(", ")} (default binance)`),
   }),
   output: z.object({
     symbol: z.string().describe("quote-suffixed, e.g. BTCUSDT"),
     exchange: z.string(),
-    funding_interval_hours: z.number().describe("interval of the newest settlement, hours"),
+    funding_interval_hours: z.number().nullable().describe("interval of the newest settlement, hours (no settlement: the venue's current interval, null when unknown)"),
     count: z.number().int(),
     history: z.array(
       z.object({
@@ -36,12 +37,15 @@ export const fundingHistory = defineTool({
         mark_price: z.number().nullable(),
       }),
     ),
-    summary: z.object({
-      avg_rate: z.number().describe("time-weighted average rate per funding_interval_hours (sum of rates / hours covered x funding_interval_hours)"),
-      max_rate: z.number().describe("as settled, per its own interval"),
-      min_rate: z.number().describe("as settled, per its own interval"),
-      annualized_avg: z.number().describe("time-weighted, pct: sum of rates / hours covered x 8760 x 100"),
-    }),
+    summary: z
+      .object({
+        avg_rate: z.number().describe("time-weighted average rate per funding_interval_hours (sum of rates / hours covered x funding_interval_hours)"),
+        max_rate: z.number().describe("as settled, per its own interval"),
+        min_rate: z.number().describe("as settled, per its own interval"),
+        annualized_avg: z.number().describe("time-weighted, pct: sum of rates / hours covered x 8760 x 100"),
+      })
+      .nullable()
+      .describe("null when the venue returned no settlement (an empty history has no average or extremes)"),
   }),
   checkBeforePayment: ({ symbol, exchange }, ctx) => requireListed(symbol, ctx, [exchange]),
   async handler({ symbol, limit, exchange }, ctx) {
@@ -55,6 +59,8 @@ export const fundingHistory = defineTool({
             .then((f) => f.fundingIntervalHours)
             .catch(() => undefined)
         : undefined;
+    // No settlement (a symbol listed since the last one, or none in the venue's window): an empty answer, not zeros.
+    if (points.length === 0) return { symbol: `${symbol}USDT`, exchange, funding_interval_hours: current ?? null, count: 0, history: [], summary: null };
     const intervals = settlementIntervals(points.map((p) => p.time)) ?? (current === undefined ? undefined : points.map(() => current));
     const interval = intervals?.[0] ?? current;
     if (intervals === undefined || interval === undefined) throw new AppError("UPSTREAM_ERROR", `${exchange} returned too little history to determine the funding interval`);

@@ -14,15 +14,31 @@ export interface CvdSymbolBuckets {
 }
 
 /**
+ * Start of the first bucket of `sym` on any venue, or null without any. Buckets are mostly created in time order,
+ * so the scan stops at the first slot at or before `notAfter` (the answer cannot be later than it then).
+ */
+function firstDataSlot(sym: CvdSymbolBuckets, notAfter: number): number | null {
+  let min: number | null = null;
+  for (const m of sym.venues.values()) {
+    for (const slot of m.keys()) {
+      if (min === null || slot < min) min = slot;
+      if (slot <= notAfter) return min;
+    }
+  }
+  return min;
+}
+
+/**
  * Flow of `base` per venue and in total over its buckets in the 5-min slots overlapping `[fromMs, toMs)`
  * (±Infinity allowed), within the retained slots `[lo, hi]`. `sym` undefined: zeros, no venues, `trackedSince: null`.
+ * The summary's `fromMs` never precedes the symbol's first bucket: with none, it is the last slot of the range.
  */
 export function cvdSummary(base: string, sym: CvdSymbolBuckets | undefined, fromMs: number, toMs: number, lo: number, hi: number): CvdSummary {
   const first = Number.isFinite(fromMs) ? Math.max(alignBucket(fromMs, CVD_BUCKET_MS), lo) : lo;
   const last = Number.isFinite(toMs) ? Math.min(alignBucket(toMs - 1, CVD_BUCKET_MS), hi) : hi;
   const total = emptyFlow();
   const venues: Partial<Record<StreamVenue, CvdFlow>> = {};
-  if (!sym) return { base, fromMs: first, toMs, trackedSince: null, venues, total, unfilled: false };
+  if (!sym) return { base, fromMs: Math.max(first, last), toMs, trackedSince: null, venues, total, unfilled: false };
   const trackedSince = Math.max(sym.trackedSince, lo);
   let unfilled = false;
   // Fixed order (venues as listed, slots ascending) so float sums are reproducible, e.g. after a restart.
@@ -42,7 +58,8 @@ export function cvdSummary(base: string, sym: CvdSymbolBuckets | undefined, from
       addFlow(total, flow);
     }
   }
-  return { base, fromMs: Math.max(first, trackedSince), toMs, trackedSince, venues, total, unfilled };
+  const dataFrom = firstDataSlot(sym, Math.max(first, trackedSince));
+  return { base, fromMs: Math.max(first, trackedSince, dataFrom ?? last), toMs, trackedSince, venues, total, unfilled };
 }
 
 /**

@@ -1,0 +1,80 @@
+/**
+ * The production heatmap's inputs for one symbol-day of a daily panel, from what was known at that day's close:
+ * the last {@link WINDOW_DAYS} daily candles, the open-interest history, funding, long/short ratio and the
+ * day's realised liquidations (docs/methods/liquidation-heatmap.md, "Daily backtest").
+ */
+import { ENTRY_WINDOW_HOURS, mmrByLeverage, type EntryCandle, type HeatmapInput } from "../../analytics/liquidation-heatmap.js";
+import { DAY_MS } from "../../lib/time.js";
+import type { SymbolSeries } from "./panel.js";
+
+/** Days of candles the heatmap reads: its whole entry window (168 h), as production reads 168 hourly candles. */
+export const WINDOW_DAYS = Math.round(ENTRY_WINDOW_HOURS / 24);
+/** Days of returns of the volatility baseline. */
+export const VOL_BASELINE_DAYS = 7;
+/** Days of history a symbol-day needs before it is used (window plus the first return). */
+export const HISTORY_DAYS = Math.max(WINDOW_DAYS, VOL_BASELINE_DAYS) + 1;
+
+/** No venue tier tables in the panel: the model's fallback maintenance margin for every tier (as production without tables). */
+const FALLBACK_MMR = mmrByLeverage([]);
+
+/** Epoch ms of a YYYY-MM-DD day's 00:00 UTC. */
+export function dayStartMs(day: string): number {
+  return Date.parse(`${day}T00:00:00Z`);
+}
+
+/** Whether symbol-day `d` has everything the heatmap and the baselines need, and a next day to score against. */
+export function usable(s: SymbolSeries, d: number): boolean {
+  if (d < HISTORY_DAYS || d + 1 >= s.close.length) return false;
+  for (let k = d - HISTORY_DAYS; k <= d; k++) if (!(s.close[k]! > 0 && s.oi[k]! > 0 && s.volume[k]! >= 0)) return false;
+  const liqOk = (k: number) => s.longLiq[k]! >= 0 && s.shortLiq[k]! >= 0;
+  return liqOk(d) && liqOk(d + 1) && Number.isFinite(s.fundingPct8h[d]!) && s.lsRatio[d]! > 0;
+}
+
+/**
+ * Heatmap input of symbol-day `d`: daily candles without an intraday range (high = low = close: the panel has no
+ * high/low), USD volume = base volume × close; price = close; open interest (Binance's, USD) = OI × close with the
+ * OI history at each day's close; funding per 8 h as a fraction; the day's liquidations (base units × close) as
+ * 24 h of a feed covering all of the OI.
+ */
+export function heatmapInputFor(s: SymbolSeries, days: readonly string[], d: number): HeatmapInput {
+  const candles: EntryCandle[] = [];
+  const openInterestHistory = [];
+  for (let k = d - WINDOW_DAYS + 1; k <= d; k++) {
+    const close = s.close[k]!;
+    const openTime = dayStartMs(days[k]!);
+    candles.push({ openTime, high: close, low: close, close, volumeUsd: s.volume[k]! * close });
+  }
+  for (let k = d - WINDOW_DAYS; k <= d; k++) openInterestHistory.push({ time: dayStartMs(days[k]!) + DAY_MS, oi: s.oi[k]! });
+  const price = s.close[d]!;
+  return {
+    price,
+    openInterestUsd: s.oi[d]! * price,
+    candles,
+    candleHours: 24,
+    mmrByLeverage: FALLBACK_MMR,
+    openInterestHistory,
+    fundingRate8h: s.fundingPct8h[d]! / 100,
+    longShortRatio: s.lsRatio[d]!,
+    recentLiquidations: { longUsd: s.longLiq[d]! * price, shortUsd: s.shortLiq[d]! * price, hours: 24, coverage: 1 },
+  };
+}
+
+/** The four baselines of symbol-day `d` (issue 25): today's liquidations ÷ OI, trailing volatility, |funding|, |long/short − 1|. */
+export function baselinesFor(s: SymbolSeries, d: number): { persistence: number; volatility: number; funding: number; long_short: number } {
+  let v = 0;
+  for (let k = d - VOL_BASELINE_DAYS + 1; k <= d; k++) {
+    const r = Math.log(s.close[k]! / s.close[k - 1]!);
+    v += r * r;
+  }
+  return {
+    persistence: (s.longLiq[d]! + s.shortLiq[d]!) / s.oi[d]!,
+    volatility: Math.sqrt(v / VOL_BASELINE_DAYS),
+    funding: Math.abs(s.fundingPct8h[d]!),
+    long_short: Math.abs(s.lsRatio[d]! - 1),
+  };
+}
+
+/** Next day's long + short liquidations ÷ the scored day's open interest (both base units), fraction. */
+export function outcomeFor(s: SymbolSeries, d: number): number {
+  return (s.longLiq[d + 1]! + s.shortLiq[d + 1]!) / s.oi[d]!;
+}
