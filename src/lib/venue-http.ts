@@ -43,6 +43,12 @@ export interface VenueHttpOptions {
   metrics?: Metrics;
   /** Reachability record and the venue's circuit breaker (`health.circuit(venue)`); without it, no breaker. */
   health?: VenueHealth;
+  /**
+   * How long, in ms, the venue's own rate-limit headers on an answer ask us to stop (Gate's
+   * `X-Gate-RateLimit-*`: nothing left until the reset); 0 when they ask nothing. Until then no request is sent:
+   * callers wait (at most `maxWaitMs`, never past the request deadline) or get 503 with Retry-After.
+   */
+  limitPause?: (headers: Headers, nowMs: number) => number;
 }
 
 /**
@@ -94,6 +100,8 @@ export class VenueHttpClient {
   private readonly flights = new SingleFlight<unknown>();
   private readonly retries: number;
   private readonly maxWaitMs: number;
+  /** No request before this time (epoch ms): the venue's rate-limit headers said its budget is used up. */
+  private pausedUntil = 0;
 
   constructor(private readonly opts: VenueHttpOptions) {
     const windowSec = opts.windowSec ?? 60;
@@ -123,6 +131,15 @@ export class VenueHttpClient {
    */
   private async takeBudget(scope: RequestScope | undefined): Promise<void> {
     const limitAt = Math.min(Date.now() + this.maxWaitMs, scope?.deadlineAt ?? Infinity);
+    const paused = this.pausedUntil - Date.now();
+    if (paused > 0) {
+      if (Date.now() + paused > limitAt) {
+        throw new AppError("UPSTREAM_UNAVAILABLE", `${this.opts.venue} rate limit used up (per its headers); retry shortly`, {
+          retryAfterSec: Math.max(1, Math.ceil(paused / 1000)),
+        });
+      }
+      await sleep(paused);
+    }
     for (;;) {
       try {
         await this.budget.consume(this.opts.venue);
@@ -209,6 +226,8 @@ export class VenueHttpClient {
         simSource: res.headers.get("x-sim-source") ?? undefined,
         recording: res.headers.get("x-sim-recording") ?? undefined,
       });
+      const pause = this.opts.limitPause?.(res.headers, Date.now()) ?? 0;
+      if (pause > 0) this.pausedUntil = Math.max(this.pausedUntil, Date.now() + pause);
       if (res.status === 429 || res.status >= 500) {
         await res.body?.cancel();
         const limited = res.status === 429;

@@ -38,13 +38,19 @@ export async function until<T>(what: string, fn: () => T | undefined | null | fa
 
 const hex = (s: string) => createHash("sha1").update(s).digest("hex");
 
-/** A tape trade id in the venue's own format: sequence numbers on Binance and OKX, a UUID on Bybit, a 48-bit hash on Hyperliquid. */
+/**
+ * A tape trade id in the venue's own format: sequence numbers on Binance, Aster, Gate and OKX, a UUID on Bybit,
+ * `<CCY>-<n>` on Deribit, a 48-bit hash on Hyperliquid and Bitget (whose real ids are too large to order as numbers).
+ */
 function tapeId(venue: StreamVenue, t: number, n: 0 | 1): string {
   const k = (t / STEP_MS) * 2 + n;
   if (venue === "binance") return String(1_000_000 + k);
+  if (venue === "aster") return String(2_000_000 + k);
+  if (venue === "gate") return String(3_000_000 + k);
   if (venue === "okx") return String(500_000 + 3 * k); // with holes, as OKX aggregates fills
   const h = hex(`${venue}${t}${n}`);
   if (venue === "bybit") return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+  if (venue === "deribit") return `BTC-${parseInt(h.slice(0, 10), 16)}`;
   return String(parseInt(h.slice(0, 12), 16));
 }
 

@@ -111,7 +111,7 @@ describe.skipIf(!redisAvailable)("two replicas sharing one Redis: one ingests, b
       // The follower reports the leader's feeds and serves the buckets the leader counted.
       await until("the follower to report four connected feeds", async () => {
         const { body } = await get(follower.url, "/api/v1/status");
-        return body.streams?.length === 4 && body.streams.every((s: { connected: boolean }) => s.connected);
+        return body.streams?.length === STREAM_VENUES.length && body.streams.every((s: { connected: boolean }) => s.connected);
       }).catch(fail);
       await until("BTC buckets of all four venues in redis", async () => {
         const s = await snapshot();

@@ -9,7 +9,7 @@ import { CVD_BUCKET_MS } from "../../src/ingestion/store/cvd-math.js";
 import { CvdStore, type CvdChanges } from "../../src/ingestion/store/cvd-store.js";
 import { openStreamDb } from "../../src/ingestion/store/db.js";
 import { LiquidationStore } from "../../src/ingestion/store/liquidation-store.js";
-import type { StreamVenue } from "../../src/ingestion/types.js";
+import { STREAM_VENUES, type StreamVenue } from "../../src/ingestion/types.js";
 import { redisAvailable } from "../helpers/redis-available.js";
 import { leaseTimings } from "../../src/state/lease.js";
 
@@ -86,7 +86,7 @@ describe.skipIf(!redisAvailable)("replicated ingestion (real Redis, scripted fee
     expect(b.rs.liquidations.recent()).toEqual(a.rs.liquidations.recent());
     expect(b.rs.liquidations.stats()).toEqual(a.rs.liquidations.stats());
 
-    await until("B to read the leader's feed states", () => b.rs.activeConnections() === 4);
+    await until("B to read the leader's feed states", () => b.rs.activeConnections() === STREAM_VENUES.length);
     expect(b.rs.states().map((s) => [s.venue, s.connected, s.subscribedSymbols])).toEqual(a.rs.states().map((s) => [s.venue, s.connected, s.subscribedSymbols]));
 
     // A replica started now loads the same state from the hashes and the sorted set.

@@ -7,7 +7,7 @@ import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-
 import { simEnv } from "../../src/sandbox/sim-env.js";
 import { createService } from "../../src/service.js";
 import { startSimulator } from "../../src/sim/server.js";
-import type { Trade } from "../../src/ingestion/types.js";
+import { STREAM_VENUES, type Trade } from "../../src/ingestion/types.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 import { json } from "../helpers/json.js";
 
@@ -27,15 +27,15 @@ describe("CVD and liquidations from the simulator's streams (payments off)", () 
   const get = (path: string) => s.get(path);
   beforeAll(async () => {
     s = await startFreeStack({ STREAM_WARMUP_SEC: "1", STREAM_MAX_ON_DEMAND: "2" });
-    await until(() => (s.service.ctx.ingestion?.activeConnections() ?? 0) === 4);
+    await until(() => (s.service.ctx.ingestion?.activeConnections() ?? 0) >= STREAM_VENUES.length);
   });
   afterAll(() => s?.close());
 
-  it("streams the pre-subscribed symbols from all four venues", async () => {
-    await until(async () => Object.keys((await get("/cvd/BTC")).body.exchanges ?? {}).length === 4);
+  it("streams the pre-subscribed symbols from every stream venue", async () => {
+    await until(async () => Object.keys((await get("/cvd/BTC")).body.exchanges ?? {}).length === STREAM_VENUES.length);
     const { status, body } = await get("/cvd/BTC?period=1h");
     expect(status).toBe(200);
-    expect(body.active_ws_connections).toBe(4);
+    expect(body.active_ws_connections).toBeGreaterThanOrEqual(STREAM_VENUES.length);
     const venues = Object.values(body.exchanges) as Array<{ cvd: number; buy_volume: number; sell_volume: number }>;
     expect(venues.reduce((a, v) => a + v.buy_volume, 0)).toBeCloseTo(body.buy_volume, 4);
     for (const v of venues) expect(v.cvd).toBeCloseTo(v.buy_volume - v.sell_volume, 4);
@@ -44,12 +44,7 @@ describe("CVD and liquidations from the simulator's streams (payments off)", () 
       pct > 15 ? "strong_bullish_pressure" : pct >= 5 ? "bullish_pressure" : pct > -5 ? "neutral" : pct >= -15 ? "bearish_pressure" : "strong_bearish_pressure",
     );
     const status2 = await get("/api/v1/status");
-    expect(status2.body.streams.map((f: { venue: string; connected: boolean }) => [f.venue, f.connected])).toEqual([
-      ["binance", true],
-      ["bybit", true],
-      ["okx", true],
-      ["hyperliquid", true],
-    ]);
+    expect(status2.body.streams.map((f: { venue: string; connected: boolean }) => [f.venue, f.connected])).toEqual(STREAM_VENUES.map((v) => [v, true]));
   });
 
   it("answers a new symbol with the warm-up body (202, Retry-After 10), then with data", async () => {

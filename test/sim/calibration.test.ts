@@ -11,6 +11,7 @@ import { simEnv } from "../../src/sandbox/sim-env.js";
 import { createService } from "../../src/service.js";
 import { fixedClock } from "../../src/sim/clock.js";
 import { createMarketModel, PRICE_CAPTURES_2026, type MarketModel } from "../../src/sim/market.js";
+import { PERP_VENUES } from "../../src/venues/perp/types.js";
 import { FUNDING_TARGETS, perpModelFor, PERP_SIM_VENUES, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "../../src/sim/perp-model.js";
 import { DEFAULT_REPLAY_DIR } from "../../src/sim/replay.js";
 import { DEFAULT_SIM_SEED, startSimulator, type RunningSimulator } from "../../src/sim/server.js";
@@ -436,7 +437,7 @@ describe("funding tools on the simulator (seed 42 and the system clock, like `np
       expect(r.status, base).toBe(200);
       expect(r.source, base).toBe("simulated");
       const exchanges = r.body.exchanges as Record<string, { annualized_pct: number }>;
-      expect(Object.keys(exchanges).sort()).toEqual(["binance", "bybit", "hyperliquid", "okx"]);
+      expect(Object.keys(exchanges).sort()).toEqual([...PERP_VENUES].sort());
       const arb = r.body.best_arb as { long_exchange: string; short_exchange: string; annualized_spread_pct: number } | null;
       expect(arb, base).not.toBeNull();
       expect(arb?.annualized_spread_pct, base).toBeGreaterThan(0);

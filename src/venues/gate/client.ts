@@ -13,7 +13,9 @@ import {
   parseContractStatsLongShort,
   parseContractStatsOi,
   parseFundingRateHistory,
+  gateBackoffMs,
   parseGateError,
+  parseGateRateLimit,
   parsePredictedFunding,
   parseRiskLimitTiers,
 } from "./parse.js";
@@ -47,14 +49,23 @@ export type GateClientOptions = PerpClientOptions;
  * Sizes are coins (contracts × `quanto_multiplier`), prices per ONE coin.
  * Errors: see {@link VenueHttpClient}; an unlisted base, HTTP 404 or label `CONTRACT_NOT_FOUND` → `NOT_FOUND`;
  * HTTP 403 / 451 (ban, geo-block) → `UPSTREAM_UNAVAILABLE`; other refusals and bad bodies → `UPSTREAM_ERROR`.
- * Gate reports its per-endpoint budget in `X-Gate-RateLimit-*` headers; the shared HTTP client does not expose
- * response headers, so the client relies on its own budget (half of Gate's) and on HTTP 429 backoff
- * (`parseGateRateLimit` / `gateBackoffMs` in parse.ts are ready for a header hook).
+ * Gate reports its per-endpoint budget in `X-Gate-RateLimit-*` headers: when an answer says none is left, no
+ * request is sent until its reset (`parseGateRateLimit` / `gateBackoffMs`, as the HTTP client's `limitPause`),
+ * beside our own budget (half of Gate's) and HTTP 429 backoff.
  */
 export class GatePerpClient extends PerpClientBase implements PerpVenueClient {
   constructor(baseUrl: string, opts: GateClientOptions) {
     const { callsPerMin, windowSec } = GATE_ENDPOINTS.rest.api;
-    super(GATE, baseUrl, opts, { callsPerMin, windowSec, listing: "USDT perpetual" });
+    super(GATE, baseUrl, opts, {
+      callsPerMin,
+      windowSec,
+      listing: "USDT perpetual",
+      limitPause: (headers, nowMs) =>
+        gateBackoffMs(
+          parseGateRateLimit((name) => headers.get(name)),
+          nowMs,
+        ),
+    });
   }
 
   /** The raw `/futures/usdt/contracts` body, reused for 2 s (funding, predicted funding). */

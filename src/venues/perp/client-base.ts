@@ -32,6 +32,8 @@ export interface PerpVenueDefaults {
   windowSec?: number;
   /** What the venue lists, for the not-found message: `<venue> lists no <listing> for <base>` (`USDT perpetual`). */
   listing: string;
+  /** The venue's rate-limit headers read after each answer (see `VenueHttpOptions.limitPause`). */
+  limitPause?: (headers: Headers, nowMs: number) => number;
 }
 
 /** The cached instrument list, indexed by venue symbol and by canonical base. Venues may extend it. */
@@ -53,7 +55,12 @@ export function indexCatalog(list: PerpInstrument[]): Catalog {
 }
 
 /** A {@link VenueHttpClient} for `baseUrl` (trailing slashes dropped) with `opts`, budget defaulting to `callsPerMin`. */
-export function perpHttpClient(venue: PerpVenue, baseUrl: string, opts: PerpClientOptions, defaults: { callsPerMin: number; windowSec?: number }): VenueHttpClient {
+export function perpHttpClient(
+  venue: PerpVenue,
+  baseUrl: string,
+  opts: PerpClientOptions,
+  defaults: Pick<PerpVenueDefaults, "callsPerMin" | "windowSec" | "limitPause">,
+): VenueHttpClient {
   return new VenueHttpClient({
     venue,
     baseUrl: baseUrl.replace(/\/+$/, ""),
@@ -64,6 +71,7 @@ export function perpHttpClient(venue: PerpVenue, baseUrl: string, opts: PerpClie
     health: opts.health,
     retries: opts.retries,
     maxWaitMs: opts.maxWaitMs,
+    limitPause: defaults.limitPause,
   });
 }
 
