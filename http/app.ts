@@ -69,7 +69,6 @@ const ALLOWED_HEADERS = [
 const EXPOSED_HEADERS = [
   "PAYMENT-REQUIRED",
   "PAYMENT-RESPONSE",
-  "X-PAYMENT",
   "X-PAYMENT-RESPONSE",
   "X-Credits-Remaining",
   "X-Credits-Session",

@@ -27,23 +27,23 @@ export function receiptHeaders(receipt: SettleResponse): Record<string, string> 
 }
 
 /**
- * The 402 for a PaymentRequired: v2 requirements in `PAYMENT-REQUIRED`, the v1 view in `X-PAYMENT` and
- * the body, `Cache-Control: no-store` (docs/payments.md; x402 HTTP transport:
+ * The 402 for a PaymentRequired: v2 requirements in `PAYMENT-REQUIRED`, the v1 view in the body,
+ * `Cache-Control: no-store` (docs/payments.md; x402 HTTP transport:
  * https://github.com/coinbase/x402/blob/main/specs/transports-v2/http.md). The body's requirements carry the
- * v1 `outputSchema` (how to call, JSON Schema of the answer) when given; the `X-PAYMENT` header leaves it
- * out, so that the 402's headers stay within the 16 KB HTTP clients read.
+ * v1 `outputSchema` (how to call, JSON Schema of the answer) when given. Nothing else goes in the headers: no
+ * transport puts requirements in an `X-PAYMENT` response header (v1 reads the body), and a header block past
+ * a reverse proxy's response buffer (nginx's default `proxy_buffer_size` is one 4 KB page) turns every 402
+ * into a 502 (test/http/payment-required-size.test.ts bounds it).
  */
 export function paymentRequiredResponse(required: PaymentRequired, mppChallenges: string[] = [], outputSchema?: Record<string, unknown>): HttpReply {
-  const v1 = toV1PaymentRequired(required);
   return {
     status: 402,
     headers: {
       "PAYMENT-REQUIRED": encodePaymentRequiredHeader(required),
-      "X-PAYMENT": Buffer.from(JSON.stringify(v1)).toString("base64"),
       "Cache-Control": "no-store",
       ...(mppChallenges.length ? { "WWW-Authenticate": mppChallenges } : {}),
     },
-    body: outputSchema ? toV1PaymentRequired(required, outputSchema) : v1,
+    body: toV1PaymentRequired(required, outputSchema),
   };
 }
 

@@ -7,15 +7,16 @@ import type { Metrics } from "../src/core/metrics.js";
 import { hasSharedHits, type HitAnswer } from "../src/core/hit-answer.js";
 import type { DataSource } from "../src/core/request-scope.js";
 import type { ToolRunner } from "../src/core/runner.js";
-import { mcpJsonSchema } from "../src/registry/json-schema.js";
 import type { PriceBook } from "../src/docs/pricing.js";
 import { AppError, toAppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
 import type { PaymentProcessor } from "../src/payments/processor.js";
 import type { CreditGate } from "../src/payments/credits/gate.js";
 import type { PaymentRequired } from "@x402/core/types";
-import { CREDENTIAL_ARGS, isFree, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
+import { CREDENTIAL_ARGS, toolAnnotations, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
 import type { MissRateLimiter } from "../src/lib/rate-limit.js";
+import { mcpDescription, mcpInputSchema, mcpOutputSchema } from "./tool-listing.js";
+import { selectTools } from "./toolsets.js";
 
 /** `_meta` key of the payment on `tools/call` (x402 MCP transport, specs/transports-v2/mcp.md). */
 export const PAYMENT_META = "x402/payment";
@@ -46,6 +47,8 @@ export interface CallContext {
    * never a request's Host; default {@link McpCatalogDeps.origin}.
    */
   origin?: string;
+  /** Base of the public URL of `/mcp` (origin and PUBLIC_URL's path) that 402s name; default {@link McpCatalogDeps.baseUrl}, else the origin. */
+  baseUrl?: string;
 }
 
 /** What the MCP catalogue needs. `payments` undefined = every tool free (stdio default). */
@@ -61,6 +64,8 @@ export interface McpCatalogDeps {
   credits?: CreditGate;
   /** Origin of SIWX proofs when the transport has none (stdio): PUBLIC_URL's, else the configured loopback address. */
   origin: string;
+  /** Base of the public URL of `/mcp` when the transport has none (stdio): default {@link origin}. */
+  baseUrl?: string;
 }
 
 function text(value: unknown): string {
@@ -142,7 +147,10 @@ function paidMeta(paid: Paid | undefined): Record<string, unknown> {
  * PaymentRequired object (with the SIWX challenge when credits are on).
  */
 export class McpCatalog {
+  /** Every tool, as `tools/list` shows it (`?toolsets=all`). */
   readonly list: Tool[];
+  /** The `tools/list` of each toolset selection asked for, by normalised selection (see {@link listFor}). */
+  private readonly lists = new Map<string, Tool[]>();
   private readonly byName: Map<string, AnyTool>;
   /** Runs the calls; its labels give `_meta["marketgate/data-source"]`: live, simulated, or replay (see request-scope.ts). */
   private readonly pipeline: CallPipeline;
@@ -165,10 +173,10 @@ export class McpCatalog {
     return {
       name: t.name,
       title: t.title,
-      description: `${t.description}${isFree(t) ? " Free." : ` Price: ${t.priceUsd} USDC per call${t.cacheTtlSec > 0 ? ` (cache hits free for ${t.cacheTtlSec}s)` : ""}.`}`,
+      description: mcpDescription(t),
       inputSchema: this.inputSchema(t),
-      outputSchema: mcpJsonSchema(t.output, "output") as Tool["outputSchema"],
-      annotations: { title: t.title, readOnlyHint: true, idempotentHint: true, openWorldHint: true, ...t.annotations },
+      outputSchema: mcpOutputSchema(t),
+      annotations: { title: t.title, ...toolAnnotations(t) },
       _meta: {
         "marketgate/http": `${t.method} ${t.path}`,
         "marketgate/cache-ttl-sec": t.cacheTtlSec,
@@ -179,16 +187,37 @@ export class McpCatalog {
   }
 
   private inputSchema(t: AnyTool): Tool["inputSchema"] {
-    const schema = mcpJsonSchema(t.input, "input") as Tool["inputSchema"];
+    const schema = mcpInputSchema(t);
     if (!t.acceptsCredentials) return schema;
     return { ...schema, properties: { ...schema.properties, ...CREDENTIAL_PROPERTIES } };
   }
 
-  /** Where a call's 402s point: `mcp://tool/<name>`, the SIWX challenge for `<origin>/mcp`. */
+  /**
+   * The `tools/list` of a toolset selection (`/mcp?toolsets=perp,dex`, `MCP_TOOLSETS`; see mcp/toolsets.ts), built
+   * once per selection: blank or undefined lists the default toolsets.
+   * @throws AppError BAD_REQUEST for an unknown toolset name.
+   */
+  listFor(toolsets: string | undefined): Tool[] {
+    const key = (toolsets ?? "").trim().toLowerCase();
+    let list = this.lists.get(key);
+    if (!list) {
+      const names = new Set(selectTools(this.deps.tools, key).map((t) => t.name));
+      list = this.list.filter((t) => names.has(t.name));
+      // Selections are few (toolset names, checked above); the bound only stops a caller from growing it.
+      if (this.lists.size < 256) this.lists.set(key, list);
+    }
+    return list;
+  }
+
+  /**
+   * Where a call's 402s point: the service's public `/mcp` URL (`<base>/mcp`, PUBLIC_URL's path included), so that
+   * the x402 Bazaar lists the tool under (that URL, tool name); the SIWX challenge names `<origin>/mcp`.
+   */
   private site(tool: AnyTool, cc: CallContext): CallSite {
     const origin = cc.origin ?? this.deps.origin;
+    const base = (cc.baseUrl ?? this.deps.baseUrl ?? origin).replace(/\/+$/, "");
     return {
-      resource: { url: `mcp://tool/${tool.name}`, description: tool.summary, mimeType: "application/json" },
+      resource: { url: `${base}/mcp`, description: tool.summary, mimeType: "application/json" },
       origin,
       challengeUrl: `${origin}/mcp`,
       signInHint: `sign_in_required: put a SIWX proof in _meta["${SIWX_META}"] to use this tool`,

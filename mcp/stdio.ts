@@ -18,7 +18,8 @@ export interface StdioOptions {
 }
 
 /**
- * MCP over stdio for the operator's own agent: every tool, payments off unless `MCP_PAYMENTS=true`
+ * MCP over stdio for the operator's own agent: every tool callable (`MCP_TOOLSETS` chooses what `tools/list`
+ * shows, default the default toolsets of mcp/toolsets.ts), payments off unless `MCP_PAYMENTS=true`
  * (then paid tools expect `_meta["x402/payment"]` as over HTTP), with the venue ingestion and the alert
  * scheduler running as under HTTP. Logs go to stderr only.
  *
@@ -68,7 +69,8 @@ export async function runStdio(env: Record<string, string | undefined> = process
     const config = loadConfig(baseEnv);
     const service = await createService({ config, paymentsOff: !config.mcpStdioPayments });
     closers.push({ name: "service", close: () => service.close() });
-    const server = createMcpServer(service.mcp, { name: service.info.name, version: service.info.version }, (meta) => ({ meta }));
+    // MCP_TOOLSETS chooses what tools/list shows (mcp/toolsets.ts); an unknown name stops startup with the known ones.
+    const server = createMcpServer(service.mcp, { name: service.info.name, version: service.info.version }, (meta) => ({ meta }), { toolsets: config.mcpToolsets });
     const transport = new StdioServerTransport();
     transport.onclose = () => stop("transport closed");
     closers.push({ name: "mcp server", close: () => server.close() });

@@ -101,7 +101,6 @@ function paymentRequiredResponse(offers: PaymentOffers, signIn: boolean): Record
         description: "base64 JSON of the x402 v2 PaymentRequired",
         schema: { type: "string", contentEncoding: "base64", contentMediaType: "application/json", contentSchema: ref("PaymentRequired") },
       },
-      "X-PAYMENT": { description: "base64 JSON of the x402 v1 view (the body without outputSchema and credits)", schema: { type: "string", contentEncoding: "base64" } },
       ...(offers.mpp && !signIn
         ? {
             "WWW-Authenticate": { description: "MPP challenges: Payment id=..., realm=..., method=evm|tempo, intent=charge, request=..., expires=...", schema: { type: "string" } },

@@ -2,7 +2,7 @@ import { bazaarResourceServerExtension, declareDiscoveryExtension } from "@x402/
 import { match } from "path-to-regexp";
 import { isFree, type AnyTool } from "../registry/tool.js";
 import { jsonSchema, splitExample, splitInput, type JsonSchema } from "../registry/json-schema.js";
-import { outputExample } from "../registry/output-example.js";
+import { bazaarOutputExample } from "../registry/output-example.js";
 
 /*
  * x402 Bazaar discovery (`@x402/extensions/bazaar`), built from the registry: every paid tool's 402 declares
@@ -48,7 +48,11 @@ function withoutFormats<T>(schema: T): T {
   if (!schema || typeof schema !== "object") return schema;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(schema)) {
-    if (k === "format" && typeof v === "string") continue;
+    // Nor descriptions: the declaration travels in every 402's PAYMENT-REQUIRED header, whose block must fit a
+    // reverse proxy's response buffer (4 KB in nginx by default); /openapi.json and /llms-full.txt describe each field.
+    if ((k === "format" || k === "description") && typeof v === "string") continue;
+    // A pattern beside a format repeats it (zod writes the 500-character ISO 8601 expression of date-time).
+    if (k === "pattern" && typeof (schema as Record<string, unknown>).format === "string") continue;
     if (k === "properties" && v && typeof v === "object") out[k] = Object.fromEntries(Object.entries(v).map(([name, x]) => [name, withoutFormats(x)]));
     else if (k === "const" || k === "enum" || k === "examples" || k === "default") out[k] = v;
     else out[k] = withoutFormats(v);
@@ -77,7 +81,7 @@ export function httpDeclaration(tool: AnyTool): Declaration {
       ...(names.length
         ? { pathParams: example.path, pathParamsSchema: { properties: Object.fromEntries(Object.entries(path).map(([n, x]) => [n, withoutFormats(x)])), required: names } }
         : {}),
-      output: { example: outputExample(tool) },
+      output: { example: bazaarOutputExample(tool) },
     };
     d = (tool.method === "POST" ? declareDiscoveryExtension({ ...common, bodyType: "json" }) : declareDiscoveryExtension(common)).bazaar as unknown as Declaration;
     httpCache.set(tool, d);
@@ -95,7 +99,7 @@ export function mcpDeclaration(tool: AnyTool): Declaration {
       transport: MCP_TRANSPORT,
       inputSchema: withoutFormats(jsonSchema(tool.input, "input")),
       example: { ...tool.example },
-      output: { example: outputExample(tool) },
+      output: { example: bazaarOutputExample(tool) },
     }).bazaar as unknown as Declaration;
     mcpCache.set(tool, d);
   }

@@ -98,12 +98,9 @@ export class MppGate {
   /** `WWW-Authenticate` values offering the configured MPP methods for one call of `tool` at `priceUsd`. */
   async challenges(tool: AnyTool, priceUsd = tool.priceUsd): Promise<string[]> {
     const { engine, requirement } = await this.setup(tool, priceUsd);
-    const opts = {
-      amount: formatUnits(BigInt(requirement.amount), 6),
-      scope: tool.name,
-      expires: Expires.seconds(requirement.maxTimeoutSeconds),
-      description: tool.summary,
-    };
+    // No `description` (optional in the Payment scheme): the x402 requirements beside it describe the
+    // resource already, and the 402's header block must stay small (http/payment-gate.ts).
+    const opts = { amount: formatUnits(BigInt(requirement.amount), 6), scope: tool.name, expires: Expires.seconds(requirement.maxTimeoutSeconds) };
     const out: string[] = [];
     if (this.settings.methods.includes("evm")) out.push(Challenge.serialize(await engine.challenge.evm.charge(opts)));
     if (this.settings.methods.includes("tempo")) out.push(Challenge.serialize(await engine.challenge.tempo.charge(opts)));

@@ -13,10 +13,11 @@ export function jsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchem
 
 /**
  * JSON Schema draft-07 (declared in `$schema`) for MCP `tools/list`: the MCP SDK client validates results
- * with a draft-07 validator, which rejects 2020-12 tuples (`prefixItems`).
+ * with a draft-07 validator, which rejects 2020-12 tuples (`prefixItems`). `reused: "ref"` writes a sub-schema
+ * used more than once (a shared zod schema) once, under `definitions`, and refers to it by `$ref`.
  */
-export function mcpJsonSchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
-  const s = z.toJSONSchema(schema, { target: "draft-07", io }) as JsonSchema;
+export function mcpJsonSchema(schema: z.ZodType, io: "input" | "output", opts: { reused?: "ref" | "inline" } = {}): JsonSchema {
+  const s = z.toJSONSchema(schema, { target: "draft-07", io, reused: opts.reused ?? "inline" }) as JsonSchema;
   // MCP requires `type: "object"` at the top; a union of object shapes (answer | warm-up body) qualifies.
   if (s.type === undefined && Array.isArray(s.anyOf)) return { type: "object", ...s };
   return s;

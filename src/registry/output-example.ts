@@ -5,8 +5,8 @@ import { jsonSchema, type JsonSchema } from "./json-schema.js";
  * Output examples for discovery (x402 Bazaar `output.example`, OpenAPI 200 examples), generated from each
  * tool's output schema: the registry stays the single source, an example can never drift from its schema
  * (test/docs/openapi-docs.test.ts parses every one with the tool's zod output schema), and it stays small
- * (one item per array, one key per map), because the 402's `PAYMENT-REQUIRED` header carries it and a
- * paying client echoes it back in `PAYMENT-SIGNATURE`, both bounded by the 16 KB that Node reads of headers.
+ * (required fields only, one item per array, one key per map), because the 402's `PAYMENT-REQUIRED` header
+ * carries it (see {@link bazaarOutputExample}) and a paying client echoes it back in `PAYMENT-SIGNATURE`.
  */
 
 /** The fixed time every generated timestamp shows. */
@@ -46,7 +46,14 @@ export function exampleFromSchema(schema: JsonSchema, hints: Hints = {}, name = 
   switch (firstType(schema)) {
     case "object": {
       if (schema.properties) {
-        return Object.fromEntries(Object.entries(schema.properties).map(([k, v]) => [k, exampleFromSchema(v, hints, k)]));
+        // Required fields only: the example stays small (it travels in every 402's PAYMENT-REQUIRED header) and
+        // still parses with the schema; the optional ones are documented by the schema itself.
+        const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+        return Object.fromEntries(
+          Object.entries(schema.properties)
+            .filter(([k]) => required.has(k))
+            .map(([k, v]) => [k, exampleFromSchema(v, hints, k)]),
+        );
       }
       const values = schema.additionalProperties;
       if (values && typeof values === "object") {
@@ -93,4 +100,27 @@ export function outputExample(tool: AnyTool): Record<string, unknown> {
     cache.set(tool, e);
   }
   return e;
+}
+
+/** Longest output example (JSON characters) a 402's `bazaar` declaration carries. */
+export const MAX_BAZAAR_EXAMPLE_CHARS = 160;
+
+/**
+ * The output example of a tool's x402 Bazaar declaration: {@link outputExample} when it is at most
+ * {@link MAX_BAZAAR_EXAMPLE_CHARS} long, else its first fields that fit (in the schema's order, nested lists and
+ * objects shown empty), so that the 402's header block stays within a reverse proxy's response buffer (4 KB in
+ * nginx by default). OpenAPI and /.well-known/x402.json carry the whole example beside the output schema.
+ */
+export function bazaarOutputExample(tool: AnyTool): Record<string, unknown> {
+  const full = outputExample(tool);
+  if (JSON.stringify(full).length <= MAX_BAZAAR_EXAMPLE_CHARS) return full;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(full)) {
+    out[k] = Array.isArray(v) ? [] : v && typeof v === "object" ? {} : v;
+    if (JSON.stringify(out).length > MAX_BAZAAR_EXAMPLE_CHARS) {
+      delete out[k];
+      break;
+    }
+  }
+  return out;
 }

@@ -29,6 +29,12 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
   readonly priceUsd: string;
   readonly cacheTtlSec: number;
   readonly summary: string;
+  /**
+   * What a model needs beyond `summary` to call the tool right over MCP (a limit, a unit, a follow-up call), in one
+   * or two short sentences: MCP `tools/list` shows summary, this note and the price (mcp/tool-listing.ts), and leaves
+   * the long `description` to OpenAPI, /llms-full.txt and the docs. Keep it under 200 characters.
+   */
+  readonly mcpNote?: string;
   readonly description: string;
   /** Tags for grouping in OpenAPI and discovery. */
   readonly tags: readonly string[];
@@ -46,7 +52,11 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
    * failed settlement leaves nothing behind. Default: verify, run the handler, settle only on success.
    */
   readonly paymentFlow?: "upfront";
-  /** MCP annotations; defaults: read-only, idempotent, open-world (venue data). */
+  /**
+   * MCP annotations; defaults: read-only, idempotent, open-world (venue data). A tool that changes state
+   * (`readOnlyHint: false`) must say whether it is destructive (`destructiveHint`; MCP's default is true), and
+   * validateRegistry checks that it does: see {@link toolAnnotations}.
+   */
   readonly annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean; destructiveHint?: boolean };
   /**
    * Optional asynchronous validation that runs before any payment is asked for (e.g. "is this symbol
@@ -115,6 +125,12 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodType>(def: Tool
 /** True when a tool answers its example from market data alone (not {@link ToolDef.stateful}). */
 export function isMarketDataTool(tool: AnyTool): boolean {
   return !tool.stateful;
+}
+
+/** The MCP annotations of a tool, every hint set: its own, else read-only, not destructive, idempotent, open-world. */
+export function toolAnnotations(tool: AnyTool): { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean } {
+  const a = tool.annotations ?? {};
+  return { readOnlyHint: a.readOnlyHint ?? true, destructiveHint: a.destructiveHint ?? false, idempotentHint: a.idempotentHint ?? true, openWorldHint: a.openWorldHint ?? true };
 }
 
 /** True when the tool is served without payment. */

@@ -15,7 +15,8 @@ const PRICE = /^(free|\d+(\.\d{1,6})?)$/;
 
 /**
  * Checks the catalogue: unique snake_case names, unique method+path, valid prices (USDC has 6 decimals)
- * and TTLs, path params present in the input object, a valid example, schemas convertible to JSON Schema.
+ * and TTLs, path params present in the input object, a valid example, schemas convertible to JSON Schema, a
+ * deliberate `destructiveHint` on every tool that changes state, and a short `mcpNote`.
  * @throws RegistryError with every problem found.
  */
 export function validateRegistry(tools: readonly AnyTool[]): void {
@@ -34,6 +35,10 @@ export function validateRegistry(tools: readonly AnyTool[]): void {
     for (const p of pathParams(t)) {
       if (!(p in t.input.shape)) problems.push(`${t.name}: path param :${p} missing from input`);
     }
+    if (t.annotations?.readOnlyHint === false && t.annotations.destructiveHint === undefined) {
+      problems.push(`${t.name}: a tool that changes state must set annotations.destructiveHint (MCP assumes true when absent)`);
+    }
+    if (t.mcpNote !== undefined && t.mcpNote.length > 200) problems.push(`${t.name}: mcpNote over 200 characters`);
     if (!t.input.safeParse(t.example).success) problems.push(`${t.name}: example input does not validate`);
     for (const [label, schema, io] of [
       ["input", t.input, "input"],

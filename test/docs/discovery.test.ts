@@ -12,7 +12,7 @@ import { bazaarTags, MAX_DISCOVERY_URL_BYTES, v1OutputSchema } from "../../src/p
 import { runDiscoveryChecks } from "../../src/docs/discovery-check.js";
 import { isProbeable } from "../../src/docs/discovery.js";
 import { splitExample } from "../../src/registry/json-schema.js";
-import { outputExample } from "../../src/registry/output-example.js";
+import { bazaarOutputExample, outputExample } from "../../src/registry/output-example.js";
 import { isFree, pathParams, requestPath, type AnyTool } from "../../src/registry/tool.js";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { TOOLS } from "../../tools/index.js";
@@ -97,7 +97,7 @@ describe("discovery on the offline stack", () => {
       );
       if (pathParams(t).length)
         expect((found!.discoveryInfo.input as { pathParams?: unknown }).pathParams).toEqual(Object.fromEntries(pathParams(t).map((p) => [p, String(input[p])])));
-      expect(found!.discoveryInfo.output?.example).toEqual(outputExample(t));
+      expect(found!.discoveryInfo.output?.example).toEqual(bazaarOutputExample(t));
 
       // The v1 body carries the real outputSchema, which v1 discovery reads too.
       const body = (await res.json()) as Json;
@@ -131,7 +131,7 @@ describe("discovery on the offline stack", () => {
       expect(r.isError, t.name).toBe(true);
       const pr = JSON.parse((r.content[0] as { text: string }).text) as PaymentRequired;
       expect(pr.extensions?.bazaar, t.name).toMatchObject({
-        info: { input: { type: "mcp", toolName: t.name, transport: "streamable-http" }, output: { example: outputExample(t) } },
+        info: { input: { type: "mcp", toolName: t.name, transport: "streamable-http" }, output: { example: bazaarOutputExample(t) } },
       });
       const found = extractDiscoveryInfo(await client.createPaymentPayload(pr), pr.accepts[0]!) as DiscoveredMCPResource | null;
       expect(found?.toolName, t.name).toBe(t.name);

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { discoveryExtensions, mcpDeclaration, resourceMetadata, serviceMetadata } from "../../src/payments/bazaar.js";
 import { buildOpenApi } from "../../src/docs/openapi.js";
-import { outputExample } from "../../src/registry/output-example.js";
+import { bazaarOutputExample, outputExample } from "../../src/registry/output-example.js";
 import { paymentOffers, priceBook } from "../../src/docs/pricing.js";
 import { isFree, requestPath } from "../../src/registry/tool.js";
 import { serviceInfo } from "../../src/service.js";
@@ -131,7 +131,7 @@ describe("OpenAPI document", () => {
       const { bazaar } = discoveryExtensions(t, `${HOST}${requestPath(t)}`) as { bazaar: DiscoveryExtension };
       expect(validateDiscoveryExtension(bazaar), t.name).toEqual({ valid: true });
       expect(bazaar.info.input).toMatchObject({ type: "http", method: t.method });
-      expect(bazaar.info.output?.example).toEqual(outputExample(t));
+      expect(bazaar.info.output?.example).toEqual(bazaarOutputExample(t));
       const mcp = mcpDeclaration(t) as unknown as DiscoveryExtension;
       expect(validateDiscoveryExtension(mcp), t.name).toEqual({ valid: true });
       expect(mcp.info.input).toMatchObject({ type: "mcp", toolName: t.name, transport: "streamable-http" });

@@ -31,18 +31,18 @@ describe("x402 over HTTP, paid on the local chain", () => {
     stack.sim.faults.clear();
   });
 
-  it("answers 402 with v2 requirements in PAYMENT-REQUIRED, and the v1 view in X-PAYMENT and the body", async () => {
+  it("answers 402 with v2 requirements in PAYMENT-REQUIRED, and the v1 view in the body only", async () => {
     const res = await fetch(`${stack.url}/api/v1/prices?symbols=btc,eth`);
     expect(res.status).toBe(402);
     const pr = (await paymentRequired(`${stack.url}/api/v1/prices?symbols=btc,eth`)).accepts[0]!;
     expect(pr).toMatchObject({ scheme: "exact", network: "eip155:8453", amount: "5000", asset: stack.usdcAddress, payTo: stack.operator.address });
-    const v1Header = JSON.parse(Buffer.from(res.headers.get("x-payment")!, "base64").toString());
+    // No copy of the v1 view in an X-PAYMENT response header (no x402 transport defines one; the header block
+    // must fit a reverse proxy's buffer: test/http/payment-required-size.test.ts).
+    expect(res.headers.get("x-payment")).toBeNull();
     const body = await json(res);
-    // The body is the v1 view plus how to pay from prepaid credits instead, and each requirement's real
-    // outputSchema (left out of the header, which must stay under 16 KB).
-    const withoutSchemas = (v: { accepts: Array<Record<string, unknown>> }) => ({ ...v, accepts: v.accepts.map(({ outputSchema: _o, ...a }) => a) });
+    // The body is the v1 view plus how to pay from prepaid credits instead, and each requirement's real outputSchema.
     const { credits, ...v1Body } = body;
-    expect(withoutSchemas(v1Body)).toEqual(withoutSchemas(v1Header));
+    expect(v1Body).toMatchObject({ x402Version: 1, error: "Payment required" });
     expect(body.accepts[0].outputSchema.output).toMatchObject({ type: "object" });
     expect(credits.top_up).toMatchObject({ method: "POST", path: "/api/v1/credits" });
     expect(body.accepts[0]).toMatchObject({ network: "base", maxAmountRequired: "5000", payTo: stack.operator.address, resource: `${stack.url}/api/v1/prices?symbols=btc,eth` });

@@ -9,6 +9,7 @@ import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { simEnv } from "../../src/sandbox/sim-env.js";
+import { selectTools } from "../../mcp/toolsets.js";
 import { TOOLS } from "../../tools/index.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 import { connectInMemory } from "../helpers/mcp.js";
@@ -83,11 +84,34 @@ describe("MCP over stdio (npx marketgate mcp)", () => {
   });
 
   it("lists and calls tools without payment", async () => {
-    expect((await client.listTools()).tools).toHaveLength(TOOLS.length);
+    // MCP_TOOLSETS unset: the default toolsets (mcp/toolsets.ts).
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(selectTools(TOOLS, undefined).map((t) => t.name));
     const r = (await client.callTool({ name: "cex_market", arguments: { id: "bitcoin" } })) as CallToolResult;
     expect(r.isError).toBeFalsy();
     expect(r.structuredContent).toMatchObject({ success: true, data: { id: "bitcoin", source: "coingecko (simulated)" } });
   });
+});
+
+describe("MCP over stdio with MCP_TOOLSETS", () => {
+  it("lists the chosen toolsets only, and still calls any tool by name", async () => {
+    const s = await startFreeStack();
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: ["--import", "tsx", "bin/marketgate.ts", "mcp"],
+      env: { PATH: process.env.PATH ?? "", ...simEnv(s.sim), LOG_LEVEL: "silent", MCP_TOOLSETS: "dex,service" },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "test", version: "0" });
+    try {
+      await client.connect(transport);
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(selectTools(TOOLS, "dex,service").map((t) => t.name));
+      const r = (await client.callTool({ name: "cex_market", arguments: { id: "bitcoin" } })) as CallToolResult;
+      expect(r.isError).toBeFalsy();
+    } finally {
+      await client.close();
+      await s.close();
+    }
+  }, 60_000);
 });
 
 describe("MCP over Streamable HTTP with x402 payments", () => {
@@ -113,7 +137,13 @@ describe("MCP over Streamable HTTP with x402 payments", () => {
     const unpaid = (await client.callTool({ name: "cex_market", arguments: { id: "ethereum" } })) as CallToolResult;
     expect(unpaid.isError).toBe(true);
     const required = textOf(unpaid) as PaymentRequired;
-    expect(required).toMatchObject({ x402Version: 2, resource: { url: "mcp://tool/cex_market" }, accepts: [{ amount: "5000", payTo: stack.operator.address }] });
+    // The Bazaar lists the tool under (the service's /mcp URL, tool name).
+    expect(required.extensions?.bazaar).toMatchObject({ info: { input: { type: "mcp", toolName: "cex_market" } } });
+    expect(required).toMatchObject({
+      x402Version: 2,
+      resource: { url: `${stack.url}/mcp`, serviceName: "marketgate" },
+      accepts: [{ amount: "5000", payTo: stack.operator.address }],
+    });
 
     const before = await stack.balanceOf(payer.address);
     const x402 = new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(payer.privateKey)));

@@ -9,6 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
+import { selectTools } from "../../mcp/toolsets.js";
 import { TOOLS } from "../../tools/index.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -55,7 +56,7 @@ describe("marketgate mcp --sim over stdio: lifecycle", { timeout: 90_000 }, () =
     await client.connect(transport);
     const pid = transport.pid!;
     try {
-      expect((await client.listTools()).tools).toHaveLength(TOOLS.length);
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(selectTools(TOOLS, undefined).map((t) => t.name));
       const r = (await client.callTool({ name: "cex_market", arguments: { id: "bitcoin" } })) as CallToolResult;
       expect(r.isError).toBeFalsy();
       expect(r.structuredContent).toMatchObject({ success: true, data: { id: "bitcoin", source: "coingecko (simulated)" } });

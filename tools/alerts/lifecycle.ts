@@ -26,6 +26,7 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     cacheTtlSec: 0,
     tags: ["alerts"],
     summary: `Status of a ${k.label}; delivery history for its owner`,
+    mcpNote: "An anonymous caller sees only the public fields (visibility public); manage_token, or wallet_signature with signed_at, gives the owner view",
     description: `Record of a ${k.label}: status (active, cancelled, expired) and condition for anyone; for the owner also the webhook URL, owner wallet, end time, last evaluation, trigger count and the latest 10 webhook deliveries with their attempts and response codes. ${auth} Unknown id: 404.`,
     example: { id: k.exampleId },
     input: z.object({ id: AlertId }),

@@ -29,6 +29,7 @@ export const priceAlertCreate = defineTool({
   cacheTtlSec: 0,
   tags: ["alerts"],
   summary: "Webhook when a perpetual's price goes above or below a target",
+  mcpNote: "Keep the answer's manage_token (to read or cancel the alert) and webhook_secret (to check the webhooks' signatures): both are shown once",
   description: `Every evaluation round (default 30 s) the median mark price of the symbol across ${venueList()} is read once for all its alerts; the alert fires when price >= target_price (condition above) or <= target_price (below), then at most once per cooldown (15 min) while that holds, until it expires or is cancelled. Payload: {event: price_alert, alert_id, symbol, data: {triggered, direction, target_price, current_price}, timestamp}; signing, retries and safety as for liquidation alerts. \`direction\` (the spec's name) is accepted as an alias of \`condition\`: give one, or both with the same value (different values: 400); answers carry both. Checked before payment: symbol listed (404), webhook_url (400).`,
   example: { symbol: "ETH", condition: "above", target_price: 5000, webhook_url: "https://hooks.example.com/marketgate", expires_in_hours: 24 },
   input: z

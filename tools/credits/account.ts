@@ -42,7 +42,7 @@ export const creditsSetCaps = defineTool({
   example: { per_call_max_usd: "0.05", per_day_max_usd: "5" },
   auth: "siwx",
   stateful: true,
-  annotations: { readOnlyHint: false, idempotentHint: true },
+  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
   input: z.object({ per_call_max_usd: Cap, per_hour_max_usd: Cap, per_day_max_usd: Cap }),
   output: AccountOut,
   handler: async (input, ctx, caller) => {

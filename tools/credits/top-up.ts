@@ -18,11 +18,12 @@ export const creditsTopUp = defineTool({
   cacheTtlSec: 0,
   tags: ["credits"],
   summary: "Buy prepaid credits with one payment; later calls sign in with SIWX and pay from them",
+  mcpNote: 'The payment is exactly amount_usd. Then put a SIWX proof in _meta["x402/sign-in-with-x"] on paid calls to pay from the balance',
   description:
     "Paid with x402 or MPP for exactly amount_usd (minimum 0.10 and maximum 100 by default; the operator may change them). On settlement the paying wallet's credit balance grows by that amount. Then send a SIGN-IN-WITH-X proof (x402 sign-in-with-x extension) with any paid call: it is debited from the balance, with no chain transaction. Credits are custodial (held by this service's operator).",
   example: { amount_usd: "5" },
   paymentFlow: "upfront",
-  annotations: { readOnlyHint: false, idempotentHint: false },
+  annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
   stateful: true,
   input: z.object({ amount_usd: UsdString.describe("USD to credit; the payment is exactly this amount") }),
   output: AccountOut.extend({

@@ -24,7 +24,7 @@ const CvdBody = z.object({
   window_start: z
     .string()
     .describe(
-      "ISO time the period's sums start: the 5-minute boundary at or before now - period (later when tracking started later), so the window is period to period + 5 min long",
+      "ISO time the period's sums start: the 5-minute boundary at or before now - period, so the window is period to period + 5 min long; later when tracking or the symbol's first recorded trade came later (never before the first data; with no data yet, the current 5-minute boundary)",
     ),
   window_end: z.string().describe("ISO time the period's sums end: now (the current 5-minute bucket counts up to its latest trade)"),
   data_complete: z.boolean().describe("false when part of the period fell in a stream gap that REST could not backfill"),
@@ -43,6 +43,7 @@ export const cvd = defineTool({
   cacheTtlSec: 5,
   tags: ["streams"],
   summary: `Taker buy minus sell volume of a perpetual across ${venueList(STREAM_VENUES)}, live`,
+  mcpNote: "A symbol not streamed yet first answers a free warm-up body (marketgate/interim in _meta); call again in about 10 s",
   description:
     "From the venues' websocket trade streams (taker side as each venue flags it; sizes in contracts converted to coins: OKX ctVal, Gate quanto_multiplier, Deribit inverse contracts in USD; each trade counted once by its trade id), in 5-minute buckets: the period (1h, 4h, 24h, 7d) sums whole buckets, from the one containing now - period through the current one, so 1h covers 60 to 65 minutes; window_start and window_end state the exact span summed (window_start is later when tracking started within the period). signal from period CVD / total volume: > 15% strong_bullish_pressure, 5-15% bullish_pressure, within ±5% neutral, -5 to -15% bearish_pressure, < -15% strong_bearish_pressure, no trades insufficient_data. BTC ETH SOL XRP BNB DOGE LINK ARB are always streamed; another symbol answers 202 with the warm-up body on its first request (free) and is ready about 10 s later. Warming up a symbol not streamed yet is budgeted per client (429 beyond STREAM_WARMUPS_PER_MIN) and refused with 503 and Retry-After while every on-demand stream is in paid use.",
   example: { symbol: "BTC", period: "1h" },

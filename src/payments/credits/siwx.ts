@@ -130,8 +130,10 @@ export function isSiwxRefusal(r: SiwxIdentity | SiwxRefusal): r is SiwxRefusal {
 /**
  * The `sign-in-with-x` extension of a 402 (what the official server extension would enrich a
  * `declareSIWxExtension()` declaration into), bound to `origin` and the requested `resourceUrl`: a fresh
- * nonce and `issuedAt`, a 5-minute `expirationTime`, and the payment networks as `supportedChains`
- * (`wrapFetchWithSIWx` signs for `accepts[0].network`).
+ * nonce and `issuedAt`, and the payment networks as `supportedChains` (`wrapFetchWithSIWx` signs for
+ * `accepts[0].network`). The optional fields are left out, since the challenge travels in every 402's header
+ * block, which must stay small: `statement`, `resources` (which would repeat `uri`) and `expirationTime`, whose
+ * default in the extension's spec is the 5 minutes from `issuedAt` that the verifier enforces (`maxAgeMs`).
  */
 export function siwxChallenge(resourceUrl: string, origin: string, networks: readonly string[]): Record<string, unknown> {
   const o = new URL(origin);
@@ -142,22 +144,26 @@ export function siwxChallenge(resourceUrl: string, origin: string, networks: rea
   } catch {
     uri = o.origin;
   }
-  const now = Date.now();
   return {
     info: {
       domain: o.host,
       uri,
       version: "1",
       nonce: randomBytes(16).toString("hex"),
-      issuedAt: new Date(now).toISOString(),
-      expirationTime: new Date(now + 300_000).toISOString(),
-      statement: "Pay this call from your marketgate credits",
-      resources: [uri],
+      issuedAt: new Date().toISOString(),
     },
     supportedChains: networks.map((chainId) => ({ chainId, type: chainId.startsWith("solana:") ? "ed25519" : "eip191" })),
-    schema: buildSIWxSchema(),
+    schema: SIWX_PROOF_SCHEMA,
   };
 }
+
+/**
+ * The `schema` of the challenge: the fields a proof must carry (the official `buildSIWxSchema()`'s `required`),
+ * without its per-field types, which repeat what `info` shows and what the official parser checks anyway
+ * (`parseSIWxHeader`); no client reads it (the official one reads `info` and `supportedChains`). It keeps the
+ * x402 extension shape (`info` plus a JSON Schema) at a fifth of the size, in every 402's header block.
+ */
+const SIWX_PROOF_SCHEMA = { type: "object", required: buildSIWxSchema().required };
 
 /**
  * `required` with a fresh SIWX challenge ({@link siwxChallenge}) in its extensions, offering its payment
