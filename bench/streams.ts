@@ -24,6 +24,7 @@ import { parseBybitMessage, scanBybitPublicTrade } from "../src/venues/bybit/fee
 import { CvdStore } from "../src/ingestion/store/cvd-store.js";
 import { openStreamDb } from "../src/ingestion/store/db.js";
 import { STREAM_VENUES, type Trade } from "../src/ingestion/types.js";
+import { fixtureTapes, NEW_STREAM_VENUES, NEW_VENUE_PARSERS, type VenueFrame } from "./streams-venues.js";
 import { percentile, writeResults, writeSection } from "./report.js";
 
 process.env.LOG_LEVEL ??= "silent";
@@ -33,6 +34,8 @@ const REAL = process.env.MARKETGATE_REAL_DATA ?? `${resolve(process.cwd(), "../s
 const SECONDS = Number(process.env.BENCH_INGEST_SEC ?? 6);
 /** CPU-profiled seconds per scenario. */
 const PROFILE_SECONDS = 3;
+/** CPU seconds per row of each venue added in issue 22 (docs-example frames: the parsing cost, not a market's mix). */
+const NEW_VENUE_SECONDS = Number(process.env.BENCH_INGEST_NEW_SEC ?? 3);
 /** Passes over the recording per measured round: about 10 ms of ingestion, so few frames are alive at once (a feed holds one). */
 const PASSES_PER_ROUND = 5;
 
@@ -50,9 +53,11 @@ function anyInstrument(): InstrumentLookup {
 
 type Venue = "binance" | "bybit";
 /** One frame as the venue sent it (text), and which venue's parser reads it. */
-interface Frame {
-  text: string;
-  venue: Venue;
+type Frame = VenueFrame;
+/** Frames replayed pass after pass: the recordings' {@link Tape}, or a new venue's {@link FixtureTape}. */
+interface FrameSource {
+  readonly frames: number;
+  next(passes: number, now: number): Frame[];
 }
 type Payload = Record<string, unknown>;
 
@@ -120,13 +125,14 @@ function recordings(): { binance: Payload[]; bybit: Payload[] } {
 }
 
 const lookup = anyInstrument();
-/** The parsers the feeds call (binance.ts, bybit.ts): the production path that is timed. */
-const PARSE: Record<Venue, (text: string) => ParsedFrame> = {
+/** The parsers the feeds call (src/venues/<venue>/feed.ts): the production path that is timed. */
+const PARSE: Record<string, (text: string) => ParsedFrame> = {
   binance: (text) => parseBinanceMessage(text, lookup),
   bybit: (text) => parseBybitMessage(text, lookup),
+  ...Object.fromEntries(NEW_STREAM_VENUES.map((v) => [v, (text: string) => NEW_VENUE_PARSERS[v](text, lookup)])),
 };
-/** Their layout scanners alone, only to count the frames they read (never timed). */
-const SCAN: Record<Venue, (text: string) => ParsedFrame | undefined> = {
+/** Their layout scanners alone, only to count the frames they read (never timed); the new venues have none. */
+const SCAN: Partial<Record<string, (text: string) => ParsedFrame | undefined>> = {
   binance: (text) => scanBinanceAggTrade(text, lookup),
   bybit: (text) => scanBybitPublicTrade(text, lookup),
 };
@@ -135,7 +141,7 @@ const nextTurn = () => new Promise<void>((r) => setImmediate(r));
 /** The production path for each frame: the venue parser (scanner or JSON.parse path) and `CvdStore.add`. Returns trades counted. */
 function ingestFrames(store: CvdStore, frames: readonly Frame[]): number {
   let n = 0;
-  for (const f of frames) n += store.add(PARSE[f.venue](f.text).trades, "live");
+  for (const f of frames) n += store.add(PARSE[f.venue]!(f.text).trades, "live");
   return n;
 }
 
@@ -185,7 +191,7 @@ const cpuMs = () => {
  * totals over all rounds (garbage collections included wherever they fell), and the quartiles of the ratio
  * per round show how much single rounds move.
  */
-async function ingest(tape: Tape, seconds: number): Promise<IngestResult> {
+async function ingest(tape: FrameSource, seconds: number): Promise<IngestResult> {
   const store = new CvdStore(openStreamDb(":memory:"), { flushMs: 1000, purgeEveryMs: 0 });
   const rows: Array<{ ratio: number }> = [];
   let ingestMs = 0;
@@ -227,7 +233,7 @@ async function ingest(tape: Tape, seconds: number): Promise<IngestResult> {
     rows.push({ ratio: a.n / a.ms / (p.n / p.ms) / (a.n / p.n) });
   }
   // De-duplication is on: the last round again counts nothing.
-  const replaySent = last.reduce((n, f) => n + PARSE[f.venue](f.text).trades.length, 0);
+  const replaySent = last.reduce((n, f) => n + PARSE[f.venue]!(f.text).trades.length, 0);
   const replay = ingestFrames(store, last);
   store.close();
   const tpf = counted / sent;
@@ -237,7 +243,7 @@ async function ingest(tape: Tape, seconds: number): Promise<IngestResult> {
   const pass = tape.next(1, Date.now());
   return {
     frames_per_pass: tape.frames,
-    scanned_frames_per_pass: pass.filter((f) => SCAN[f.venue](f.text) !== undefined).length,
+    scanned_frames_per_pass: pass.filter((f) => SCAN[f.venue]?.(f.text) !== undefined).length,
     trades_per_frame: +tpf.toFixed(2),
     rounds: rows.length,
     trades_per_sec: Math.round(rate),
@@ -416,7 +422,11 @@ async function main(): Promise<void> {
     bybit: await fresh(() => ingest(scenarios.bybit, SECONDS)),
     all: await fresh(() => ingest(scenarios.all, SECONDS)),
   };
-  for (const [k, r] of Object.entries(ing)) {
+  // The four venues of issue 22, each from the trade frames of its fixtures (bench/streams-venues.ts).
+  const tapes = fixtureTapes(lookup);
+  const ingNew: Record<string, IngestResult> = {};
+  for (const v of NEW_STREAM_VENUES) ingNew[v] = await fresh(() => ingest(tapes[v], NEW_VENUE_SECONDS));
+  for (const [k, r] of [...Object.entries(ing), ...Object.entries(ingNew)]) {
     process.stdout.write(
       `ingest ${k}: ${r.trades_per_sec} trades/s; JSON.parse ${r.json_parse_frames_per_sec} frames/s = ${r.json_parse_trades_per_sec} trades/s; ratio ${r.ratio}\n`,
     );
@@ -431,7 +441,16 @@ async function main(): Promise<void> {
   process.stdout.write(`memory: ${mem.bytes_per_symbol} bytes per symbol\n`);
   const lat = await latency();
   process.stdout.write(`latency: p50 ${lat.p50_ms} ms, p99 ${lat.p99_ms} ms (${lat.samples} trades)\n`);
-  writeResults("streams", { date: new Date().toISOString(), node: process.version, cpus: cpus().length, ingest: ing, profile: prof, memory: mem, latency: lat });
+  writeResults("streams", {
+    date: new Date().toISOString(),
+    node: process.version,
+    cpus: cpus().length,
+    ingest: ing,
+    ingest_new_venues: ingNew,
+    profile: prof,
+    memory: mem,
+    latency: lat,
+  });
   const need = 500_000 / ing.binance.json_parse_trades_per_sec;
   const met = ing.binance.trades_per_sec >= 500_000;
   const table = [
@@ -448,6 +467,18 @@ async function main(): Promise<void> {
       "UUID ids: the id set of each bucket, kept in memory for 15 min and written to SQLite each second; the frames the scanner leaves are the recording's spot `publicTrade` frames (another layout, which no feed subscribes to)",
     ),
     ingestRow("both, as recorded", ing.all, "the mix of the issue 5 row"),
+    ingestRow("Gate `futures.trades` (docs example frames)", ingNew.gate!, "ids renumbered per pass (integers: the sequence ledger); sizes in contracts × quanto_multiplier"),
+    ingestRow("Bitget `trade` (docs example frames)", ingNew.bitget!, "19-digit string ids renumbered per pass (id sets)"),
+    ingestRow(
+      "Deribit `trades.{instrument}.100ms` (recorded frames, tardis-node tests)",
+      ingNew.deribit!,
+      "trade_id / trade_seq renumbered per pass (id sets); inverse amounts in USD converted to coins; liquidation-flagged trades also yield liquidations",
+    ),
+    ingestRow(
+      "Aster `aggTrade` (docs example frames)",
+      ingNew.aster!,
+      "the Binance wire: aggregate ids renumbered per pass (the sequence ledger), parsed without a layout scanner",
+    ),
     "",
     `**Where the time goes**: CPU profile of the ingest loop alone (V8 sampling every 100 µs, ${PROFILE_SECONDS} s per row), by part: JSON.parse (the parsers' \`decode\`: frames the scanners leave to it), the venue parsers (src/venues/<venue>/feed-parse.ts and the rest of src/ingestion/feeds: the layout scanners, their regular expressions included, and the trades they build), the CVD store (src/ingestion/store: validation, sequence ledger, id sets, buckets), its SQLite write-through, the garbage collector, other (the loop, the instrument lookup). Builtins count for the function that called them. V8 attributes collections to no caller: the GC column is every collection sampled while the loop was profiled, which includes collecting the frames each round builds before it is timed. The profile samples the main thread; the rates above count every thread of the process, V8's concurrent marking included, which the id sets of the Bybit rows keep busy.`,
     "",

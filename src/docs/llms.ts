@@ -1,4 +1,6 @@
+import { STREAM_VENUES } from "../ingestion/types.js";
 import type { StreamDef } from "../registry/stream.js";
+import { PERP_VENUES } from "../venues/perp/types.js";
 import type { AnyTool } from "../registry/tool.js";
 import { isFree, pathParams, requestPath } from "../registry/tool.js";
 import { jsonSchema, splitInput, type JsonSchema } from "../registry/json-schema.js";
@@ -144,6 +146,8 @@ function intro(info: ServiceInfo, base: string): string[] {
     `MCP: the same tools over Streamable HTTP at ${base}/mcp (stateless); a paid tool's price is in \`_meta["x402/price"]\` of \`tools/list\`, and the payment goes in \`params._meta["x402/payment"]\`.`,
     "",
     'Errors are JSON: `{"error":{"code","message","details"?}}`.',
+    "",
+    `Perpetual venues read: ${PERP_VENUES.join(", ")}; trade and liquidation streams from ${STREAM_VENUES.join(", ")}. Every aggregate perpetual answer names the venues it used in \`coverage\` and the others, with the reason, in \`missing_exchanges\`.`,
     "",
     "## Documents",
     "",
