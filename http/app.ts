@@ -11,6 +11,8 @@ import { llmsDocuments } from "../src/docs/llms.js";
 import { buildOpenApi, type ServiceInfo } from "../src/docs/openapi.js";
 import { paymentOffers, type PriceBook } from "../src/docs/pricing.js";
 import { AppError } from "../src/errors.js";
+import { STREAM_VENUES } from "../src/ingestion/types.js";
+import { PERP_VENUES } from "../src/venues/perp/types.js";
 import { isFree, type AnyTool } from "../src/registry/tool.js";
 import type { PublicOrigins } from "../src/lib/public-origins.js";
 import type { McpCatalog } from "../mcp/catalog.js";
@@ -181,6 +183,8 @@ export function createApp(deps: AppDeps): Express {
       events: Object.keys(d.events),
       summary: d.summary,
     })),
+    // Which venues the perpetual answers and the streams read (each answer's `coverage` says which it used).
+    venues: { perpetuals: PERP_VENUES, streams: STREAM_VENUES, coverage: "docs/methods/coverage.md" },
     free_endpoints: [
       "GET /health",
       "GET /ready",

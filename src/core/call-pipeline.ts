@@ -41,7 +41,7 @@ export interface PaymentProofs {
 
 /** Where a call's 402s point and what its sign-in proofs are bound to. */
 export interface CallSite {
-  /** The resource a 402 names (HTTP: the request's absolute URL; MCP: `mcp://tool/<name>`). */
+  /** The resource a 402 names (HTTP: the request's absolute URL; MCP: the service's public `/mcp` URL). */
   resource: ResourceInfo;
   /** The origin SIWX proofs and session tokens must be bound to (configuration, never a request's Host). */
   origin: string;

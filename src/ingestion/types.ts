@@ -12,7 +12,7 @@
  */
 
 /** Venues with trade streams (exchange keys of the CVD endpoints). */
-export const STREAM_VENUES = ["binance", "bybit", "okx", "hyperliquid", "aster", "deribit", "bitget", "gate"] as const;
+export const STREAM_VENUES = ["binance", "bybit", "okx", "hyperliquid", "gate", "bitget", "deribit", "aster"] as const;
 /** A stream venue key. */
 export type StreamVenue = (typeof STREAM_VENUES)[number];
 

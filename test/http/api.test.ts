@@ -106,6 +106,8 @@ describe("HTTP surface (payments off)", () => {
     const index = await json(await get("/"));
     expect(index.endpoints.map((e: { tool: string }) => e.tool)).toEqual(TOOLS.map((t) => t.name));
     expect(index.endpoints.find((e: { tool: string }) => e.tool === "cex_prices")).toMatchObject({ path: "/api/v1/prices", price_usd: "0.005", cache_ttl_sec: 10 });
+    expect(index.venues.perpetuals).toEqual(["binance", "bybit", "okx", "hyperliquid", "gate", "bitget", "deribit", "aster"]);
+    expect(index.venues.streams).toHaveLength(8);
     const metrics = await get("/metrics");
     expect(metrics.headers.get("content-type")).toContain("text/plain");
     const text = await metrics.text();
