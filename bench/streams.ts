@@ -51,7 +51,6 @@ function anyInstrument(): InstrumentLookup {
   };
 }
 
-type Venue = "binance" | "bybit";
 /** One frame as the venue sent it (text), and which venue's parser reads it. */
 type Frame = VenueFrame;
 /** Frames replayed pass after pass: the recordings' {@link Tape}, or a new venue's {@link FixtureTape}. */

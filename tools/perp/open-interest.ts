@@ -3,7 +3,7 @@ import { pct } from "../../src/analytics/funding.js";
 import { openInterestInterpretation } from "../../src/analytics/positioning.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, RequireField, Timestamp } from "../common.js";
-import { MissingExchanges, perVenue, PerpSymbol, requireListed, venueList } from "./common.js";
+import { MissingExchanges, perVenue, PerpSymbol, requireListed } from "./common.js";
 import { coverage, Coverage, listedButUnread, oiSharePct, rememberOi } from "./coverage.js";
 
 /** `GET /futures/open-interest/:symbol`: open interest per venue in coins and USD, shares and total (docs/methods/perpetuals.md). */
