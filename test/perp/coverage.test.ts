@@ -45,6 +45,17 @@ describe("coverage of aggregate perpetual answers (simulator, payments off)", ()
     expect((body.coverage as Coverage).oi_share_pct).toBeNull();
   });
 
+  it("best_arb can pair a venue added in issue 22 with any other", async () => {
+    const added = new Set(["gate", "bitget", "deribit", "aster"]);
+    const legs: string[] = [];
+    for (const base of ["BTC", "ETH", "SOL", "XRP", "DOGE", "LINK", "AVAX", "LTC", "ADA", "DOT"]) {
+      const { status, body } = await s.get(`/futures/funding-compare/${base}`);
+      expect(status, base).toBe(200);
+      if (body.best_arb) legs.push(body.best_arb.long_exchange, body.best_arb.short_exchange);
+    }
+    expect(legs.some((v) => added.has(v))).toBe(true);
+  });
+
   it("every aggregate perpetual tool carries coverage", async () => {
     for (const path of [
       "/futures/funding-compare/BTC",
