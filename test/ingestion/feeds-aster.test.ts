@@ -1,7 +1,6 @@
 import { once } from "node:events";
-import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import WebSocket, { WebSocketServer } from "ws";
+import { describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { AsterFeed } from "../../src/venues/aster/feed.js";
 import { parseAsterAggTrades, parseAsterMessage } from "../../src/venues/aster/feed-parse.js";
 import { AsterTradeBackfill } from "../../src/venues/aster/backfill.js";
@@ -9,6 +8,7 @@ import type { FeedInstrument } from "../../src/ingestion/feeds/normalise.js";
 import type { Liquidation, Trade } from "../../src/ingestion/types.js";
 import { fixture, fixtureText } from "../helpers/fixtures.js";
 import { type RunningStub, startStub } from "../venues/perp-server.js";
+import { sleep, waitFor, wsTestKit } from "../helpers/ws-server.js";
 
 /*
  * Aster's feed: frame parsing on the documented frames (no live recording exists: src/venues/aster/fixtures/README.md),
@@ -69,44 +69,7 @@ describe("aster frames (docs examples)", () => {
   });
 });
 
-interface Conn {
-  ws: WebSocket;
-  url: string;
-  received: string[];
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function wsServer(onConnection: (c: Conn) => void = () => {}): Promise<{ url: string; conns: Conn[] }> {
-  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
-  await once(wss, "listening");
-  const conns: Conn[] = [];
-  wss.on("connection", (ws, req) => {
-    const c: Conn = { ws, url: req.url ?? "", received: [] };
-    conns.push(c);
-    ws.on("message", (d: WebSocket.RawData) => c.received.push(d.toString()));
-    onConnection(c);
-  });
-  cleanups.push(async () => {
-    for (const c of wss.clients) c.terminate();
-    await new Promise<void>((r) => wss.close(() => r()));
-  });
-  return { url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, conns };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(fn: () => T | undefined | null | false, timeoutMs = 3_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("waitFor timed out");
-    await sleep(5);
-  }
-}
+const { cleanup, server: wsServer } = wsTestKit();
 
 const source = (...list: FeedInstrument[]) => ({ instrument: async (b: string) => list.find((i) => i.base === b), instruments: async () => list });
 /** An aggTrade frame of the docs' layout at `T` with aggregate id `a` (the docs' own times are from 1970). */
@@ -122,7 +85,7 @@ describe("aster feed lifecycle (local ws server)", () => {
       }),
     );
     const feed = new AsterFeed({ baseUrl: srv.url, instruments: source(BTC, inst("ETHUSDT", "ETH")), backoffMinMs: 10, backoffMaxMs: 20 });
-    cleanups.push(() => feed.stop());
+    cleanup(() => feed.stop());
     const trades: Trade[] = [];
     const liqs: Liquidation[] = [];
     feed.on("trades", (t) => trades.push(...t));
@@ -151,7 +114,7 @@ describe("aster feed lifecycle (local ws server)", () => {
   it("answers the server's keepalive ping frames with pongs and sends no client heartbeat", async () => {
     const srv = await wsServer();
     const feed = new AsterFeed({ baseUrl: srv.url, instruments: source(BTC) });
-    cleanups.push(() => feed.stop());
+    cleanup(() => feed.stop());
     await feed.subscribe(["BTC"]);
     feed.start();
     const c = await waitFor(() => srv.conns[0]);
@@ -167,7 +130,7 @@ describe("aster feed lifecycle (local ws server)", () => {
   it("reconnects a silent connection after staleMs", async () => {
     const srv = await wsServer();
     const feed = new AsterFeed({ baseUrl: srv.url, instruments: source(BTC), staleMs: 100, backoffMinMs: 10, backoffMaxMs: 20 });
-    cleanups.push(() => feed.stop());
+    cleanup(() => feed.stop());
     await feed.subscribe(["BTC"]);
     feed.start();
     await waitFor(() => srv.conns.length >= 2, 2_000);
@@ -178,10 +141,6 @@ describe("aster feed lifecycle (local ws server)", () => {
 describe("aster aggTrades backfill (local HTTP stub)", () => {
   const T0 = 1_700_000_000_000;
   const HOUR = 3_600_000;
-  const stubs: RunningStub[] = [];
-  afterEach(async () => {
-    for (const s of stubs.splice(0)) await s.close();
-  });
   /** A synthetic tape in the docs' row layout: one trade every `stepMs` from T0, ids from 1. */
   const tape = (count: number, stepMs: number) =>
     Array.from({ length: count }, (_, i) => ({ a: i + 1, p: (65000 + i).toFixed(1), q: "0.010", f: 2 * i, l: 2 * i, T: T0 + i * stepMs, m: i % 3 === 0 }));
@@ -197,7 +156,7 @@ describe("aster aggTrades backfill (local HTTP stub)", () => {
         return { body: out.slice(0, limit) };
       },
     });
-    stubs.push(s);
+    cleanup(() => s.close());
     return s;
   }
   const opts = (url: string) => ({ baseUrl: url, instruments: source(BTC), timeoutMs: 2_000, retries: 0 });

@@ -1,14 +1,13 @@
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import WebSocket, { WebSocketServer } from "ws";
+import { describe, expect, it } from "vitest";
+import type WebSocket from "ws";
 import { BitgetTradeBackfill } from "../../src/venues/bitget/backfill.js";
 import { BitgetFeed } from "../../src/venues/bitget/feed.js";
 import { parseBitgetFills, parseBitgetMessage } from "../../src/venues/bitget/feed-parse.js";
 import type { FeedInstrument } from "../../src/ingestion/feeds/normalise.js";
 import type { StreamGap, Trade } from "../../src/ingestion/types.js";
 import { fixture, fixtureText } from "../helpers/fixtures.js";
-import { type RunningStub, startStub, type StubRoute } from "../venues/perp-server.js";
+import { startStub, type StubRoute } from "../venues/perp-server.js";
+import { sleep, waitFor, type WsTestServer, wsTestKit } from "../helpers/ws-server.js";
 
 /*
  * Bitget v2 public feed: frame parsing on the docs' recorded frames, the connection lifecycle against a local
@@ -58,48 +57,18 @@ describe("bitget frame parsing (docs frames)", () => {
   });
 });
 
-interface ServerConn {
-  ws: WebSocket;
-  url: string;
-  received: string[];
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+const { cleanup, server } = wsTestKit();
 
 /** A Bitget-like server: acks each subscribe argument, answers the string ping with the string pong. */
-async function bitgetServer(): Promise<{ url: string; conns: ServerConn[] }> {
-  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
-  await once(wss, "listening");
-  const conns: ServerConn[] = [];
-  wss.on("connection", (ws, req) => {
-    const c: ServerConn = { ws, url: req.url ?? "", received: [] };
-    conns.push(c);
-    ws.on("message", (d: WebSocket.RawData) => {
+function bitgetServer(): Promise<WsTestServer> {
+  return server((c) =>
+    c.ws.on("message", (d: WebSocket.RawData) => {
       const text = d.toString();
-      c.received.push(text);
-      if (text === "ping") return void ws.send("pong");
+      if (text === "ping") return void c.ws.send("pong");
       const m = JSON.parse(text) as { op: string; args: object[] };
-      for (const arg of m.args) ws.send(JSON.stringify({ event: m.op, arg }));
-    });
-  });
-  cleanups.push(async () => {
-    for (const c of wss.clients) c.terminate();
-    await new Promise<void>((r) => wss.close(() => r()));
-  });
-  return { url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, conns };
-}
-
-async function waitFor<T>(fn: () => T | undefined | null | false, timeoutMs = 3_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("waitFor timed out");
-    await new Promise((r) => setTimeout(r, 5));
-  }
+      for (const arg of m.args) c.ws.send(JSON.stringify({ event: m.op, arg }));
+    }),
+  );
 }
 
 const source = { instrument: async (b: string) => [btc, bonk].find((i) => i.base === b), instruments: async () => [btc, bonk] };
@@ -115,7 +84,7 @@ describe("bitget feed lifecycle (local ws server)", () => {
   it("subscribes the trade channel on /v2/ws/public, sends the string ping, emits trades, resubscribes after a drop with a gap", async () => {
     const srv = await bitgetServer();
     const feed = new BitgetFeed({ baseUrl: srv.url, instruments: source, heartbeatMs: 40, backoffMinMs: 20, backoffMaxMs: 40 });
-    cleanups.push(() => feed.stop());
+    cleanup(() => feed.stop());
     const trades: Trade[] = [];
     const gaps: StreamGap[] = [];
     feed.on("trades", (t) => trades.push(...t));
@@ -137,7 +106,7 @@ describe("bitget feed lifecycle (local ws server)", () => {
     c1.ws.send(tradePush("1", t1));
     c1.ws.send(tradePush("1", t1)); // the same trade again (a replayed snapshot): counted once
     await waitFor(() => trades.length >= 1);
-    await new Promise((r) => setTimeout(r, 30));
+    await sleep(30);
     expect(trades).toHaveLength(1);
     expect(trades[0]).toMatchObject({ venue: "bitget", base: "BTC", side: "buy", size: 0.01, price: 65000.5, id: "1" });
     c1.ws.terminate();
@@ -159,10 +128,6 @@ describe("bitget feed lifecycle (local ws server)", () => {
 });
 
 describe("bitget fills-history backfill (local stub)", () => {
-  const stubs: RunningStub[] = [];
-  afterEach(async () => {
-    for (const s of stubs.splice(0)) await s.close();
-  });
   const T0 = 1_700_000_000_000;
   /** A tape of `count` trades every `stepMs` from T0, ids 1001…; the route serves it newest first with the venue's filters. */
   const tape = (count: number, stepMs: number) =>
@@ -189,7 +154,7 @@ describe("bitget fills-history backfill (local stub)", () => {
   it("pages older by idLessThan until fromMs and returns the interval oldest first, complete", async () => {
     const rows = tape(2500, 1000);
     const s = await startStub({ "GET /api/v2/mix/market/fills-history": route(rows) });
-    stubs.push(s);
+    cleanup(() => s.close());
     const bf = new BitgetTradeBackfill({ baseUrl: s.url, instruments: source, timeoutMs: 2000, retries: 0 });
     const from = T0 + 100_000;
     const to = T0 + 2_400_000;
@@ -204,7 +169,7 @@ describe("bitget fills-history backfill (local stub)", () => {
 
   it("is incomplete when maxPages runs out, and throws NOT_FOUND for an unlisted base", async () => {
     const s = await startStub({ "GET /api/v2/mix/market/fills-history": route(tape(2500, 1000)) });
-    stubs.push(s);
+    cleanup(() => s.close());
     const bf = new BitgetTradeBackfill({ baseUrl: s.url, instruments: source, timeoutMs: 2000, retries: 0, maxPages: 1 });
     expect((await bf.fetchTrades("BTC", T0, T0 + 2_500_000)).complete).toBe(false);
     await expect(bf.fetchTrades("DOGE", T0, T0 + 1)).rejects.toMatchObject({ code: "NOT_FOUND" });

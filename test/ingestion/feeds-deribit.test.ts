@@ -1,14 +1,12 @@
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import WebSocket, { WebSocketServer } from "ws";
+import type WebSocket from "ws";
 import { DeribitTradeBackfill } from "../../src/venues/deribit/backfill.js";
 import { DeribitFeed } from "../../src/venues/deribit/feed.js";
 import { parseDeribitMessage, parseDeribitTrades, TEST_REQUEST } from "../../src/venues/deribit/feed-parse.js";
 import type { FeedInstrument } from "../../src/ingestion/feeds/normalise.js";
-import type { Liquidation, StreamGap, Trade } from "../../src/ingestion/types.js";
 import { fixture, fixtureText } from "../helpers/fixtures.js";
 import { startStub, type RunningStub } from "../venues/perp-server.js";
+import { collectEvents, jsonReceived, sleep, waitFor, type WsConn, type WsTestServer, wsTestKit } from "../helpers/ws-server.js";
 
 /*
  * Deribit frames (recorded: nautilus_trader and tardis-node; see src/venues/deribit/fixtures/README.md), the feed's
@@ -103,73 +101,42 @@ describe("deribit frames", () => {
 
 // ---- lifecycle against a local ws server ----
 
-interface ServerConn {
-  ws: WebSocket;
-  url: string;
-  received: { method: string; id: number; params: Record<string, unknown> }[];
+/** A JSON-RPC request the feed sent. */
+type RpcRequest = { method: string; id: number; params: Record<string, unknown> };
+const { cleanup, server } = wsTestKit();
+const sent = (c: WsConn) => jsonReceived<RpcRequest>(c);
+
+/** A Deribit-like server: answers public/subscribe with the channels, public/test with a version, anything else with "ok". */
+function deribitServer(): Promise<WsTestServer> {
+  return server((c) =>
+    c.ws.on("message", (d: WebSocket.RawData) => {
+      const m = JSON.parse(d.toString()) as RpcRequest;
+      if (m.method === "public/subscribe") c.ws.send(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: m.params.channels }));
+      else if (m.method === "public/test") c.ws.send(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { version: "1.2.26" } }));
+      else c.ws.send(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: "ok" }));
+    }),
+  );
 }
 
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-
-async function deribitServer(): Promise<{ url: string; conns: ServerConn[] }> {
-  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
-  await once(wss, "listening");
-  const conns: ServerConn[] = [];
-  wss.on("connection", (ws, req) => {
-    const c: ServerConn = { ws, url: req.url ?? "", received: [] };
-    conns.push(c);
-    ws.on("message", (d: WebSocket.RawData) => {
-      const m = JSON.parse(d.toString()) as ServerConn["received"][number];
-      c.received.push(m);
-      if (m.method === "public/subscribe") ws.send(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: m.params.channels }));
-      else if (m.method === "public/test") ws.send(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { version: "1.2.26" } }));
-      else ws.send(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: "ok" }));
-    });
-  });
-  cleanups.push(async () => {
-    for (const c of wss.clients) c.terminate();
-    await new Promise<void>((r) => wss.close(() => r()));
-  });
-  return { url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, conns };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(fn: () => T | undefined | null | false, timeoutMs = 3_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("waitFor timed out");
-    await sleep(5);
-  }
-}
 const source = (list: FeedInstrument[]) => ({ instrument: async (b: string) => list.find((i) => i.base === b), instruments: async () => list });
 
 describe("deribit feed lifecycle (local ws server)", () => {
   it("asks for heartbeats, subscribes 100ms trade channels, answers test_request, emits trades and liquidations, resubscribes after a drop", async () => {
     const srv = await deribitServer();
     const feed = new DeribitFeed({ baseUrl: srv.url, instruments: source([BTC, ETH]), heartbeatMs: 0, backoffMinMs: 10, backoffMaxMs: 20 });
-    cleanups.push(() => feed.stop());
-    const trades: Trade[] = [];
-    const liqs: Liquidation[] = [];
-    const gaps: StreamGap[] = [];
-    feed.on("trades", (t) => trades.push(...t));
-    feed.on("liquidations", (l) => liqs.push(...l));
-    feed.on("gap", (g) => gaps.push(g));
+    cleanup(() => feed.stop());
+    const { trades, liqs, gaps } = collectEvents(feed);
     expect(await feed.subscribe(["btc", "ETH", "DOGE"])).toEqual({ subscribed: ["BTC", "ETH"], unknown: ["DOGE"], rejected: [] });
     feed.start();
     const c = await waitFor(() => srv.conns[0]);
     expect(c.url).toBe("/ws/api/v2");
-    await waitFor(() => c.received.length >= 2);
-    expect(c.received[0]).toMatchObject({ jsonrpc: "2.0", method: "public/set_heartbeat", params: { interval: 30 } });
-    expect(c.received[1]).toMatchObject({ method: "public/subscribe", params: { channels: ["trades.BTC-PERPETUAL.100ms", "trades.ETH-PERPETUAL.100ms"] } });
-    expect(c.received[1]!.id).toBeGreaterThan(c.received[0]!.id);
+    await waitFor(() => sent(c).length >= 2);
+    expect(sent(c)[0]).toMatchObject({ jsonrpc: "2.0", method: "public/set_heartbeat", params: { interval: 30 } });
+    expect(sent(c)[1]).toMatchObject({ method: "public/subscribe", params: { channels: ["trades.BTC-PERPETUAL.100ms", "trades.ETH-PERPETUAL.100ms"] } });
+    expect(sent(c)[1]!.id).toBeGreaterThan(sent(c)[0]!.id);
 
     c.ws.send(line("ws_frames.ndjson", 2)); // the server's test_request
-    await waitFor(() => c.received.some((m) => m.method === "public/test"));
+    await waitFor(() => sent(c).some((m) => m.method === "public/test"));
     c.ws.send(line("ws_frames.ndjson", 7)); // 2020: older frames first, the replay guard drops what is older than the newest trade
     c.ws.send(line("ws_frames.ndjson", 5));
     c.ws.send(line("ws_frames.ndjson", 5)); // a repeat: counted once by trade id
@@ -180,25 +147,25 @@ describe("deribit feed lifecycle (local ws server)", () => {
 
     c.ws.terminate();
     const c2 = await waitFor(() => srv.conns[1]);
-    await waitFor(() => c2.received.length >= 2);
-    expect(c2.received.map((m) => m.method)).toEqual(["public/set_heartbeat", "public/subscribe"]);
+    await waitFor(() => sent(c2).length >= 2);
+    expect(sent(c2).map((m) => m.method)).toEqual(["public/set_heartbeat", "public/subscribe"]);
     c2.ws.send(line("ws_frames.ndjson", 1));
     await waitFor(() => gaps.length === 1);
     expect(feed.state()).toMatchObject({ venue: "deribit", connected: true, reconnects: 1, subscribedSymbols: 2 });
 
     feed.unsubscribe(["ETH"]);
-    await waitFor(() => c2.received.some((m) => m.method === "public/unsubscribe"));
-    expect(c2.received.find((m) => m.method === "public/unsubscribe")!.params).toEqual({ channels: ["trades.ETH-PERPETUAL.100ms"] });
+    await waitFor(() => sent(c2).some((m) => m.method === "public/unsubscribe"));
+    expect(sent(c2).find((m) => m.method === "public/unsubscribe")!.params).toEqual({ channels: ["trades.ETH-PERPETUAL.100ms"] });
   });
 
   it("sends public/test after heartbeatMs without traffic", async () => {
     const srv = await deribitServer();
     const feed = new DeribitFeed({ baseUrl: srv.url, instruments: source([BTC]), heartbeatMs: 40 });
-    cleanups.push(() => feed.stop());
+    cleanup(() => feed.stop());
     await feed.subscribe(["BTC"]);
     feed.start();
     const c = await waitFor(() => srv.conns[0]);
-    await waitFor(() => c.received.filter((m) => m.method === "public/test").length >= 2);
+    await waitFor(() => sent(c).filter((m) => m.method === "public/test").length >= 2);
   });
 });
 

@@ -1,14 +1,12 @@
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import WebSocket, { WebSocketServer } from "ws";
+import { describe, expect, it } from "vitest";
+import type WebSocket from "ws";
 import { GateTradeBackfill } from "../../src/venues/gate/backfill.js";
 import { GateFeed } from "../../src/venues/gate/feed.js";
 import { parseGateLiqOrders, parseGateMessage, parseGateTrades } from "../../src/venues/gate/feed-parse.js";
 import type { FeedInstrument } from "../../src/ingestion/feeds/normalise.js";
-import type { Liquidation, StreamGap, Trade } from "../../src/ingestion/types.js";
 import { fixture, fixtureText } from "../helpers/fixtures.js";
 import { type RunningStub, startStub } from "../venues/perp-server.js";
+import { collectEvents, jsonReceived, waitFor, type WsConn, type WsTestServer, wsTestKit } from "../helpers/ws-server.js";
 
 /*
  * Gate futures feed: frame parsing on the documented frames, the connection lifecycle against a local `ws`
@@ -70,48 +68,20 @@ describe("gate frame parsing (documented frames)", () => {
   });
 });
 
-interface ServerConn {
-  ws: WebSocket;
-  url: string;
-  received: Record<string, unknown>[];
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
+/** A frame the feed sent to Gate. */
+type GateRequest = Record<string, unknown> & { channel: string; event?: string };
+const { cleanup, server } = wsTestKit();
+const sent = (c: WsConn) => jsonReceived<GateRequest>(c);
 
 /** A Gate-like server: acks subscribes, answers futures.ping with futures.pong. */
-async function gateServer(): Promise<{ url: string; conns: ServerConn[] }> {
-  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
-  await once(wss, "listening");
-  const conns: ServerConn[] = [];
-  wss.on("connection", (ws, req) => {
-    const c: ServerConn = { ws, url: req.url ?? "", received: [] };
-    conns.push(c);
-    ws.on("message", (d: WebSocket.RawData) => {
-      const m = JSON.parse(d.toString()) as { channel: string; event?: string };
-      c.received.push(m);
-      if (m.channel === "futures.ping") ws.send(JSON.stringify({ time: 1, time_ms: 1000, channel: "futures.pong", event: "", result: null }));
-      else if (m.event === "subscribe") ws.send(JSON.stringify({ time: 1, time_ms: 1000, channel: m.channel, event: "subscribe", result: { status: "success" } }));
-    });
-  });
-  cleanups.push(async () => {
-    for (const c of wss.clients) c.terminate();
-    await new Promise<void>((r) => wss.close(() => r()));
-  });
-  return { url: `ws://127.0.0.1:${(wss.address() as AddressInfo).port}`, conns };
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function waitFor<T>(fn: () => T | undefined | null | false, timeoutMs = 3_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("waitFor timed out");
-    await sleep(5);
-  }
+function gateServer(): Promise<WsTestServer> {
+  return server((c) =>
+    c.ws.on("message", (d: WebSocket.RawData) => {
+      const m = JSON.parse(d.toString()) as GateRequest;
+      if (m.channel === "futures.ping") c.ws.send(JSON.stringify({ time: 1, time_ms: 1000, channel: "futures.pong", event: "", result: null }));
+      else if (m.event === "subscribe") c.ws.send(JSON.stringify({ time: 1, time_ms: 1000, channel: m.channel, event: "subscribe", result: { status: "success" } }));
+    }),
+  );
 }
 
 const eth: FeedInstrument = { base: "ETH", venueSymbol: "ETH_USDT", multiplier: 1, contractSize: 0.01 };
@@ -129,33 +99,32 @@ describe("gate feed lifecycle (local ws server)", () => {
   it("subscribes trades and !all liquidations on /v4/ws/usdt, pings when idle, reconnects and resubscribes", async () => {
     const srv = await gateServer();
     const feed = new GateFeed({ baseUrl: srv.url, instruments: source, heartbeatMs: 40, backoffMinMs: 10, backoffMaxMs: 20 });
-    cleanups.push(() => feed.stop());
-    const trades: Trade[] = [];
-    const liqs: Liquidation[] = [];
-    const gaps: StreamGap[] = [];
-    feed.on("trades", (t) => trades.push(...t));
-    feed.on("liquidations", (l) => liqs.push(...l));
-    feed.on("gap", (g) => gaps.push(g));
+    cleanup(() => feed.stop());
+    const { trades, liqs, gaps } = collectEvents(feed);
     expect(await feed.subscribe(["btc", "ETH", "NOPE"])).toEqual({ subscribed: ["BTC", "ETH"], unknown: ["NOPE"], rejected: [] });
     feed.start();
     const c1 = await waitFor(() => srv.conns[0]);
     expect(c1.url).toBe("/v4/ws/usdt");
-    await waitFor(() => c1.received.length >= 2);
-    expect(c1.received[0]).toMatchObject({ channel: "futures.public_liquidates", event: "subscribe", payload: ["!all"] });
-    expect(c1.received[1]).toMatchObject({ channel: "futures.trades", event: "subscribe", payload: ["BTC_USDT", "ETH_USDT"] });
-    expect(typeof c1.received[1]!.time).toBe("number");
+    await waitFor(() => sent(c1).length >= 2);
+    expect(sent(c1)[0]).toMatchObject({ channel: "futures.public_liquidates", event: "subscribe", payload: ["!all"] });
+    expect(sent(c1)[1]).toMatchObject({ channel: "futures.trades", event: "subscribe", payload: ["BTC_USDT", "ETH_USDT"] });
+    expect(typeof sent(c1)[1]!.time).toBe("number");
     c1.ws.send(tradeFrame(1, Date.now(), 5));
     c1.ws.send(frames()[4]!);
     await waitFor(() => trades.length === 1 && liqs.length === 1);
     expect(trades[0]).toMatchObject({ venue: "gate", base: "BTC", side: "buy", size: 0.0005, id: "1" });
     expect(liqs[0]).toMatchObject({ venue: "gate", side: "long", size: 0.0124 });
     // idle → futures.ping, answered by futures.pong
-    await waitFor(() => c1.received.some((m) => m.channel === "futures.ping"));
+    await waitFor(() => sent(c1).some((m) => m.channel === "futures.ping"));
     // the server drops the connection: the feed reconnects and resubscribes both channels
     c1.ws.terminate();
     const c2 = await waitFor(() => srv.conns[1]);
-    await waitFor(() => c2.received.filter((m) => m.event === "subscribe").length >= 2);
-    expect(c2.received.filter((m) => m.event === "subscribe").map((m) => m.channel)).toEqual(["futures.public_liquidates", "futures.trades"]);
+    await waitFor(() => sent(c2).filter((m) => m.event === "subscribe").length >= 2);
+    expect(
+      sent(c2)
+        .filter((m) => m.event === "subscribe")
+        .map((m) => m.channel),
+    ).toEqual(["futures.public_liquidates", "futures.trades"]);
     c2.ws.send(tradeFrame(2, Date.now(), -3));
     await waitFor(() => trades.length === 2);
     expect(trades[1]).toMatchObject({ side: "sell", size: 0.0003, id: "2" });
@@ -163,22 +132,22 @@ describe("gate feed lifecycle (local ws server)", () => {
     expect(feed.state()).toMatchObject({ venue: "gate", connected: true, reconnects: 1, subscribedSymbols: 2 });
     // unsubscribe sends futures.trades unsubscribe with the contract
     feed.unsubscribe(["ETH"]);
-    await waitFor(() => c2.received.some((m) => m.event === "unsubscribe"));
-    expect(c2.received.find((m) => m.event === "unsubscribe")).toMatchObject({ channel: "futures.trades", payload: ["ETH_USDT"] });
+    await waitFor(() => sent(c2).some((m) => m.event === "unsubscribe"));
+    expect(sent(c2).find((m) => m.event === "unsubscribe")).toMatchObject({ channel: "futures.trades", payload: ["ETH_USDT"] });
   });
 
   it("rotates to a fresh connection on an upgrade notice", async () => {
     const srv = await gateServer();
     const feed = new GateFeed({ baseUrl: srv.url, instruments: source, liquidations: false, backoffMinMs: 10, backoffMaxMs: 20 });
-    cleanups.push(() => feed.stop());
+    cleanup(() => feed.stop());
     await feed.subscribe(["BTC"]);
     feed.start();
     const c1 = await waitFor(() => srv.conns[0]);
-    await waitFor(() => c1.received.length >= 1);
-    expect(c1.received.map((m) => m.channel)).toEqual(["futures.trades"]);
+    await waitFor(() => sent(c1).length >= 1);
+    expect(sent(c1).map((m) => m.channel)).toEqual(["futures.trades"]);
     c1.ws.send(JSON.stringify({ type: "upgrade", msg: "The connection will soon be closed for a service upgrade." }));
     const c2 = await waitFor(() => srv.conns[1]);
-    await waitFor(() => c2.received.some((m) => m.channel === "futures.trades"));
+    await waitFor(() => sent(c2).some((m) => m.channel === "futures.trades"));
   });
 });
 
@@ -199,7 +168,7 @@ describe("gate trades backfill (stub)", () => {
         return { body: picked.slice(-limit).reverse() };
       },
     });
-    cleanups.push(() => s.close());
+    cleanup(() => s.close());
     return s;
   }
   const opts = (url: string, extra: object = {}) => ({

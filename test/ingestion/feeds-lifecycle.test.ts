@@ -1,8 +1,6 @@
-import { once } from "node:events";
-import type { AddressInfo } from "node:net";
 import { Registry } from "prom-client";
-import { afterEach, describe, expect, it } from "vitest";
-import WebSocket, { WebSocketServer } from "ws";
+import { describe, expect, it } from "vitest";
+import type WebSocket from "ws";
 import { BinanceFeed } from "../../src/venues/binance/feed.js";
 import { BybitFeed } from "../../src/venues/bybit/feed.js";
 import type { VenueFeed } from "../../src/ingestion/feeds/feed-base.js";
@@ -12,73 +10,16 @@ import type { FeedInstrument } from "../../src/ingestion/feeds/normalise.js";
 import { OkxFeed } from "../../src/venues/okx/feed.js";
 import type { Liquidation, StreamGap, Trade } from "../../src/ingestion/types.js";
 import { fixture, fixtureText } from "../helpers/fixtures.js";
+import { sleep, startWsServer, waitFor, type WsConn, wsTestKit } from "../helpers/ws-server.js";
 
 /*
  * Connection lifecycle of the venue feeds against a local `ws` server on port 0 (not the simulator):
  * subscribe/ack, resubscribe after drops, backoff, stale timer, gap events, heartbeats, rotation.
  */
 
-interface ServerConn {
-  ws: WebSocket;
-  url: string;
-  received: string[];
-  openedAt: number;
-  closed: boolean;
-}
-
-interface TestServer {
-  url: string;
-  conns: ServerConn[];
-  onConnection: (c: ServerConn) => void;
-  close(): Promise<void>;
-}
-
-async function startServer(onConnection: (c: ServerConn) => void = () => {}): Promise<TestServer> {
-  const wss = new WebSocketServer({ port: 0, host: "127.0.0.1" });
-  await once(wss, "listening");
-  const { port } = wss.address() as AddressInfo;
-  const srv: TestServer = {
-    url: `ws://127.0.0.1:${port}`,
-    conns: [],
-    onConnection,
-    close: async () => {
-      for (const c of wss.clients) c.terminate();
-      await new Promise<void>((r) => wss.close(() => r()));
-    },
-  };
-  wss.on("connection", (ws, req) => {
-    const c: ServerConn = { ws, url: req.url ?? "", received: [], openedAt: Date.now(), closed: false };
-    srv.conns.push(c);
-    ws.on("message", (d: WebSocket.RawData) => c.received.push(d.toString()));
-    ws.on("close", () => (c.closed = true));
-    srv.onConnection(c);
-  });
-  return srv;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function waitFor<T>(fn: () => T | undefined | null | false, timeoutMs = 3_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error("waitFor timed out");
-    await sleep(5);
-  }
-}
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  for (const c of cleanups.splice(0).reverse()) await c();
-});
-async function server(onConnection?: (c: ServerConn) => void): Promise<TestServer> {
-  const s = await startServer(onConnection);
-  cleanups.push(() => s.close());
-  return s;
-}
+const { cleanup, server } = wsTestKit();
 function track<F extends VenueFeed>(feed: F): F {
-  cleanups.push(() => feed.stop());
+  cleanup(() => feed.stop());
   return feed;
 }
 
@@ -96,7 +37,7 @@ const bybitTrade = (id: string, T: number) =>
   JSON.stringify({ topic: "publicTrade.BTCUSDT", type: "snapshot", ts: T + 1, data: [{ T, s: "BTCUSDT", S: "Buy", v: "0.004", p: "65114.20", L: "PlusTick", i: id, BT: false }] });
 
 /** A Bybit-like server: acks subscribes, answers pings. */
-function bybitServer(c: ServerConn): void {
+function bybitServer(c: WsConn): void {
   c.ws.on("message", (d: WebSocket.RawData) => {
     const m = JSON.parse(d.toString()) as { op: string; req_id: string };
     if (m.op === "subscribe") c.ws.send(JSON.stringify({ success: true, ret_msg: "", conn_id: "t", req_id: m.req_id, op: "subscribe" }));
@@ -377,7 +318,7 @@ describe("feed lifecycle (local ws server)", () => {
   });
 
   it("keeps retrying (without throwing) while nothing listens on the port", async () => {
-    const srv = await startServer();
+    const srv = await startWsServer();
     const url = srv.url;
     await srv.close();
     const feed = track(new HyperliquidFeed({ baseUrl: url, instruments: source([inst("BTC", "BTC")]), backoffMinMs: 10, backoffMaxMs: 20 }));

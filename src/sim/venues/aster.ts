@@ -12,57 +12,20 @@
  * (`1000<COIN>USDT`, when the model lists them) quote prices per 1000 coins and sizes in units of 1000 coins.
  * All values are simulated (see `perp-model.ts`).
  */
-import { Router, type Request, type Response } from "express";
+import { Router } from "express";
 import { perpModelFor, type PerpInstrumentSpec, type PerpModel } from "../perp-model.js";
-import { asterAggFields, tapeFor, type TapeTrade } from "../tape.js";
-import { binanceFaultResponses } from "./binance.js";
+import { tapeFor } from "../tape.js";
+import { addFapiMarketRoutes, binanceFaultResponses, invalidSymbol, mandatory, premiumIndexRow } from "./binance.js";
 import type { SimVenue, VenueContext } from "./types.js";
-import { DAY, HOUR, MINUTE, fixed, intParam, msParam, qp, roundTo, tickOf } from "./wire.js";
+import { HOUR, fixed, qp, tickOf } from "./wire.js";
 
 const VENUE = "aster";
 const PERPETUAL_DELIVERY_DATE = 4133404800000;
 /** Aster's published request-weight limit per minute (exchangeInfo `rateLimits`). */
 const WEIGHT_LIMIT = 2400;
 
-const asterError = (res: Response, status: number, code: number, msg: string): void => void res.status(status).json({ code, msg });
-const invalidSymbol = (res: Response): void => asterError(res, 400, -1121, "Invalid symbol.");
-const mandatory = (res: Response, name: string): void => asterError(res, 400, -1102, `Mandatory parameter '${name}' was not sent, was empty/null, or malformed.`);
-const invalidParam = (res: Response, name: string): void => asterError(res, 400, -1130, `Data sent for parameter '${name}' is not valid.`);
-
-/** Kline intervals served (calendar months are not simulated). Weekly klines open on Monday 00:00 UTC. */
-const KLINE_INTERVALS: Readonly<Record<string, number>> = {
-  "1m": MINUTE,
-  "3m": 3 * MINUTE,
-  "5m": 5 * MINUTE,
-  "15m": 15 * MINUTE,
-  "30m": 30 * MINUTE,
-  "1h": HOUR,
-  "2h": 2 * HOUR,
-  "4h": 4 * HOUR,
-  "6h": 6 * HOUR,
-  "8h": 8 * HOUR,
-  "12h": 12 * HOUR,
-  "1d": DAY,
-  "3d": 3 * DAY,
-  "1w": 7 * DAY,
-};
 /** Average notional of one simulated trade, for the klines trade count. */
 const AVG_TRADE_USD = 1_500;
-
-/** `limit` (default `def`, at most `max`), `startTime`, `endTime`; a malformed one is answered (-1130) and null returned. */
-function pageParams(req: Request, res: Response, def: number, max: number): { limit: number; startTime?: number; endTime?: number } | null {
-  const limit = intParam(qp(req, "limit"), def, 1, Number.MAX_SAFE_INTEGER);
-  const startTime = msParam(qp(req, "startTime"));
-  const endTime = msParam(qp(req, "endTime"));
-  if (limit === null || startTime === null || endTime === null) {
-    invalidParam(res, limit === null ? "limit" : startTime === null ? "startTime" : "endTime");
-    return null;
-  }
-  return { limit: Math.min(limit, max), startTime, endTime };
-}
-
-/** Venue price (per venue unit) of a per-coin price, rounded to the tick. */
-const unitPrice = (inst: PerpInstrumentSpec, perCoin: number): number => roundTo(perCoin * inst.multiplier, inst.priceDecimals);
 
 /** One `symbols` entry of exchangeInfo, in the docs' field set. */
 function symbolInfo(inst: PerpInstrumentSpec, perp: PerpModel): Record<string, unknown> {
@@ -106,48 +69,6 @@ function symbolInfo(inst: PerpInstrumentSpec, perp: PerpModel): Record<string, u
   };
 }
 
-function premiumIndexRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number): Record<string, unknown> {
-  const m = inst.multiplier;
-  const start = perp.intervalStart(inst, now);
-  let settleSum = 0;
-  for (let i = 0; i < 8; i++) settleSum += perp.indexPrice(inst, start + ((now - start) * (i + 0.5)) / 8);
-  return {
-    symbol: inst.symbol,
-    markPrice: fixed(unitPrice(inst, perp.markPrice(inst, now)), 8),
-    indexPrice: fixed(perp.indexPrice(inst, now) * m, 8),
-    estimatedSettlePrice: fixed((settleSum / 8) * m, 8),
-    lastFundingRate: fixed(perp.currentFundingRate(inst, now), 8),
-    interestRate: fixed(perp.interestRate(inst), 8),
-    nextFundingTime: perp.nextFundingTime(inst, now),
-    time: now,
-  };
-}
-
-/** One `/fapi/v1/klines` row of the candle opening at `open`: prices and base volume per venue unit. */
-function klineRow(inst: PerpInstrumentSpec, perp: PerpModel, open: number, dur: number, now: number): unknown[] {
-  const k = perp.candle(inst, open, dur, now);
-  const m = inst.multiplier;
-  const px = (perCoin: number) => fixed(unitPrice(inst, perCoin), inst.priceDecimals);
-  const vwap = (k.open + k.high + k.low + k.close) / 4;
-  const units = roundTo(k.volumeUsd / vwap / m, inst.qtyDecimals);
-  const quote = units * m * vwap;
-  const buyUnits = roundTo(units * Math.min(0.7, Math.max(0.3, 0.5 + 20 * (k.close / k.open - 1))), inst.qtyDecimals);
-  return [
-    open,
-    px(k.open),
-    px(k.high),
-    px(k.low),
-    px(k.close),
-    fixed(units, inst.qtyDecimals),
-    open + dur - 1,
-    fixed(quote, 4),
-    Math.round(quote / AVG_TRADE_USD),
-    fixed(buyUnits, inst.qtyDecimals),
-    fixed(buyUnits * m * vwap, 4),
-    "0",
-  ];
-}
-
 /** Builds the Aster futures router (paths `/fapi/v1/...`). */
 export function createAsterRouter(ctx: VenueContext): Router {
   const { market, clock } = ctx;
@@ -160,8 +81,8 @@ export function createAsterRouter(ctx: VenueContext): Router {
     return inst?.kind === "perpetual" ? inst : undefined;
   };
 
-  router.get("/fapi/v1/ping", (_req, res) => void res.json({}));
-  router.get("/fapi/v1/time", (_req, res) => void res.json({ serverTime: clock.now() }));
+  // Binance's wire: ping, time, fundingRate (rows without markPrice), klines (quote volumes to 4 decimals), aggTrades (under 1 h apart)
+  addFapiMarketRoutes(router, { clock, perp, tape }, { lookup, perpetuals, quoteDecimals: 4, avgTradeUsd: AVG_TRADE_USD, maxAggWindowMs: HOUR - 1, fundingMarkPrice: false });
 
   router.get("/fapi/v1/exchangeInfo", (_req, res) => {
     const now = clock.now();
@@ -203,31 +124,6 @@ export function createAsterRouter(ctx: VenueContext): Router {
     res.json(premiumIndexRow(inst, perp, now));
   });
 
-  /** Settled funding, oldest first: `startTime` (first `limit` from it), else the last `limit` up to `endTime`/now. */
-  router.get("/fapi/v1/fundingRate", (req, res) => {
-    const now = clock.now();
-    const paging = pageParams(req, res, 100, 1000);
-    if (!paging) return;
-    const { limit, startTime, endTime } = paging;
-    const symbol = qp(req, "symbol");
-    let insts: readonly PerpInstrumentSpec[];
-    if (symbol === undefined || symbol === "") insts = perpetuals(now);
-    else {
-      const inst = lookup(symbol, now);
-      if (!inst) return invalidSymbol(res);
-      insts = [inst];
-    }
-    const to = Math.min(now, endTime ?? now);
-    const rows: Array<{ inst: PerpInstrumentSpec; s: number }> = [];
-    for (const inst of insts) {
-      const times = perp.settlementTimes(inst, startTime ?? to - limit * inst.fundingIntervalHours * HOUR, to);
-      for (const s of startTime !== undefined ? times.slice(0, limit) : times.slice(-limit)) rows.push({ inst, s });
-    }
-    rows.sort((a, b) => a.s - b.s || (a.inst.symbol < b.inst.symbol ? -1 : 1));
-    const page = startTime !== undefined ? rows.slice(0, limit) : rows.slice(-limit);
-    res.json(page.map(({ inst, s }) => ({ symbol: inst.symbol, fundingTime: s + perp.settlementJitterMs(inst, s), fundingRate: fixed(perp.settledFundingRate(inst, s), 8) })));
-  });
-
   router.get("/fapi/v1/openInterest", (req, res) => {
     const symbol = qp(req, "symbol");
     if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
@@ -235,55 +131,6 @@ export function createAsterRouter(ctx: VenueContext): Router {
     const inst = lookup(symbol, now);
     if (!inst) return invalidSymbol(res);
     res.json({ symbol: inst.symbol, openInterest: fixed(perp.openInterestCoins(inst, now) / inst.multiplier, inst.qtyDecimals), time: now });
-  });
-
-  /** Klines, oldest first, the open candle last: `startTime` (first `limit`), else the last `limit` up to `endTime`/now; ≤ 1500. */
-  router.get("/fapi/v1/klines", (req, res) => {
-    const symbol = qp(req, "symbol");
-    if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
-    const intervalRaw = qp(req, "interval");
-    if (intervalRaw === undefined || intervalRaw === "") return mandatory(res, "interval");
-    const dur = KLINE_INTERVALS[intervalRaw];
-    if (dur === undefined) return asterError(res, 400, -1120, "Invalid interval.");
-    const paging = pageParams(req, res, 500, 1500);
-    if (!paging) return;
-    const { limit, startTime, endTime } = paging;
-    const now = clock.now();
-    const inst = lookup(symbol, now);
-    if (!inst) return invalidSymbol(res);
-    const offset = dur === 7 * DAY ? 4 * DAY : 0; // 1970-01-05 was a Monday
-    const floorTo = (t: number) => Math.floor((t - offset) / dur) * dur + offset;
-    const ceilTo = (t: number) => floorTo(t) + (floorTo(t) < t ? dur : 0);
-    const first = ceilTo(inst.listTime);
-    const last = floorTo(Math.min(now, endTime ?? now));
-    const rows: unknown[][] = [];
-    for (let t = startTime !== undefined ? Math.max(first, ceilTo(startTime)) : Math.max(first, last - (limit - 1) * dur); t <= last && rows.length < limit; t += dur) {
-      rows.push(klineRow(inst, perp, t, dur, now));
-    }
-    res.json(rows);
-  });
-
-  /** Aggregate trades, oldest first, `T` <= now: `fromId`, or `startTime`/`endTime` (under 1 h apart), or the most recent; ≤ 1000. */
-  router.get("/fapi/v1/aggTrades", (req, res) => {
-    const symbol = qp(req, "symbol");
-    if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
-    const paging = pageParams(req, res, 500, 1000);
-    if (!paging) return;
-    const { limit, startTime, endTime } = paging;
-    const fromIdRaw = qp(req, "fromId");
-    const fromId = fromIdRaw === undefined || fromIdRaw === "" ? undefined : msParam(fromIdRaw);
-    if (fromId === null) return invalidParam(res, "fromId");
-    const now = clock.now();
-    const inst = lookup(symbol, now);
-    if (!inst) return invalidSymbol(res);
-    if (startTime !== undefined && endTime !== undefined && endTime - startTime >= HOUR) return asterError(res, 400, -1127, "More than 1 hours between startTime and endTime.");
-    let rows: TapeTrade[];
-    if (fromId !== undefined) rows = tape.tradesFrom(inst, Math.floor(fromId / 16) * 1000, limit, now + 1, (t) => t.seq >= fromId);
-    else if (startTime !== undefined || endTime !== undefined) {
-      const from = startTime ?? (endTime as number) - HOUR;
-      rows = tape.tradesFrom(inst, from, limit, Math.min(now, endTime ?? from + HOUR) + 1);
-    } else rows = tape.tradesBefore(inst, now + 1, limit).reverse();
-    res.json(rows.map(asterAggFields));
   });
 
   return router;

@@ -26,8 +26,10 @@ function binanceError(res: Response, status: number, code: number, msg: string):
   res.status(status).json({ code, msg });
 }
 
-const invalidSymbol = (res: Response): void => binanceError(res, 400, -1121, "Invalid symbol.");
-const mandatory = (res: Response, name: string): void => binanceError(res, 400, -1102, `Mandatory parameter '${name}' was not sent, was empty/null, or malformed.`);
+/** HTTP 400 `{"code":-1121,"msg":"Invalid symbol."}` (Binance's and Aster's answer to an unknown symbol). */
+export const invalidSymbol = (res: Response): void => binanceError(res, 400, -1121, "Invalid symbol.");
+/** HTTP 400 -1102: a required query parameter `name` is missing (Binance's and Aster's body). */
+export const mandatory = (res: Response, name: string): void => binanceError(res, 400, -1102, `Mandatory parameter '${name}' was not sent, was empty/null, or malformed.`);
 const invalidParam = (res: Response, name: string): void => binanceError(res, 400, -1130, `Data sent for parameter '${name}' is not valid.`);
 
 /** Binance-shaped bodies for injected 429s and 5xx. */
@@ -138,7 +140,8 @@ function symbolInfo(inst: PerpInstrumentSpec, perp: PerpModel): Record<string, u
   };
 }
 
-function premiumIndexRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number): Record<string, unknown> {
+/** One `/fapi/v1/premiumIndex` row of `inst` at `now` (prices per venue unit; quarterlies: no funding). */
+export function premiumIndexRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number): Record<string, unknown> {
   const m = inst.multiplier;
   const perpetual = inst.kind === "perpetual";
   const start = perpetual ? perp.intervalStart(inst, now) : now - HOUR;
@@ -156,8 +159,15 @@ function premiumIndexRow(inst: PerpInstrumentSpec, perp: PerpModel, now: number)
   };
 }
 
-/** One `/fapi/v1/klines` row of the candle opening at `open`, prices and base volume per venue unit. */
-function klineRow(inst: PerpInstrumentSpec, perp: PerpModel, open: number, dur: number, now: number): unknown[] {
+/** One `/fapi/v1/klines` row of the candle opening at `open`, prices and base volume per venue unit; quote volumes to `quoteDecimals`. */
+function klineRow(
+  inst: PerpInstrumentSpec,
+  perp: PerpModel,
+  open: number,
+  dur: number,
+  now: number,
+  { quoteDecimals, avgTradeUsd }: Pick<FapiWire, "quoteDecimals" | "avgTradeUsd">,
+): unknown[] {
   const k = perp.candle(inst, open, dur, now);
   const m = inst.multiplier;
   const px = (perCoin: number) => fixed(unitPrice(inst, perCoin), inst.priceDecimals);
@@ -174,12 +184,143 @@ function klineRow(inst: PerpInstrumentSpec, perp: PerpModel, open: number, dur: 
     px(k.close),
     fixed(units, inst.qtyDecimals),
     open + dur - 1,
-    fixed(quote, 5),
-    Math.round(quote / AVG_TRADE_USD),
+    fixed(quote, quoteDecimals),
+    Math.round(quote / avgTradeUsd),
     fixed(buyUnits, inst.qtyDecimals),
-    fixed(buyUnits * m * vwap, 5),
+    fixed(buyUnits * m * vwap, quoteDecimals),
     "0",
   ];
+}
+
+/** What differs between the venues serving Binance's fapi wire (Binance, Aster) on the routes {@link addFapiMarketRoutes} serves. */
+export interface FapiWire {
+  /** The instrument of a venue symbol at `now`, or undefined (answered -1121 Invalid symbol). */
+  lookup: (symbol: string, now: number) => PerpInstrumentSpec | undefined;
+  /** The perpetuals listed at `now` (`/fapi/v1/fundingRate` without a symbol). */
+  perpetuals: (now: number) => readonly PerpInstrumentSpec[];
+  /** Decimals of the klines quote volumes. */
+  quoteDecimals: number;
+  /** Average notional of one simulated trade (USD), for the klines trade count. */
+  avgTradeUsd: number;
+  /** Widest `startTime`…`endTime` span of `/fapi/v1/aggTrades` (ms, inclusive); wider → -1127. */
+  maxAggWindowMs: number;
+  /** Whether `/fapi/v1/fundingRate` rows carry `markPrice` (Binance's do, Aster's do not). */
+  fundingMarkPrice: boolean;
+}
+
+/**
+ * Registers the fapi routes Binance and Aster serve alike: `GET /fapi/v1/ping`, `/fapi/v1/time`, `/fapi/v1/fundingRate`,
+ * `/fapi/v1/aggTrades` and `/fapi/v1/klines`, with the venue's differences in `wire`.
+ */
+export function addFapiMarketRoutes(
+  router: Router,
+  { clock, perp, tape }: { clock: VenueContext["clock"]; perp: PerpModel; tape: ReturnType<typeof tapeFor> },
+  wire: FapiWire,
+): void {
+  router.get("/fapi/v1/ping", (_req, res) => {
+    res.json({});
+  });
+
+  router.get("/fapi/v1/time", (_req, res) => {
+    res.json({ serverTime: clock.now() });
+  });
+
+  router.get("/fapi/v1/fundingRate", (req, res) => {
+    const now = clock.now();
+    const paging = pageParams(req, res, 100, 1000);
+    if (!paging) return;
+    const { limit, startTime, endTime } = paging;
+    const symbol = qp(req, "symbol");
+    let insts: readonly PerpInstrumentSpec[];
+    if (symbol === undefined || symbol === "") {
+      insts = wire.perpetuals(now);
+    } else {
+      const inst = wire.lookup(symbol, now);
+      if (!inst) return invalidSymbol(res);
+      insts = [inst];
+    }
+    const to = Math.min(now, endTime ?? now);
+    const rows: Array<{ inst: PerpInstrumentSpec; s: number }> = [];
+    for (const inst of insts) {
+      const iv = inst.fundingIntervalHours * HOUR;
+      if (iv <= 0) continue;
+      // Bound the scan: with a startTime take the first `limit`; otherwise the last `limit` before `to`.
+      const from = startTime ?? to - limit * iv;
+      const times = perp.settlementTimes(inst, from, to);
+      const picked = startTime !== undefined ? times.slice(0, limit) : times.slice(-limit);
+      for (const s of picked) rows.push({ inst, s });
+    }
+    rows.sort((a, b) => a.s - b.s || (a.inst.symbol < b.inst.symbol ? -1 : 1));
+    const page = startTime !== undefined ? rows.slice(0, limit) : rows.slice(-limit);
+    res.json(
+      page.map(({ inst, s }) => ({
+        symbol: inst.symbol,
+        fundingTime: s + perp.settlementJitterMs(inst, s),
+        fundingRate: fixed(perp.settledFundingRate(inst, s), 8),
+        ...(wire.fundingMarkPrice ? { markPrice: fixed(perp.markPrice(inst, s) * inst.multiplier, 8) } : {}),
+      })),
+    );
+  });
+
+  /**
+   * Aggregate trades, oldest first, `T` <= now: `fromId` (a >= fromId), or `startTime`/`endTime` (inclusive, at most
+   * 1 h apart; one alone spans 1 h from/to it), or neither (the most recent). `limit` default 500, capped at 1000.
+   */
+  router.get("/fapi/v1/aggTrades", (req, res) => {
+    const symbol = qp(req, "symbol");
+    if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
+    const paging = pageParams(req, res, 500, 1000);
+    if (!paging) return;
+    const { limit, startTime, endTime } = paging;
+    const fromIdRaw = qp(req, "fromId");
+    const fromId = fromIdRaw === undefined || fromIdRaw === "" ? undefined : msParam(fromIdRaw);
+    if (fromId === null) return invalidParam(res, "fromId");
+    const now = clock.now();
+    const inst = wire.lookup(symbol, now);
+    if (!inst) return invalidSymbol(res);
+    if (startTime !== undefined && endTime !== undefined && endTime - startTime > wire.maxAggWindowMs) {
+      return binanceError(res, 400, -1127, "More than 1 hours between startTime and endTime.");
+    }
+    let rows: TapeTrade[];
+    if (fromId !== undefined) {
+      const from = Math.floor(fromId / 16) * 1000;
+      rows = tape.tradesFrom(inst, from, limit, now + 1, (t) => t.seq >= fromId);
+    } else if (startTime !== undefined || endTime !== undefined) {
+      const from = startTime ?? (endTime as number) - HOUR;
+      const to = Math.min(now, endTime ?? from + HOUR);
+      rows = tape.tradesFrom(inst, from, limit, to + 1);
+    } else {
+      rows = tape.tradesBefore(inst, now + 1, limit).reverse();
+    }
+    res.json(rows.map(binanceAggFields));
+  });
+
+  /**
+   * Klines, oldest first, the open candle last: `startTime` (first `limit` from it), else `endTime` (last `limit` up
+   * to it), else the most recent `limit`. `limit` default 500, capped at 1500. Never before the listing.
+   */
+  router.get("/fapi/v1/klines", (req, res) => {
+    const symbol = qp(req, "symbol");
+    if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
+    const intervalRaw = qp(req, "interval");
+    if (intervalRaw === undefined || intervalRaw === "") return mandatory(res, "interval");
+    const dur = KLINE_INTERVALS[intervalRaw];
+    if (dur === undefined) return binanceError(res, 400, -1120, "Invalid interval.");
+    const paging = pageParams(req, res, 500, MAX_KLINES);
+    if (!paging) return;
+    const { limit, startTime, endTime } = paging;
+    const now = clock.now();
+    const inst = wire.lookup(symbol, now);
+    if (!inst) return invalidSymbol(res);
+    const offset = dur === 7 * DAY ? 4 * DAY : 0; // 1970-01-05 was a Monday
+    const floorTo = (t: number) => Math.floor((t - offset) / dur) * dur + offset;
+    const first = floorTo(inst.listTime) + (floorTo(inst.listTime) < inst.listTime ? dur : 0);
+    const last = floorTo(Math.min(now, endTime ?? now));
+    let from = startTime !== undefined ? Math.max(first, floorTo(startTime) + (floorTo(startTime) < startTime ? dur : 0)) : Math.max(first, last - (limit - 1) * dur);
+    const rows: unknown[][] = [];
+    for (; from <= last && rows.length < limit; from += dur) rows.push(klineRow(inst, perp, from, dur, now, wire));
+    res.json(rows);
+  });
 }
 
 interface BinanceReplay {
@@ -196,14 +337,18 @@ export function createBinanceFapiRouter(ctx: VenueContext): Router {
   const router = Router();
 
   const lookup = (symbol: string, now: number) => perp.instrument("binance", symbol, now);
-
-  router.get("/fapi/v1/ping", (_req, res) => {
-    res.json({});
-  });
-
-  router.get("/fapi/v1/time", (_req, res) => {
-    res.json({ serverTime: clock.now() });
-  });
+  addFapiMarketRoutes(
+    router,
+    { clock, perp, tape },
+    {
+      lookup,
+      perpetuals: (now) => perp.instruments("binance", now).filter((i) => i.kind === "perpetual"),
+      quoteDecimals: 5,
+      avgTradeUsd: AVG_TRADE_USD,
+      maxAggWindowMs: HOUR,
+      fundingMarkPrice: true,
+    },
+  );
 
   router.get("/fapi/v1/exchangeInfo", (_req, res) => {
     if (replay?.exchangeInfo !== undefined) return void res.json(replay.exchangeInfo);
@@ -258,103 +403,6 @@ export function createBinanceFapiRouter(ctx: VenueContext): Router {
     const inst = lookup(symbol, now);
     if (!inst) return invalidSymbol(res);
     res.json(premiumIndexRow(inst, perp, now));
-  });
-
-  router.get("/fapi/v1/fundingRate", (req, res) => {
-    const now = clock.now();
-    const paging = pageParams(req, res, 100, 1000);
-    if (!paging) return;
-    const { limit, startTime, endTime } = paging;
-    const symbol = qp(req, "symbol");
-    let insts: PerpInstrumentSpec[];
-    if (symbol === undefined || symbol === "") {
-      insts = perp.instruments("binance", now).filter((i) => i.kind === "perpetual");
-    } else {
-      const inst = lookup(symbol, now);
-      if (!inst) return invalidSymbol(res);
-      insts = [inst];
-    }
-    const to = Math.min(now, endTime ?? now);
-    const rows: Array<{ inst: PerpInstrumentSpec; s: number }> = [];
-    for (const inst of insts) {
-      const iv = inst.fundingIntervalHours * HOUR;
-      if (iv <= 0) continue;
-      // Bound the scan: with a startTime take the first `limit`; otherwise the last `limit` before `to`.
-      const from = startTime ?? to - limit * iv;
-      const times = perp.settlementTimes(inst, from, to);
-      const picked = startTime !== undefined ? times.slice(0, limit) : times.slice(-limit);
-      for (const s of picked) rows.push({ inst, s });
-    }
-    rows.sort((a, b) => a.s - b.s || (a.inst.symbol < b.inst.symbol ? -1 : 1));
-    const page = startTime !== undefined ? rows.slice(0, limit) : rows.slice(-limit);
-    res.json(
-      page.map(({ inst, s }) => ({
-        symbol: inst.symbol,
-        fundingTime: s + perp.settlementJitterMs(inst, s),
-        fundingRate: fixed(perp.settledFundingRate(inst, s), 8),
-        markPrice: fixed(perp.markPrice(inst, s) * inst.multiplier, 8),
-      })),
-    );
-  });
-
-  /**
-   * Aggregate trades, oldest first, `T` <= now: `fromId` (a >= fromId), or `startTime`/`endTime` (inclusive, at most
-   * 1 h apart; one alone spans 1 h from/to it), or neither (the most recent). `limit` default 500, capped at 1000.
-   */
-  router.get("/fapi/v1/aggTrades", (req, res) => {
-    const symbol = qp(req, "symbol");
-    if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
-    const paging = pageParams(req, res, 500, 1000);
-    if (!paging) return;
-    const { limit, startTime, endTime } = paging;
-    const fromIdRaw = qp(req, "fromId");
-    const fromId = fromIdRaw === undefined || fromIdRaw === "" ? undefined : msParam(fromIdRaw);
-    if (fromId === null) return invalidParam(res, "fromId");
-    const now = clock.now();
-    const inst = lookup(symbol, now);
-    if (!inst) return invalidSymbol(res);
-    if (startTime !== undefined && endTime !== undefined && endTime - startTime > HOUR) {
-      return binanceError(res, 400, -1127, "More than 1 hours between startTime and endTime.");
-    }
-    let rows: TapeTrade[];
-    if (fromId !== undefined) {
-      const from = Math.floor(fromId / 16) * 1000;
-      rows = tape.tradesFrom(inst, from, limit, now + 1, (t) => t.seq >= fromId);
-    } else if (startTime !== undefined || endTime !== undefined) {
-      const from = startTime ?? (endTime as number) - HOUR;
-      const to = Math.min(now, endTime ?? from + HOUR);
-      rows = tape.tradesFrom(inst, from, limit, to + 1);
-    } else {
-      rows = tape.tradesBefore(inst, now + 1, limit).reverse();
-    }
-    res.json(rows.map(binanceAggFields));
-  });
-
-  /**
-   * Klines, oldest first, the open candle last: `startTime` (first `limit` from it), else `endTime` (last `limit` up
-   * to it), else the most recent `limit`. `limit` default 500, capped at 1500. Never before the listing.
-   */
-  router.get("/fapi/v1/klines", (req, res) => {
-    const symbol = qp(req, "symbol");
-    if (symbol === undefined || symbol === "") return mandatory(res, "symbol");
-    const intervalRaw = qp(req, "interval");
-    if (intervalRaw === undefined || intervalRaw === "") return mandatory(res, "interval");
-    const dur = KLINE_INTERVALS[intervalRaw];
-    if (dur === undefined) return binanceError(res, 400, -1120, "Invalid interval.");
-    const paging = pageParams(req, res, 500, MAX_KLINES);
-    if (!paging) return;
-    const { limit, startTime, endTime } = paging;
-    const now = clock.now();
-    const inst = lookup(symbol, now);
-    if (!inst) return invalidSymbol(res);
-    const offset = dur === 7 * DAY ? 4 * DAY : 0; // 1970-01-05 was a Monday
-    const floorTo = (t: number) => Math.floor((t - offset) / dur) * dur + offset;
-    const first = floorTo(inst.listTime) + (floorTo(inst.listTime) < inst.listTime ? dur : 0);
-    const last = floorTo(Math.min(now, endTime ?? now));
-    let from = startTime !== undefined ? Math.max(first, floorTo(startTime) + (floorTo(startTime) < startTime ? dur : 0)) : Math.max(first, last - (limit - 1) * dur);
-    const rows: unknown[][] = [];
-    for (; from <= last && rows.length < limit; from += dur) rows.push(klineRow(inst, perp, from, dur, now));
-    res.json(rows);
   });
 
   router.get("/fapi/v1/openInterest", (req, res) => {

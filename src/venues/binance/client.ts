@@ -32,10 +32,77 @@ export interface BinanceClientOptions extends PerpClientOptions {
   instrumentsTtlMs?: number;
 }
 
-interface BinanceCatalog extends Catalog {
-  /** fundingInfo: adjusted symbols only; others are 8 h. */
+/** The catalog of a venue of Binance's fapi wire: its instruments and fundingInfo's interval hours by symbol (a symbol not listed settles every 8 h). */
+export interface FapiCatalog extends Catalog {
   intervals: Map<string, number>;
 }
+
+/**
+ * The `/fapi/v1` market reads Binance and the venues serving its wire (Aster) make alike: funding from
+ * `premiumIndex` (all, or `?symbol=`), settled funding from `fundingRate` (limit ≤ 1000, newest first), open interest
+ * from `openInterest` × the mark price of `premiumIndex`, hourly last-price candles from `klines` (at most
+ * {@link maxKlines}, cached a minute). Records are per ONE coin (a `1000<COIN>USDT` multiplier undone). A venue
+ * supplies its catalog ({@link loadCatalog}) and its error mapping ({@link fapiError}).
+ * @throws AppError NOT_FOUND from every read when the base is not listed (or `-1121 Invalid symbol`), and what
+ * {@link fapiError} maps a refused request to.
+ */
+export abstract class FapiPerpClient extends PerpClientBase<FapiCatalog> {
+  /** Most candles `/fapi/v1/klines` returns per request. */
+  protected abstract readonly maxKlines: number;
+  /** Maps a refused request (about `base`, when named) to an AppError and throws it; rethrows anything else. */
+  protected abstract fapiError(base?: string): (err: unknown) => never;
+
+  /** Funding of every listed perpetual: one `premiumIndex` call without symbol. */
+  async fundingAll(): Promise<FundingSnapshot[]> {
+    const [cat, raw] = await Promise.all([this.catalog(), this.http.getJson("/fapi/v1/premiumIndex").catch(this.fapiError())]);
+    return parsePremiumIndex(raw, cat.bySymbol, cat.intervals, this.venue);
+  }
+
+  /** Funding of one perpetual from `premiumIndex?symbol=`. @throws AppError NOT_FOUND when not listed. */
+  async funding(base: string): Promise<FundingSnapshot> {
+    const { cat, inst } = await this.require(base);
+    const raw = await this.http.getJson("/fapi/v1/premiumIndex", { symbol: inst.venueSymbol }).catch(this.fapiError(base));
+    const snap = parsePremiumIndex(raw, cat.bySymbol, cat.intervals, this.venue)[0];
+    if (!snap) throw new AppError("UPSTREAM_ERROR", `${this.venue} sent no funding for ${inst.venueSymbol}`);
+    return snap;
+  }
+
+  /** Settled funding from `/fapi/v1/fundingRate` (limit ≤ 1000), newest first (mark price null where the rows carry none). */
+  async fundingHistory(base: string, limit: number): Promise<FundingPoint[]> {
+    const { inst } = await this.require(base);
+    if (!(limit >= 1)) return [];
+    const n = Math.min(MAX_FUNDING_ROWS, Math.floor(limit));
+    const raw = await this.http.getJson("/fapi/v1/fundingRate", { symbol: inst.venueSymbol, limit: n }).catch(this.fapiError(base));
+    return parseFundingRateHistory(raw, inst).slice(0, n);
+  }
+
+  /** Open interest in coins (`/fapi/v1/openInterest`, venue units × multiplier) and USD (× mark price from `premiumIndex`). */
+  async openInterest(base: string): Promise<OpenInterest> {
+    const { cat, inst } = await this.require(base);
+    const [oiRaw, piRaw] = await Promise.all([
+      this.http.getJson("/fapi/v1/openInterest", { symbol: inst.venueSymbol }).catch(this.fapiError(base)),
+      this.http.getJson("/fapi/v1/premiumIndex", { symbol: inst.venueSymbol }).catch(this.fapiError(base)),
+    ]);
+    const mark = parsePremiumIndex(piRaw, cat.bySymbol, cat.intervals, this.venue)[0]?.markPrice;
+    if (mark === undefined || mark === null) throw new AppError("UPSTREAM_ERROR", `${this.venue} sent no mark price for ${inst.venueSymbol}`);
+    return parseOpenInterest(oiRaw, inst, mark);
+  }
+
+  /**
+   * The last `limit` (at most {@link maxKlines}) hourly last-price candles from `/fapi/v1/klines?interval=1h`,
+   * oldest first, the current open hour included; per ONE coin, volume in coins and USDT (`quoteVol`).
+   * `limit` < 1 → []. Kept for a minute per symbol and limit ({@link CANDLES_TTL_MS}).
+   * @throws AppError NOT_FOUND when not listed (or `-1121 Invalid symbol`).
+   */
+  hourlyCandles(base: string, limit: number): Promise<Candle[]> {
+    return this.cachedCandles(base, limit, this.maxKlines, async (inst, n) =>
+      parseKlines(await this.http.getJson("/fapi/v1/klines", { symbol: inst.venueSymbol, interval: "1h", limit: n }).catch(this.fapiError(base)), inst),
+    );
+  }
+}
+
+/** Most rows `/fapi/v1/fundingRate` returns per request (Binance and Aster docs: default 100, max 1000). */
+const MAX_FUNDING_ROWS = 1000;
 
 /** Top-trader statistic period requested by {@link BinancePerpClient.longShort}. */
 const RATIO_PERIOD = "5m";
@@ -59,8 +126,9 @@ export const BINANCE_MAX_KLINES = 1500;
  * Errors: see {@link VenueHttpClient}; an unlisted base or `-1121 Invalid symbol` → `NOT_FOUND`;
  * HTTP 451 (restricted location) → `UPSTREAM_UNAVAILABLE`; other refusals → `UPSTREAM_ERROR`.
  */
-export class BinancePerpClient extends PerpClientBase<BinanceCatalog> implements PerpVenueClient {
+export class BinancePerpClient extends FapiPerpClient implements PerpVenueClient {
   private readonly spot: VenueHttpClient;
+  protected readonly maxKlines = BINANCE_MAX_KLINES;
 
   constructor(baseUrl: string, opts: BinanceClientOptions) {
     const { fapi, spot } = BINANCE_ENDPOINTS.rest;
@@ -68,59 +136,11 @@ export class BinancePerpClient extends PerpClientBase<BinanceCatalog> implements
     this.spot = perpHttpClient(BINANCE, opts.spotBaseUrl ?? spot.url, { ...opts, callsPerMin: opts.spotCallsPerMin }, { callsPerMin: spot.callsPerMin });
   }
 
-  /** Funding of every listed perpetual: one `premiumIndex` call (weight 10). */
-  async fundingAll(): Promise<FundingSnapshot[]> {
-    const [cat, raw] = await Promise.all([this.catalog(), this.http.getJson("/fapi/v1/premiumIndex").catch(mapError())]);
-    return parsePremiumIndex(raw, cat.bySymbol, cat.intervals);
-  }
-
-  /** Funding of one perpetual from `premiumIndex?symbol=`. @throws AppError NOT_FOUND when not listed. */
-  async funding(base: string): Promise<FundingSnapshot> {
-    const { cat, inst } = await this.require(base);
-    const raw = await this.http.getJson("/fapi/v1/premiumIndex", { symbol: inst.venueSymbol }).catch(mapError(base));
-    const snap = parsePremiumIndex(raw, cat.bySymbol, cat.intervals)[0];
-    if (!snap) throw new AppError("UPSTREAM_ERROR", `binance sent no funding for ${inst.venueSymbol}`);
-    return snap;
-  }
-
-  /** Settled funding from `/fapi/v1/fundingRate` (limit ≤ 1000), newest first. */
-  async fundingHistory(base: string, limit: number): Promise<FundingPoint[]> {
-    const { inst } = await this.require(base);
-    if (!(limit >= 1)) return [];
-    const n = Math.min(1000, Math.floor(limit));
-    const raw = await this.http.getJson("/fapi/v1/fundingRate", { symbol: inst.venueSymbol, limit: n }).catch(mapError(base));
-    return parseFundingRateHistory(raw, inst).slice(0, n);
-  }
-
-  /** Open interest in coins (`/fapi/v1/openInterest`) and USD (× mark price from `premiumIndex`). */
-  async openInterest(base: string): Promise<OpenInterest> {
-    const { cat, inst } = await this.require(base);
-    const [oiRaw, piRaw] = await Promise.all([
-      this.http.getJson("/fapi/v1/openInterest", { symbol: inst.venueSymbol }).catch(mapError(base)),
-      this.http.getJson("/fapi/v1/premiumIndex", { symbol: inst.venueSymbol }).catch(mapError(base)),
-    ]);
-    const mark = parsePremiumIndex(piRaw, cat.bySymbol, cat.intervals)[0]?.markPrice;
-    if (mark === undefined || mark === null) throw new AppError("UPSTREAM_ERROR", `binance sent no mark price for ${inst.venueSymbol}`);
-    return parseOpenInterest(oiRaw, inst, mark);
-  }
-
   /** Latest 5m top-trader position ratio (`topLongShortPositionRatio`), or null when Binance has none. */
   async longShort(base: string): Promise<LongShortRatio | null> {
     const { inst } = await this.require(base);
     const raw = await this.http.getJson("/futures/data/topLongShortPositionRatio", { symbol: inst.venueSymbol, period: RATIO_PERIOD, limit: 1 }).catch(mapError(base));
     return parseTopLongShortPositionRatio(raw, inst, RATIO_PERIOD);
-  }
-
-  /**
-   * The last `limit` (at most {@link BINANCE_MAX_KLINES}) hourly last-price candles from `/fapi/v1/klines?interval=1h`,
-   * oldest first, the current open hour included; per ONE coin (`1000PEPEUSDT` undone), volume in coins and USDT.
-   * `limit` < 1 → []. Weight 1–10 by limit. Kept for a minute per symbol and limit ({@link CANDLES_TTL_MS}).
-   * @throws AppError NOT_FOUND when not listed (or `-1121 Invalid symbol`).
-   */
-  hourlyCandles(base: string, limit: number): Promise<Candle[]> {
-    return this.cachedCandles(base, limit, BINANCE_MAX_KLINES, async (inst, n) =>
-      parseKlines(await this.http.getJson("/fapi/v1/klines", { symbol: inst.venueSymbol, interval: "1h", limit: n }).catch(mapError(base)), inst),
-    );
   }
 
   private readonly oiHistCache = memoizeKeyed(OI_HIST_TTL_MS, 1000, async (a: { base: string; limit: number }) => {
@@ -149,7 +169,11 @@ export class BinancePerpClient extends PerpClientBase<BinanceCatalog> implements
     return parseSpotTickerPrice(raw);
   }
 
-  protected async loadCatalog(): Promise<BinanceCatalog> {
+  protected fapiError(base?: string): (err: unknown) => never {
+    return mapError(base);
+  }
+
+  protected async loadCatalog(): Promise<FapiCatalog> {
     const [infoRaw, fundingInfoRaw] = await Promise.all([
       this.http.getJson("/fapi/v1/exchangeInfo").catch(mapError()),
       this.http.getJson("/fapi/v1/fundingInfo").catch(mapError()),

@@ -1,22 +1,14 @@
-import type { VenueHttpClient } from "../../lib/venue-http.js";
-import type { Logger } from "../../lib/log.js";
+import type { FeedInstrument, ParsedFrame } from "../../ingestion/feeds/normalise.js";
+import type { BackfillOptions } from "../../ingestion/backfill/common.js";
+import { type BackfillPage, type NextPage, oldestTrade, PagedTradeBackfill } from "../../ingestion/backfill/paged.js";
 import { GATE_ENDPOINTS } from "./endpoints.js";
 import { parseGateTrades } from "./feed-parse.js";
-import type { Trade } from "../../ingestion/types.js";
-import {
-  type BackfillOptions,
-  type BackfillResult,
-  backfillDefaults,
-  backfillLogger,
-  finish,
-  page,
-  resolveInstrument,
-  restClient,
-  type TradeBackfill,
-} from "../../ingestion/backfill/common.js";
 
 /** Rows per `/futures/usdt/trades` page. */
 const LIMIT = 1000;
+
+/** `/futures/usdt/trades` paging: by end second (`to`, Unix s) or, older than a trade id, by `last_id`. */
+type GateCursor = { to: number } | { last_id: string };
 
 /**
  * Gate USDT-futures trades from `GET /futures/usdt/trades?contract=&limit=&to=` (newest first, sizes in signed
@@ -26,43 +18,30 @@ const LIMIT = 1000;
  * asked by `last_id` (Gate's older id paging). Complete when a trade older than `fromMs` (or the end of the
  * history) was reached within `maxPages` (default 50).
  */
-export class GateTradeBackfill implements TradeBackfill {
-  readonly venue = "gate" as const;
-  private readonly http: VenueHttpClient;
-  private readonly log: Logger;
-
-  constructor(private readonly opts: BackfillOptions) {
-    this.http = restClient(this.venue, opts, backfillDefaults(GATE_ENDPOINTS));
-    this.log = backfillLogger(this.venue, opts);
+export class GateTradeBackfill extends PagedTradeBackfill<"gate", GateCursor> {
+  constructor(opts: BackfillOptions) {
+    super("gate", opts, GATE_ENDPOINTS, 50);
   }
 
-  async fetchTrades(base: string, fromMs: number, toMs: number): Promise<BackfillResult> {
-    if (!(toMs > fromMs)) return { trades: [], complete: true };
-    const inst = await resolveInstrument(this.venue, this.opts, base);
-    const trades: Trade[] = [];
-    let cursor: { to: number } | { last_id: string } = { to: Math.ceil(toMs / 1000) };
-    let clean = true;
-    for (let n = 0; n < (this.opts.maxPages ?? 50); n++) {
-      const query = { contract: inst.venueSymbol, limit: LIMIT, ...cursor };
-      const p = await page(
-        this.venue,
-        n === 0,
-        this.log,
-        () => this.http.getJson("/futures/usdt/trades", query),
-        (raw) => parseGateTrades(raw, inst),
-      );
-      if (!p) return finish(trades, fromMs, toMs, false);
-      clean &&= !p.bad;
-      const rows = p.parsed.trades;
-      trades.push(...rows);
-      const oldest = rows.reduce<Trade | undefined>((o, t) => (o === undefined || t.time < o.time || (t.time === o.time && Number(t.id) < Number(o.id)) ? t : o), undefined);
-      const pageRows = Array.isArray(p.raw) ? p.raw.length : 0;
-      if (!oldest || pageRows < LIMIT || oldest.time < fromMs) return finish(trades, fromMs, toMs, clean);
-      const second = Math.floor(oldest.time / 1000);
-      const newestSecond = Math.floor(Math.max(...rows.map((t) => t.time)) / 1000);
-      // a full page inside one second would come back again by `to`: page by id instead
-      cursor = newestSecond === second || ("to" in cursor && second >= cursor.to) ? { last_id: oldest.id } : { to: second };
-    }
-    return finish(trades, fromMs, toMs, false);
+  protected firstCursor(_fromMs: number, toMs: number): GateCursor {
+    return { to: Math.ceil(toMs / 1000) };
+  }
+
+  protected request(inst: FeedInstrument, cursor: GateCursor): Promise<unknown> {
+    return this.http.getJson("/futures/usdt/trades", { contract: inst.venueSymbol, limit: LIMIT, ...cursor });
+  }
+
+  protected parse(raw: unknown, inst: FeedInstrument): ParsedFrame {
+    return parseGateTrades(raw, inst);
+  }
+
+  protected next({ rows, raw }: BackfillPage, cursor: GateCursor, fromMs: number): NextPage<GateCursor> {
+    const oldest = oldestTrade(rows, (a, b) => a.time < b.time || (a.time === b.time && Number(a.id) < Number(b.id)));
+    const pageRows = Array.isArray(raw) ? raw.length : 0;
+    if (!oldest || pageRows < LIMIT || oldest.time < fromMs) return null;
+    const second = Math.floor(oldest.time / 1000);
+    const newestSecond = Math.floor(Math.max(...rows.map((t) => t.time)) / 1000);
+    // a full page inside one second would come back again by `to`: page by id instead
+    return { cursor: newestSecond === second || ("to" in cursor && second >= cursor.to) ? { last_id: oldest.id } : { to: second } };
   }
 }
