@@ -36,8 +36,9 @@ const productType = BITGET_PRODUCT_TYPE;
  * Endpoints: `/api/v2/mix/market/contracts` (cached), `/tickers` (all funding in one call), `/ticker` (one
  * symbol: funding, mark/index, open interest `holdingAmount`), `/history-fund-rate` (paged), `/account-long-short`
  * (its own 1 request/s budget), `/query-position-lever` (tiers), `/candles` (1H).
- * Not published, so not implemented: `predictedFunding` (the current rate IS the accruing one; Bitget publishes
- * no separate estimate) and `openInterestHistory` (`open-interest` is a snapshot only).
+ * Bitget publishes no separate next-rate estimate (its current rate is the accruing one) and no open-interest
+ * history (`open-interest` is a snapshot), so the client has no `predictedFunding` or `openInterestHistory` and
+ * answers leave Bitget out of those figures with the reason.
  * Errors: see {@link VenueHttpClient}; an unlisted base or code 40034 on a symbol request → `NOT_FOUND`;
  * HTTP 403 (ban or geo-block) → `UPSTREAM_UNAVAILABLE`; other failures → `UPSTREAM_ERROR`.
  */
