@@ -217,7 +217,7 @@ describe("feed lifecycle (local ws server)", () => {
     expect((await metrics.rotations.get()).values[0]?.value).toBe(1);
   });
 
-  it("drops replays within replayGuardMs: trades at or before the latest time emitted, several ids in one millisecond", async () => {
+  it("drops replays within replayGuardMs: trades at or before the latest time emitted before the frame, several ids in one millisecond", async () => {
     const srv = await server(bybitServer);
     const feed = track(new BybitFeed({ baseUrl: srv.url, instruments: bybitInsts }));
     const batches: Trade[][] = [];
@@ -235,10 +235,15 @@ describe("feed lifecycle (local ws server)", () => {
     await waitFor(() => batches.length === 2);
     send([row("d", T + 1), row("e", T + 1), row("f", T + 2)]); // d is new at T + 1: ids are per millisecond
     await waitFor(() => batches.length === 3);
+    // Newest first in one frame (Bitget's order): each is judged against the watermark before the frame, so h
+    // does not shadow g; a repeat of f (the watermark before the frame) is still dropped.
+    send([row("h", T + 5), row("g", T + 4), row("f", T + 2)]);
+    await waitFor(() => batches.length === 4);
     expect(batches.map((b) => b.map((t) => t.id))).toEqual([
       ["a", "b", "c"],
       ["d", "e"],
       ["d", "f"],
+      ["h", "g"],
     ]);
   });
 

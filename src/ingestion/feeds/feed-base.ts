@@ -460,7 +460,9 @@ export abstract class VenueFeed {
 
   /**
    * Trades of subscribed bases, minus replays of what was already emitted (see `replayGuardMs`): `trades`
-   * itself when none is dropped (the usual case: no copy), else a filtered copy.
+   * itself when none is dropped (the usual case: no copy), else a filtered copy. Each trade is judged against
+   * the watermarks as they stood before this frame, and only then are they moved: a venue that lists a frame's
+   * trades newest first (Bitget) must not have the newest shadow the older ones of the same frame.
    */
   private admit(trades: Trade[], conn: Conn, t: number): Trade[] {
     if (!trades.length) return trades;
@@ -468,17 +470,25 @@ export abstract class VenueFeed {
     let out: Trade[] | null = null;
     for (let i = 0; i < trades.length; i++) {
       const tr = trades[i]!;
-      if (this.admitOne(tr, guard)) out?.push(tr);
+      if (this.admissible(tr, guard)) out?.push(tr);
       else out ??= trades.slice(0, i);
     }
-    return out ?? trades;
+    const admitted = out ?? trades;
+    for (const tr of admitted) this.raiseWatermark(tr);
+    return admitted;
   }
 
-  /** Whether trade `tr` is emitted (see {@link admit}), recording it in its base's watermark when it is. */
-  private admitOne(tr: Trade, guard: boolean): boolean {
+  /** Whether trade `tr` is emitted (see {@link admit}): of a subscribed base and, under the guard, newer than its base's watermark. */
+  private admissible(tr: Trade, guard: boolean): boolean {
     if (!this.subs.has(tr.base)) return false;
+    if (!guard) return true;
     const w = this.watermarks.get(tr.base);
-    if (guard && w && (tr.time < w.time || (tr.time === w.time && (tr.id === w.id || w.more?.has(tr.id) === true)))) return false;
+    return !(w && (tr.time < w.time || (tr.time === w.time && (tr.id === w.id || w.more?.has(tr.id) === true))));
+  }
+
+  /** Records emitted trade `tr` in its base's watermark (newest time and the ids at that time). */
+  private raiseWatermark(tr: Trade): void {
+    const w = this.watermarks.get(tr.base);
     if (!w) this.watermarks.set(tr.base, { time: tr.time, id: tr.id, more: null });
     else if (tr.time > w.time) {
       w.time = tr.time;
@@ -486,7 +496,6 @@ export abstract class VenueFeed {
       w.more = null;
     } else if (tr.time === w.time && tr.id !== w.id) (w.more ??= new Set()).add(tr.id);
     if (this.lastTradeTime === null || tr.time > this.lastTradeTime) this.lastTradeTime = tr.time;
-    return true;
   }
 
   private onClose(conn: Conn, code: number, reason: string): void {
