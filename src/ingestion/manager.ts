@@ -252,7 +252,22 @@ export class IngestionManager implements IngestionService {
   private async fillGap(gap: StreamGap): Promise<void> {
     const feed = this.feeds[gap.venue];
     this.backfills++;
-    await Promise.all(feed.subscriptions().map((base) => this.fillRange(gap, base)));
+    await Promise.all([...feed.subscriptions().map((base) => this.fillRange(gap, base)), this.backfillLiquidationsSince(gap)]);
+  }
+
+  /**
+   * Backfills the all-market liquidations of `gap.venue` in `[gap.from, gap.to)` into the liquidation store, on
+   * venues whose REST publishes them (Gate's `liq_orders`; elsewhere nothing to do). Events already stored are
+   * skipped by the store. Returns whether the interval was covered (true where the venue has no such REST).
+   * Never throws.
+   */
+  async backfillLiquidationsSince(gap: StreamGap): Promise<boolean> {
+    const backfill = this.backfill[gap.venue];
+    if (!backfill.fetchLiquidations || !(gap.to > gap.from)) return true;
+    const res = await backfill.fetchLiquidations(gap.from, gap.to);
+    if (res.liquidations.length) this.liquidations.add(res.liquidations);
+    if (!res.complete) logger.warn({ venue: gap.venue, from: gap.from, to: gap.to }, "liquidation backfill incomplete");
+    return res.complete;
   }
 
   /**

@@ -210,3 +210,62 @@ describe("gate trades backfill (stub)", () => {
     await expect(new GateTradeBackfill(opts(s.url)).fetchTrades("BTC", T0, T0 + 1000)).rejects.toMatchObject({ code: "UPSTREAM_ERROR" });
   });
 });
+
+describe("gate liquidation backfill (stub /liq_orders)", () => {
+  const S0 = 1_700_000_000; // Unix s
+  /** Liquidations every 100 ms from S0 (10 a second), alternating longs and shorts; one of an unlisted contract a second. */
+  function rows(seconds: number) {
+    return Array.from({ length: seconds * 10 }, (_, i) => ({
+      time: S0 + Math.floor(i / 10),
+      contract: i % 10 === 9 ? "NOPE_USDT" : "BTC_USDT",
+      size: i % 2 ? "-5" : "7",
+      order_size: i % 2 ? "5" : "-7",
+      order_price: "100",
+      fill_price: String(100 + (i % 10)),
+      left: "0",
+    }));
+  }
+  async function serve(all: ReturnType<typeof rows>, failAfter = Infinity): Promise<RunningStub> {
+    let n = 0;
+    const s = await startStub({
+      "GET /api/v4/futures/usdt/liq_orders": (req) => {
+        if (++n > failAfter) return { status: 400, body: fixture("gate/error_invalid_param_docs_example.json") };
+        const q = req.query as Record<string, string>;
+        if (Number(q.to) - Number(q.from) > 3600) return { status: 400, body: fixture("gate/error_invalid_param_docs_example.json") };
+        const picked = all.filter((r) => r.time >= Number(q.from) && r.time <= Number(q.to));
+        return { body: picked.reverse().slice(0, Number(q.limit ?? 100)) };
+      },
+    });
+    cleanup(() => s.close());
+    return s;
+  }
+  const opts = (url: string) => ({
+    baseUrl: `${url}/api/v4`,
+    instruments: { instrument: async () => btc, instruments: async () => [btc] },
+    timeoutMs: 2_000,
+    retries: 0,
+  });
+
+  it("pages full pages back by their oldest second, keeps whole seconds inside the gap, skips unlisted contracts", async () => {
+    const s = await serve(rows(250)); // 2,500 rows: three pages of at most 1,000
+    const from = (S0 + 10) * 1000 + 500; // mid-second: S0+10 is left to the stream
+    const to = (S0 + 240) * 1000 + 300; // mid-second: S0+240 too
+    const r = await new GateTradeBackfill(opts(s.url)).fetchLiquidations(from, to);
+    expect(r.complete).toBe(true);
+    // seconds S0+11 .. S0+239 (229 s), nine listed rows a second
+    expect(r.liquidations).toHaveLength(229 * 9);
+    expect(r.liquidations[0]).toMatchObject({ venue: "gate", base: "BTC", time: (S0 + 11) * 1000 });
+    expect(new Set(r.liquidations.map((l) => `${l.time}|${l.side}|${l.price}|${l.size}`)).size).toBe(229 * 9); // none twice, none lost at page joins
+    expect(r.liquidations.at(-1)!.time).toBe((S0 + 239) * 1000);
+    expect(s.calls[0]).toBe(`GET /api/v4/futures/usdt/liq_orders?from=${S0 + 11}&to=${S0 + 239}&limit=1000`);
+    expect(s.calls.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("returns what it has, incomplete, when a later page fails; an empty interval is complete", async () => {
+    const s = await serve(rows(250), 1);
+    const r = await new GateTradeBackfill(opts(s.url)).fetchLiquidations(S0 * 1000, (S0 + 250) * 1000);
+    expect(r.complete).toBe(false);
+    expect(r.liquidations.length).toBeGreaterThan(0);
+    expect(await new GateTradeBackfill(opts(s.url)).fetchLiquidations(S0 * 1000 + 1, S0 * 1000 + 999)).toEqual({ liquidations: [], complete: true });
+  });
+});

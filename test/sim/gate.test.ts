@@ -102,6 +102,18 @@ describe("gate client against the simulator", () => {
     expect(parsed.liquidations.map(key).sort()).toEqual(tape.map(key).sort());
   });
 
+  it("backfills a stream gap's liquidations from /liq_orders: hour by hour, whole seconds inside the gap only", async () => {
+    const bf = new GateTradeBackfill({ instruments: client(), baseUrl: sim.urls.gate, retries: 0 });
+    const from = NOW - 3_900_000 - 1234; // 65 min: two pages (3600 s at most each); mid-second: that second is left to the stream
+    const r = await bf.fetchLiquidations(from, NOW);
+    expect(r.complete).toBe(true);
+    const tape = sim.tape.liquidations("gate", "*", Math.ceil(from / 1000) * 1000, Math.floor(NOW / 1000) * 1000);
+    expect(tape.length).toBeGreaterThan(60); // about 1.8 a minute
+    const key = (l: Liquidation) => [Math.floor(l.time / 1000), l.base, l.side, l.price, Number(l.size.toPrecision(12))].join("|");
+    expect(r.liquidations.map(key).sort()).toEqual(tape.map(key).sort());
+    expect(r.liquidations.every((l, i) => i === 0 || l.time >= r.liquidations[i - 1]!.time)).toBe(true);
+  });
+
   it("maps the simulator's Gate-shaped refusals", async () => {
     const c = client();
     expect((await appError(() => c.funding("NOPE"))).code).toBe("NOT_FOUND");

@@ -4,7 +4,7 @@ import { logger as rootLogger, type Logger } from "../../lib/log.js";
 import { VenueHttpClient, VenueHttpError } from "../../lib/venue-http.js";
 import type { BackfillBudget, VenueEndpoints } from "../../venues/endpoint-types.js";
 import type { FeedInstrument, InstrumentSource, ParsedFrame } from "../feeds/normalise.js";
-import type { StreamVenue, Trade } from "../types.js";
+import type { Liquidation, StreamVenue, Trade } from "../types.js";
 
 /** Trades of one base over [fromMs, toMs), oldest first and de-duplicated by id; `complete` when the whole interval was covered. */
 export interface BackfillResult {
@@ -20,12 +20,23 @@ export interface TradeBackfill {
    * (`NOT_FOUND`) or the FIRST request fails; a later failure returns what was fetched with `complete: false`.
    */
   fetchTrades(base: string, fromMs: number, toMs: number): Promise<BackfillResult>;
+  /**
+   * The venue's all-market liquidations in [fromMs, toMs), on venues whose REST publishes them (Gate); absent
+   * elsewhere. Never throws: a failure gives `complete: false` with what was fetched.
+   */
+  fetchLiquidations?(fromMs: number, toMs: number): Promise<LiquidationBackfillResult>;
+}
+
+/** Liquidations of every listed instrument over an interval, oldest first; `complete` when the whole interval was covered. */
+export interface LiquidationBackfillResult {
+  liquidations: Liquidation[];
+  complete: boolean;
 }
 
 /** Options of every backfill. */
 export interface BackfillOptions {
   /** Resolves canonical bases (a `PerpVenueClient` fits). */
-  instruments: Pick<InstrumentSource, "instrument">;
+  instruments: Pick<InstrumentSource, "instrument" | "instruments">;
   /** REST base URL (default: the venue's live host). */
   baseUrl?: string;
   /** An HTTP client to share (its budget); by default one is made from the options below. */

@@ -169,8 +169,12 @@ export class Leader {
         await sleep(this.opts.settleMs);
         if (!live()) return;
         const to = this.opts.now();
-        await Promise.all(
-          manager.venueSubscriptions(venue).map(async (base) => {
+        // All-market liquidations (Gate's REST publishes them) from where the earliest of its bases stopped.
+        const starts = manager.venueSubscriptions(venue).flatMap((base) => from.get(`${venue}|${base}`) ?? []);
+        const liqFrom = starts.length ? Math.max(Math.min(...starts), to - this.opts.maxBackfillMs) : to;
+        await Promise.all([
+          manager.backfillLiquidationsSince({ venue, from: liqFrom, to }),
+          ...manager.venueSubscriptions(venue).map(async (base) => {
             const last = from.get(`${venue}|${base}`);
             if (last === undefined || last >= to) return;
             const start = Math.max(last, to - this.opts.maxBackfillMs);
@@ -181,7 +185,7 @@ export class Leader {
               "streams: takeover gap backfilled",
             );
           }),
-        );
+        ]);
       }),
     );
   }

@@ -1,8 +1,9 @@
 import type { FeedInstrument, ParsedFrame } from "../../ingestion/feeds/normalise.js";
-import type { BackfillOptions } from "../../ingestion/backfill/common.js";
+import type { BackfillOptions, LiquidationBackfillResult } from "../../ingestion/backfill/common.js";
 import { type BackfillPage, type NextPage, oldestTrade, PagedTradeBackfill } from "../../ingestion/backfill/paged.js";
 import { GATE_ENDPOINTS } from "./endpoints.js";
 import { parseGateTrades } from "./feed-parse.js";
+import { fetchGateLiquidations } from "./liquidation-backfill.js";
 
 /** Rows per `/futures/usdt/trades` page. */
 const LIMIT = 1000;
@@ -25,6 +26,11 @@ export class GateTradeBackfill extends PagedTradeBackfill<"gate", GateCursor> {
 
   protected firstCursor(_fromMs: number, toMs: number): GateCursor {
     return { to: Math.ceil(toMs / 1000) };
+  }
+
+  /** All-market liquidations over [fromMs, toMs) from `/futures/usdt/liq_orders` (see {@link fetchGateLiquidations}), on this backfill's budget. */
+  fetchLiquidations(fromMs: number, toMs: number): Promise<LiquidationBackfillResult> {
+    return fetchGateLiquidations(this.http, this.opts.instruments, this.log, fromMs, toMs);
   }
 
   protected request(inst: FeedInstrument, cursor: GateCursor): Promise<unknown> {

@@ -167,8 +167,7 @@ const LiqOrderRow = z.object({
  * left}`, newest first) → liquidations of known contracts. `size` is the liquidated POSITION (positive = a long),
  * `order_size` the liquidation order (negative = a sell); the price is `fill_price` (the average taker price) when
  * positive, else `order_price`; the size is |`size`| contracts × quanto_multiplier. Rows without a price are
- * reported in `error`. Never throws. No service path reads it yet (the websocket feeds the liquidation store); it is
- * here for a liquidation backfill.
+ * reported in `error`. Never throws. Read by the gap and takeover liquidation backfill (`liquidation-backfill.ts`).
  */
 export function parseGateLiqOrders(raw: unknown, lookup: InstrumentLookup): ParsedFrame {
   if (!Array.isArray(raw)) return frame({ error: "gate liq_orders body is not a list" });
