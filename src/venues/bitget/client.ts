@@ -15,6 +15,7 @@ import {
   parseTickerOpenInterest,
   parseTickers,
 } from "./parse.js";
+import { newestFundingPoints } from "../perp/funding-points.js";
 
 /** Venue key of Bitget in status, metrics and errors. */
 export const BITGET = "bitget";
@@ -86,11 +87,7 @@ export class BitgetPerpClient extends PerpClientBase implements PerpVenueClient 
       out.push(...points);
       if (rows < pageSize) break;
     }
-    const seen = new Set<number>();
-    return out
-      .filter((p) => !seen.has(p.time) && seen.add(p.time))
-      .sort((a, b) => b.time - a.time)
-      .slice(0, n);
+    return newestFundingPoints(out, n);
   }
 
   /** Open interest in coins and USD from `ticker?symbol=` (`holdingAmount` × `markPrice`). */

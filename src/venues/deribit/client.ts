@@ -16,6 +16,7 @@ import {
   parseTicker,
   parseTickerOpenInterest,
 } from "./parse.js";
+import { newestFundingPoints } from "../perp/funding-points.js";
 
 /** Venue key of Deribit in status, metrics and errors. */
 export const DERIBIT = "deribit";
@@ -99,11 +100,7 @@ export class DeribitPerpClient extends PerpClientBase implements PerpVenueClient
       if (rows.length === 0 && points.length > 0) break; // older than the listing
       end = start - 1;
     }
-    const seen = new Set<number>();
-    return points
-      .filter((p) => !seen.has(p.time) && seen.add(p.time))
-      .sort((a, b) => b.time - a.time)
-      .slice(0, n);
+    return newestFundingPoints(points, n);
   }
 
   /** Open interest from `public/ticker` (USD on inverse perpetuals, coins on linear ones; the other unit by the mark price). */

@@ -6,6 +6,7 @@ import { type Catalog, indexCatalog, type PerpClientOptions, PerpClientBase } fr
 import type { FundingPoint, FundingSnapshot, LongShortRatio, MarginTier, OpenInterest, PerpVenueClient, PredictedFunding } from "../perp/types.js";
 import { parseFunding, parseFundingHistory, parseInstruments, parseMarginTiers, parseOpenInterest, parsePredictedFundings } from "./parse.js";
 import { HOUR_MS } from "../../lib/time.js";
+import { newestFundingPoints } from "../perp/funding-points.js";
 
 /** How long one `metaAndAssetCtxs` snapshot (all coins) is reused. */
 export const HYPERLIQUID_SNAPSHOT_TTL_MS = 2_000;
@@ -73,11 +74,7 @@ export class HyperliquidPerpClient extends PerpClientBase<HyperliquidCatalog> im
       if (rows.length < PAGE_ROWS || !newest) break;
       startTime = newest.time + 1;
     }
-    const seen = new Set<number>();
-    return points
-      .filter((p) => !seen.has(p.time) && seen.add(p.time))
-      .sort((a, b) => b.time - a.time)
-      .slice(0, n);
+    return newestFundingPoints(points, n);
   }
 
   /** Open interest in coins and USD (`openInterest` × `markPx`) from `metaAndAssetCtxs`. */
