@@ -10,22 +10,27 @@
  * - the real liquidation frames of that folder (Binance forceOrder, Bybit allLiquidation) are listed: too few,
  *   and for symbols/dates without candles, to score anything;
  * - the simulator, in-process (same models as `startSimulator`, seed 42): the eight pre-subscribed symbols,
- *   hourly, with open-interest history, funding, long/short ratios and maintenance-margin tiers, scored
- *   against the simulator's liquidation tape (Binance, Bybit, OKX).
+ *   hourly, with open-interest history, funding, long/short ratios and maintenance-margin tiers, replayed the way
+ *   production computes (the whole 168 h window after a week of warm-up, the OI path). This is a SIMULATOR CHECK,
+ *   not a score: it prints the level distribution and the spread of the estimate's inputs only. The simulator's
+ *   liquidation tape draws liquidations from the price move with a per-symbol base rate, with no positions (sized
+ *   by open interest and leverage) behind them, so ranking the estimate against it would be circular (the trivial
+ *   "liquidations of the last 4 h ÷ OI" scored 0.96 there); the tape is therefore neither an input nor an outcome
+ *   here, and nothing is scored against the simulator's price path either. Skill is measured on real
+ *   liquidations only (`npm run backtest:daily`, docs/methods/liquidation-heatmap.md section 8).
  *
  * Flags: `--data DIR`, `--sim-days N` (default 3), `--seed N` (default 42), `--no-sim`, `--no-real`, `--json`,
- * `--instants FILE` (writes every replayed instant as JSON, for calibration), `--ablation` (the simulator replayed
- * again without each optional input: open-interest history, funding and long/short ratio, realised liquidations).
+ * `--instants FILE` (writes every replayed instant as JSON, for calibration), `--ablation` (the simulator check
+ * again without each optional input: open-interest history, funding and long/short ratio).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { replay, score, type BacktestScore, type Instant, type LiquidationTotals, type Recording } from "../src/analytics/heatmap-backtest.js";
+import { replay, score, type BacktestScore, type Instant, type Recording } from "../src/analytics/heatmap-backtest.js";
 import { mmrByLeverage, type EntryCandle, type OiPoint } from "../src/analytics/liquidation-heatmap.js";
 import { HOUR_MS } from "../src/lib/time.js";
 import { fixedClock } from "../src/sim/clock.js";
 import { createMarketModel } from "../src/sim/market.js";
 import { perpModelFor, type PerpSimVenue } from "../src/sim/perp-model.js";
-import { tapeFor } from "../src/sim/tape.js";
 import { PRE_SUBSCRIBED } from "../src/ingestion/manager.js";
 
 /** Default alert threshold (tools/alerts/liquidation.ts) whose firing rate is reported. */
@@ -126,17 +131,15 @@ function realLiquidationFrames(dir: string): string[] {
 
 // ---------------------------------------------------------------- simulator
 
-const LIQ_VENUES = ["binance", "bybit", "okx"] as const;
 const ALL_VENUES: readonly PerpSimVenue[] = ["binance", "bybit", "okx", "hyperliquid"];
 
 /**
  * Simulated recordings of `bases`, hourly, `days` of instants ending at `endMs` (plus a week of history
- * before and a day of outcomes after). Liquidations come from the tape, by hour, computed once.
+ * before and a day after). No liquidations: the tape's are not position-driven (file comment).
  */
 function simRecordings(seed: number, endMs: number, days: number, bases: readonly string[]): Recording[] {
   const market = createMarketModel({ seed, clock: fixedClock(endMs + 2 * 24 * HOUR_MS) });
   const perp = perpModelFor(market);
-  const tape = tapeFor(market);
   const out: Recording[] = [];
   const first = endMs - (days * 24 + 168) * HOUR_MS;
   const last = endMs + 24 * HOUR_MS;
@@ -168,37 +171,6 @@ function simRecordings(seed: number, endMs: number, days: number, bases: readonl
       .map((v) => perp.perpOf(v, base))
       .filter((i) => i !== undefined)
       .map((i) => perp.marginTiers(i).map((t) => ({ maxLeverage: t.maxLeverage, maintenanceMarginRate: t.mmr })));
-    // Realised liquidations per hour bucket from the tape, for the hours an instant or an outcome reads.
-    const buckets = new Map<number, LiquidationTotals>();
-    const bucket = (h: number): LiquidationTotals => {
-      let b = buckets.get(h);
-      if (!b) {
-        b = { longUsd: 0, shortUsd: 0 };
-        for (const v of LIQ_VENUES) {
-          if (!perp.perpOf(v, base)) continue;
-          for (const l of tape.liquidations(v, base, h, h + HOUR_MS)) {
-            if (l.side === "long") b.longUsd += l.valueUsd;
-            else b.shortUsd += l.valueUsd;
-          }
-        }
-        buckets.set(h, b);
-      }
-      return b;
-    };
-    const liquidations = (from: number, to: number): LiquidationTotals => {
-      const tot = { longUsd: 0, shortUsd: 0 };
-      for (let h = Math.floor(from / HOUR_MS) * HOUR_MS; h < to; h += HOUR_MS) {
-        const b = bucket(h);
-        tot.longUsd += b.longUsd;
-        tot.shortUsd += b.shortUsd;
-      }
-      return tot;
-    };
-    const coverage =
-      LIQ_VENUES.reduce((s, v) => {
-        const i = perp.perpOf(v, base);
-        return s + (i ? perp.openInterestCoins(i, endMs) : 0);
-      }, 0) / insts.reduce((s, i) => s + perp.openInterestCoins(i, endMs), 0);
     out.push({
       name: `sim ${base} 1h (seed ${seed})`,
       candles,
@@ -208,8 +180,6 @@ function simRecordings(seed: number, endMs: number, days: number, bases: readonl
       openInterestHistory: oiHistory,
       fundingRate8h: funding,
       longShortRatio: ls,
-      liquidations,
-      liquidationCoverage: coverage,
     });
   }
   return out;
@@ -220,6 +190,43 @@ function simRecordings(seed: number, endMs: number, days: number, bases: readonl
 const f1 = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "n/a" : x.toFixed(1));
 const f2 = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "n/a" : x.toFixed(2));
 const f3 = (x: number | undefined) => (x === undefined || !Number.isFinite(x) ? "n/a" : x.toFixed(3));
+
+/** What the simulator check reports (file comment): the level distribution and the inputs' spread, no outcome. */
+interface SimulatorCheck {
+  name: string;
+  instants: number;
+  levels: BacktestScore["levels"];
+  levelsByRegime: BacktestScore["levelsByRegime"];
+  oiAtRiskPct: BacktestScore["oiAtRiskPct"];
+  widePct: BacktestScore["widePct"];
+  dailyVolPct: BacktestScore["dailyVolPct"];
+  alertFirePct: number;
+}
+
+function simulatorCheck(s: BacktestScore): SimulatorCheck {
+  return {
+    name: s.name,
+    instants: s.instants,
+    levels: s.levels,
+    levelsByRegime: s.levelsByRegime,
+    oiAtRiskPct: s.oiAtRiskPct,
+    widePct: s.widePct,
+    dailyVolPct: s.dailyVolPct,
+    alertFirePct: s.alert.firePct,
+  };
+}
+
+function printCheck(c: SimulatorCheck): void {
+  const l = c.levels;
+  const q = (x: SimulatorCheck["widePct"]) => `p10 ${f2(x.p10)}, median ${f2(x.p50)}, p90 ${f2(x.p90)}, max ${f2(x.max)}`;
+  console.log(`\n## ${c.name}: ${c.instants} instants (simulator check, not a score)`);
+  console.log(`levels: high ${l.high.count} (${f1(l.high.pct)}%), medium ${l.medium.count} (${f1(l.medium.pct)}%), low ${l.low.count} (${f1(l.low.pct)}%)`);
+  console.log(`  calm half:     high ${f1(c.levelsByRegime.calm.high)}%, medium ${f1(c.levelsByRegime.calm.medium)}%, low ${f1(c.levelsByRegime.calm.low)}%`);
+  console.log(`  volatile half: high ${f1(c.levelsByRegime.volatile.high)}%, medium ${f1(c.levelsByRegime.volatile.medium)}%, low ${f1(c.levelsByRegime.volatile.low)}%`);
+  console.log(
+    `oi_at_risk_pct (within 1σ): ${q(c.oiAtRiskPct)}; within 2σ: ${q(c.widePct)}; daily σ %: ${q(c.dailyVolPct)}; alert (>= ${ALERT_THRESHOLD_PCT}) ${f1(c.alertFirePct)}% of instants`,
+  );
+}
 
 function print(s: BacktestScore): void {
   const l = s.levels;
@@ -270,51 +277,49 @@ async function main(): Promise<void> {
     const frames = realLiquidationFrames(dir);
     notes.push(`real liquidation frames: ${frames.length} (${frames.join("; ")}); no candles of those symbols and dates are recorded, so they cannot be scored`);
   }
+  const checks: SimulatorCheck[] = [];
   if (!flag("--no-sim")) {
     const seed = num("--seed", 42);
     const days = num("--sim-days", 3);
     const end = Date.UTC(2026, 9, 1);
-    if (!json) console.log(`\n# Simulator (seed ${seed}, ${days} days of hourly instants to ${new Date(end).toISOString()}), scored against its liquidation tape`);
+    if (!json) console.log(`\n# Simulator check (seed ${seed}, ${days} days of hourly instants to ${new Date(end).toISOString()}): level distribution only, no score`);
     const started = performance.now();
-    const sims: BacktestScore[] = [];
     const all: Instant[] = [];
     const recs = simRecordings(seed, end, days, PRE_SUBSCRIBED);
+    const check = (name: string, instants: Instant[]) => {
+      const c = simulatorCheck(score(name, instants, ALERT_THRESHOLD_PCT));
+      checks.push(c);
+      if (!json) printCheck(c);
+    };
     for (const r of recs) {
+      // Production's computation: the whole 168 h entry window (a week of warm-up) and the OI path.
       const instants = replay(r, { warmupHours: 168 });
       dump[r.name] = instants;
       all.push(...instants);
-      const s = score(r.name, instants, ALERT_THRESHOLD_PCT);
-      sims.push(s);
-      scores.push(s);
-      if (!json) print(s);
+      check(r.name, instants);
     }
-    const pooled = score(`sim, ${PRE_SUBSCRIBED.length} symbols pooled`, all, ALERT_THRESHOLD_PCT);
-    scores.push(pooled);
-    if (!json) print(pooled);
-    // Across symbols the levels rank the symbols' liquidation rates; within a symbol they must rank the hours.
-    const within = pooled.horizons.map((h, k) => {
-      const xs = sims.map((s) => s.horizons[k]?.spearman.realisedPct).filter((x): x is number => x !== undefined && Number.isFinite(x));
-      return `next ${h.hours}h ${f2(xs.reduce((a, b) => a + b, 0) / (xs.length || 1))}`;
-    });
-    notes.push(`simulator: mean within-symbol Spearman(oi_at_risk_pct, realised liquidations): ${within.join(", ")}`);
+    check(`sim, ${PRE_SUBSCRIBED.length} symbols pooled`, all);
     if (flag("--ablation")) {
-      const variants: Array<[string, (r: Recording) => Recording, number]> = [
-        ["without open-interest history", (r) => ({ ...r, openInterestHistory: undefined }), 6],
-        ["without funding and long/short ratio", (r) => ({ ...r, fundingRate8h: undefined, longShortRatio: undefined }), 6],
-        ["without realised-liquidation feedback", (r) => r, 0],
+      const variants: Array<[string, (r: Recording) => Recording]> = [
+        ["without open-interest history", (r) => ({ ...r, openInterestHistory: undefined })],
+        ["without funding and long/short ratio", (r) => ({ ...r, fundingRate8h: undefined, longShortRatio: undefined })],
       ];
-      for (const [label, change, feedbackHours] of variants) {
-        const xs = recs.flatMap((r) => replay(change(r), { warmupHours: 168, feedbackHours }));
-        const s = score(`sim pooled, ${label}`, xs, ALERT_THRESHOLD_PCT);
-        scores.push(s);
-        if (!json) print(s);
-      }
+      for (const [label, change] of variants)
+        check(
+          `sim pooled, ${label}`,
+          recs.flatMap((r) => replay(change(r), { warmupHours: 168 })),
+        );
     }
+    notes.push(
+      "simulator: a check of the level distribution, not a score. Its liquidation tape has no positions behind it " +
+        "(liquidations drawn from the price move with a per-symbol base rate), so a correlation with it would be circular; " +
+        "the model's skill is measured on real liquidations by npm run backtest:daily",
+    );
     notes.push(`simulator replay took ${((performance.now() - started) / 1000).toFixed(0)} s`);
   }
   const file = str("--instants");
   if (file) writeFileSync(file, JSON.stringify(dump));
-  if (json) console.log(JSON.stringify({ scores, notes }, null, 2));
+  if (json) console.log(JSON.stringify({ scores, simulator_checks: checks, notes }, null, 2));
   else for (const n of notes) console.log(`\nnote: ${n}`);
 }
 

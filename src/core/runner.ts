@@ -6,7 +6,8 @@ import { hitAnswerOf, type HitAnswer } from "./hit-answer.js";
 import type { CachedAnswer, ResponseCache } from "./response-cache.js";
 import type { ToolContext } from "./context.js";
 import type { Metrics } from "./metrics.js";
-import { completenessOf, runInScope } from "./request-scope.js";
+import { assertSingleEpoch } from "./replay-epochs.js";
+import { completenessOf, currentScope, runInScope } from "./request-scope.js";
 
 /** Result of a cache lookup. */
 export interface CacheHit {
@@ -130,10 +131,17 @@ export class ToolRunner {
    * Runs the handler in a request scope (deadline, completeness). Concurrent identical reads share one
    * execution, under the scope of the caller that started it, and a cacheable answer stays shared for
    * the tool's TTL (see {@link held}); calls that change state (POST, DELETE) or act for the caller
-   * (credentials, a signed-in wallet) always run on their own. Throws what the handler throws.
+   * (credentials, a signed-in wallet) always run on their own. Throws what the handler throws, and AppError
+   * CONFLICT when, in sandbox replay, the answer's venue data mixes epochs (`replay-epochs.ts`).
    */
   execute(tool: AnyTool, input: unknown, caller: CallerInfo = ANONYMOUS): Promise<unknown> {
-    const run = () => this.scoped(input, () => tool.handler(input, this.ctx, caller));
+    const run = () =>
+      this.scoped(input, async () => {
+        const value = await tool.handler(input, this.ctx, caller);
+        // Sandbox replay: an answer mixing a recording with other venue data is refused (src/core/replay-epochs.ts).
+        assertSingleEpoch(currentScope()?.venueLog);
+        return value;
+      });
     if (tool.method !== "GET" || tool.acceptsCredentials || tool.auth !== undefined) return run();
     const key = this.key(tool, input);
     // A status describes this replica at this moment: shared by concurrent callers only.

@@ -5,6 +5,7 @@ import type { VenueFeed } from "./feeds/feed-base.js";
 import type { CvdStore } from "./store/cvd-store.js";
 import type { LiquidationStore } from "./store/liquidation-store.js";
 import type { StreamReadiness, IngestionService } from "./service.js";
+import { TopicSilence } from "./topic-silence.js";
 import { STREAM_VENUES, type FeedState, type StreamGap, type StreamVenue, type Trade } from "./types.js";
 
 /** Symbols subscribed at start-up and always ready (docs/methods/streams.md, "Symbols"). */
@@ -27,8 +28,14 @@ export interface IngestionManagerOptions {
   idleMs?: number;
   /** An on-demand symbol answers `warming_up` until it has been subscribed this long (default 10 s). */
   warmupMs?: number;
-  /** How often idle symbols are swept and bucket heartbeats written (default 60 s). */
+  /** How often idle symbols are swept, silent topics checked and bucket heartbeats written (default 60 s). */
   sweepMs?: number;
+  /**
+   * A subscribed symbol whose trades stop on a connected venue for this long has the silent interval checked
+   * against the venue's REST trades, and marked unfilled when REST cannot cover it (default 5 min; see
+   * `topic-silence.ts`): completeness per topic, not per connection.
+   */
+  topicSilenceMs?: number;
   now?: () => number;
 }
 
@@ -65,6 +72,7 @@ export class IngestionManager implements IngestionService {
   private sweepTimer: NodeJS.Timeout | null = null;
   private readonly sweepMs: number;
   private backfills = 0;
+  private readonly silence: TopicSilence;
 
   constructor(
     private readonly feeds: Record<StreamVenue, VenueFeed>,
@@ -79,9 +87,13 @@ export class IngestionManager implements IngestionService {
     this.warmupMs = opts.warmupMs ?? 10_000;
     this.sweepMs = opts.sweepMs ?? 60_000;
     this.now = opts.now ?? Date.now;
+    this.silence = new TopicSilence(opts.topicSilenceMs);
     for (const venue of STREAM_VENUES) {
       const feed = feeds[venue];
-      feed.on("trades", (trades) => this.cvd.add(trades, "live"));
+      feed.on("trades", (trades) => {
+        this.silence.seen(trades, this.now());
+        this.cvd.add(trades, "live");
+      });
       feed.on("liquidations", (events) => this.liquidations.add(events));
       feed.on("gap", (gap) => {
         // Before the first trades after the gap: they do not follow the last ones counted.
@@ -220,6 +232,10 @@ export class IngestionManager implements IngestionService {
     const now = this.now();
     for (const [base, s] of this.onDemand) if (now - s.lastRequested > this.idleMs) void this.drop(base);
     const connected = STREAM_VENUES.filter((v) => this.feeds[v].state().connected);
+    for (const v of STREAM_VENUES) {
+      if (!connected.includes(v)) this.silence.reset(v, now);
+      else for (const gap of this.silence.silent(v, this.feeds[v].subscriptions(), now)) void this.backfillSince(gap);
+    }
     for (const base of this.subscribedBases())
       this.cvd.heartbeat(
         base,

@@ -98,6 +98,8 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 export class VenueHttpClient {
   private readonly budget: RateLimiterMemory;
   private readonly flights = new SingleFlight<unknown>();
+  /** The simulator's marks of the bodies fetched, for the calls sharing them ({@link shared}). */
+  private readonly marks = new WeakMap<object, Pick<VenueExchange, "simSource" | "recording">>();
   private readonly retries: number;
   private readonly maxWaitMs: number;
   /** No request before this time (epoch ms): the venue's rate-limit headers said its budget is used up. */
@@ -115,14 +117,32 @@ export class VenueHttpClient {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
     const url = `${this.opts.baseUrl}${path}${qs.size ? `?${qs}` : ""}`;
-    return this.flights.run(url, () => this.fetchWithRetry(url));
+    return this.shared(url, url, {}, () => this.fetchWithRetry(url));
   }
 
   /** POSTs a JSON body to `path` and returns the parsed JSON answer (Hyperliquid `/info` style). Identical concurrent bodies share one call. */
   postJson(path: string, body: unknown): Promise<unknown> {
     const url = `${this.opts.baseUrl}${path}`;
     const payload = JSON.stringify(body);
-    return this.flights.run(`POST ${url} ${payload}`, () => this.fetchWithRetry(url, { method: "POST", body: payload, headers: { "content-type": "application/json" } }));
+    const init: CallInit = { method: "POST", body: payload, headers: { "content-type": "application/json" } };
+    return this.shared(`POST ${url} ${payload}`, url, init, () => this.fetchWithRetry(url, init));
+  }
+
+  /**
+   * Runs `load` once for concurrent identical calls (`key`). A call that shares another's fetch notes the exchange
+   * in its own request scope too (status and the simulator's marks of the shared body): the request used that data.
+   */
+  private async shared(key: string, url: string, init: CallInit, load: () => Promise<unknown>): Promise<unknown> {
+    let led = false;
+    const body = await this.flights.run(key, () => {
+      led = true;
+      return load();
+    });
+    if (!led) {
+      const marks = typeof body === "object" && body !== null ? this.marks.get(body) : undefined;
+      this.noteExchange(url, init, performance.now(), { status: 200, ...marks });
+    }
+    return body;
   }
 
   /**
@@ -213,6 +233,7 @@ export class VenueHttpClient {
     const perAttempt = AbortSignal.timeout(timeoutMs);
     const signal = scope ? AbortSignal.any([perAttempt, scope.signal]) : perAttempt;
     let res: Response | undefined;
+    let simMarks: Pick<VenueExchange, "simSource" | "recording"> | undefined;
     let text: string;
     try {
       res = await fetch(url, {
@@ -221,11 +242,8 @@ export class VenueHttpClient {
         headers: { accept: "application/json", ...this.opts.headers, ...init.headers },
         signal,
       });
-      this.noteExchange(url, init, startedAt, {
-        status: res.status,
-        simSource: res.headers.get("x-sim-source") ?? undefined,
-        recording: res.headers.get("x-sim-recording") ?? undefined,
-      });
+      simMarks = { simSource: res.headers.get("x-sim-source") ?? undefined, recording: res.headers.get("x-sim-recording") ?? undefined };
+      this.noteExchange(url, init, startedAt, { status: res.status, ...simMarks });
       const pause = this.opts.limitPause?.(res.headers, Date.now()) ?? 0;
       if (pause > 0) this.pausedUntil = Math.max(this.pausedUntil, Date.now() + pause);
       if (res.status === 429 || res.status >= 500) {
@@ -264,6 +282,7 @@ export class VenueHttpClient {
     }
     try {
       const body: unknown = JSON.parse(text);
+      if (simMarks?.simSource !== undefined && typeof body === "object" && body !== null) this.marks.set(body, simMarks);
       this.record("ok", startedAt);
       return { kind: "ok", body };
     } catch {

@@ -8,7 +8,9 @@
  * `X-Sim-Recording: <venue>/<file>` (see {@link createReplayLayer}); the service reads them to label its answers
  * `X-Data-Source: replay`. Replayed bodies
  * are served as recorded, with their recorded timestamps (2021 for the Binance XRPUSDT series): nothing is shifted
- * to "now", so an answer built from a recording shows when it was recorded.
+ * to "now", so an answer built from a recording shows when it was recorded. The service never combines a recording
+ * with other venue data in one answer: it refuses such an answer (409, `src/core/replay-epochs.ts`), since the
+ * recordings' epochs (2020-2026) differ from each other and from the model's present.
  *
  * Replayed endpoints:
  * - binance (fapi): `GET /fapi/v1/premiumIndex` (all 379 symbols of 2024-11-27, or `?symbol=` from that file;

@@ -178,7 +178,7 @@ describe("the simulator marks what it replays", () => {
     expect((await get(`${sim.urls.binance}/fapi/v1/fundingRate?symbol=XRPUSDT&limit=abc`)).status).toBe(400);
   });
 
-  it("pushes recorded trades and liquidations on the websockets (liquidations beside the simulated ones)", async () => {
+  it("pushes recorded trades and liquidations on the websocket topics the model does not serve", async () => {
     const frames = async (url: string, subscribe: unknown, until: (msgs: string[]) => boolean): Promise<string[]> => {
       const ws = new WebSocket(url);
       const msgs: string[] = [];
@@ -194,14 +194,19 @@ describe("the simulator marks what it replays", () => {
       return msgs;
     };
     const liq = '"o":{"s":"BTCUSDT","S":"BUY","o":"LIMIT","f":"IOC","q":"0.014","p":"4793.91","ap":"4706.04","X":"FILLED","l":"0.015","z":"0.014","T":1584059031421}';
-    const bn = await frames(`${sim.wsUrls.binance}/market/stream?streams=sandusdt@aggTrade/!forceOrder@arr`, undefined, (m) => m.some((x) => x.includes(liq)));
+    // SANDUSDT is not simulated on Binance: its recorded trades play. The all-market liquidation stream is the
+    // model's: the 2020 recorded liquidation (due 1 s in) is not mixed into it.
+    const t0 = Date.now();
+    const bn = await frames(`${sim.wsUrls.binance}/market/stream?streams=sandusdt@aggTrade/!forceOrder@arr`, undefined, () => Date.now() - t0 > 2000);
     expect(bn.some((x) => x.startsWith('{"stream":"sandusdt@aggTrade","data":{"e":"aggTrade"'))).toBe(true);
-    expect(bn.find((x) => x.includes(liq))).toBe(`{"stream":"!forceOrder@arr","data":{"e":"forceOrder","E":1584059031426,${liq}}}`);
+    expect(bn.some((x) => x.includes(liq))).toBe(false);
 
     const bb = await frames(`${sim.wsUrls.bybit}/v5/public/linear`, { op: "subscribe", args: ["publicTrade.BTCUSDT", "allLiquidation.PIPPINUSDT"] }, (m) =>
       m.some((x) => x.includes("allLiquidation.PIPPINUSDT") && x.includes('"ts":1740480207578')),
     );
-    expect(bb.some((x) => x.includes('"topic":"publicTrade.BTCUSDT"') && x.includes('"ts":1786310819681'))).toBe(true);
+    // BTCUSDT is the model's on the linear path: its recorded trades (2026-08-09) are not played there
+    // (test/sim/replay-epochs.test.ts checks the model's trades flow).
+    expect(bb.some((x) => x.includes('"topic":"publicTrade.BTCUSDT"') && x.includes('"ts":1786310819681'))).toBe(false);
     expect(bb).toContain(
       '{"topic":"allLiquidation.PIPPINUSDT","type":"snapshot","ts":1740480207578,"data":[{"T":1740480207110,"s":"PIPPINUSDT","S":"Sell","v":"2846","p":"0.02456"}]}',
     );

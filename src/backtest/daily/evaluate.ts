@@ -8,9 +8,9 @@
 import { CASCADE_MODEL, cascadeForecast, type CascadeFeatures, type CascadeModel, type CascadeRisk } from "../../analytics/cascade-risk.js";
 import { liquidationHeatmap } from "../../analytics/liquidation-heatmap.js";
 import { CascadeFitter } from "./fit.js";
-import { baselinesFor, heatmapInputFor, outcomeFor, usable } from "./inputs.js";
+import { baselinesFor, heatmapInputFor, outcomeFor, SHORT_WINDOW_DAYS, usable } from "./inputs.js";
 import type { Panel } from "./panel.js";
-import { bootstrapByDay, ranks, pearson, spearman, wilson } from "./stats.js";
+import { agreement, bootstrapByDay, ranks, pearson, spearman, wilson } from "./stats.js";
 
 /** Options of {@link runDailyBacktest}. */
 export interface DailyBacktestOptions {
@@ -43,6 +43,8 @@ interface Scored extends Row {
   model: number;
   modelWithoutLiquidations: number;
   level: CascadeRisk;
+  /** The level with two days less history (the entry window and OI history shortened), same model. */
+  levelShortWindow: CascadeRisk;
   highFrom: number;
   mediumFrom: number;
 }
@@ -76,6 +78,12 @@ export interface DailyBacktestResult {
     threshold_sensitivity: Record<string, Record<CascadeRisk, { share: number; next_day_liq_pct_oi: number }>>;
     /** Share of scored symbol-days within ±10% of the medium/low threshold (their level flips with a 10% change). */
     near_medium_low_boundary_share: number;
+    /**
+     * History-length sensitivity: the level computed with two days less history (`window_days` of candles and OI
+     * history instead of the whole window) against the full window's, same model: share of equal levels and
+     * Cohen's kappa.
+     */
+    window_sensitivity: { window_days: number; agreement: number; kappa: number };
     /** The last walk-forward fit's thresholds, percent of OI. */
     last_thresholds_pct: { high: number; medium: number };
   };
@@ -155,7 +163,16 @@ export function runDailyBacktest(panel: Panel, opts: DailyBacktestOptions = {}):
         // The production function, with the coefficients fitted on the days before.
         const risk = liquidationHeatmap({ ...heatmapInputFor(s, panel.days, day), cascadeModel: model }).risk;
         const noFeed = cascadeForecast({ ...r.features, liquidations: null }, model).share;
-        scored.push({ ...r, model: risk.oi_at_risk_pct / 100, modelWithoutLiquidations: noFeed, level: risk.cascade_risk, highFrom: model.highFrom, mediumFrom: model.mediumFrom });
+        const levelShortWindow = liquidationHeatmap({ ...heatmapInputFor(s, panel.days, day, SHORT_WINDOW_DAYS), cascadeModel: model }).risk.cascade_risk;
+        scored.push({
+          ...r,
+          model: risk.oi_at_risk_pct / 100,
+          modelWithoutLiquidations: noFeed,
+          level: risk.cascade_risk,
+          levelShortWindow,
+          highFrom: model.highFrom,
+          mediumFrom: model.mediumFrom,
+        });
       }
     }
     // Day `day`'s rows become training rows for the days after it (their outcome, day + 1, is then known).
@@ -287,6 +304,13 @@ function summarise(scored: Scored[], panel: Panel, reps: number, seed: number, l
       levels_median_next_day_liq_pct_oi: levelMedians,
       threshold_sensitivity: sensitivity,
       near_medium_low_boundary_share: r4(scored.filter((r) => Math.abs(r.model / r.mediumFrom - 1) <= 0.1).length / scored.length),
+      window_sensitivity: (() => {
+        const a = agreement(
+          scored.map((r) => r.level),
+          scored.map((r) => r.levelShortWindow),
+        );
+        return { window_days: SHORT_WINDOW_DAYS, agreement: r4(a.share), kappa: r4(a.kappa) };
+      })(),
       last_thresholds_pct: { high: r4(lastModel.highFrom * 100), medium: r4(lastModel.mediumFrom * 100) },
     },
     from: panel.days[scored[0]!.day]!,

@@ -11,6 +11,8 @@ import type { SymbolSeries } from "./panel.js";
 export const WINDOW_DAYS = Math.round(ENTRY_WINDOW_HOURS / 24);
 /** Days of returns of the volatility baseline. */
 export const VOL_BASELINE_DAYS = 7;
+/** Days of candles of the shortened window whose level agreement with the full window is reported (two days less). */
+export const SHORT_WINDOW_DAYS = WINDOW_DAYS - 2;
 /** Days of history a symbol-day needs before it is used (window plus the first return). */
 export const HISTORY_DAYS = Math.max(WINDOW_DAYS, VOL_BASELINE_DAYS) + 1;
 
@@ -34,17 +36,18 @@ export function usable(s: SymbolSeries, d: number): boolean {
  * Heatmap input of symbol-day `d`: daily candles without an intraday range (high = low = close: the panel has no
  * high/low), USD volume = base volume × close; price = close; open interest (Binance's, USD) = OI × close with the
  * OI history at each day's close; funding per 8 h as a fraction; the day's liquidations (base units × close) as
- * 24 h of a feed covering all of the OI.
+ * 24 h of a feed covering all of the OI. `windowDays` (default the whole {@link WINDOW_DAYS}) shortens the candles
+ * and the OI history, for the history-length sensitivity only.
  */
-export function heatmapInputFor(s: SymbolSeries, days: readonly string[], d: number): HeatmapInput {
+export function heatmapInputFor(s: SymbolSeries, days: readonly string[], d: number, windowDays: number = WINDOW_DAYS): HeatmapInput {
   const candles: EntryCandle[] = [];
   const openInterestHistory = [];
-  for (let k = d - WINDOW_DAYS + 1; k <= d; k++) {
+  for (let k = d - windowDays + 1; k <= d; k++) {
     const close = s.close[k]!;
     const openTime = dayStartMs(days[k]!);
     candles.push({ openTime, high: close, low: close, close, volumeUsd: s.volume[k]! * close });
   }
-  for (let k = d - WINDOW_DAYS; k <= d; k++) openInterestHistory.push({ time: dayStartMs(days[k]!) + DAY_MS, oi: s.oi[k]! });
+  for (let k = d - windowDays; k <= d; k++) openInterestHistory.push({ time: dayStartMs(days[k]!) + DAY_MS, oi: s.oi[k]! });
   const price = s.close[d]!;
   return {
     price,

@@ -109,3 +109,24 @@ export function bootstrapByDay(groups: readonly (readonly number[])[], statistic
   }
   return values.map((v) => [quantile(v, 0.025), quantile(v, 0.975)]);
 }
+
+/**
+ * Agreement of two labellings of the same items: the share of equal labels, and Cohen's kappa, (p_o − p_e) ÷ (1 − p_e)
+ * with p_e the agreement expected from each labelling's label shares alone (1 when both are one same label throughout).
+ */
+export function agreement<L>(a: readonly L[], b: readonly L[]): { share: number; kappa: number } {
+  const n = Math.min(a.length, b.length);
+  if (n === 0) return { share: NaN, kappa: NaN };
+  const ca = new Map<L, number>();
+  const cb = new Map<L, number>();
+  let same = 0;
+  for (let i = 0; i < n; i++) {
+    if (a[i] === b[i]) same++;
+    ca.set(a[i]!, (ca.get(a[i]!) ?? 0) + 1);
+    cb.set(b[i]!, (cb.get(b[i]!) ?? 0) + 1);
+  }
+  const po = same / n;
+  let pe = 0;
+  for (const [l, k] of ca) pe += (k / n) * ((cb.get(l) ?? 0) / n);
+  return { share: po, kappa: pe >= 1 ? 1 : (po - pe) / (1 - pe) };
+}

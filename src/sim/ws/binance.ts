@@ -188,7 +188,6 @@ export class BinanceSession implements Session {
     for (const [stream, cursor] of this.#subs) {
       if (to <= cursor) continue;
       this.#subs.set(stream, to);
-      if (this.#replay?.covers(stream)) continue;
       const p = this.#parse(stream, now);
       if (p.kind === "aggTrade") {
         for (const t of tape.tradesOf(p.inst, cursor, to)) {
@@ -207,7 +206,8 @@ export class BinanceSession implements Session {
       }
     }
     if (this.#replay) {
-      for (const f of this.#replay.due(elapsedMs, (k) => this.#subs.has(k))) {
+      // A recording plays only on a stream the model does not serve: it never silences, nor adds to, the simulated present.
+      for (const f of this.#replay.due(elapsedMs, (k) => this.#subs.has(k) && this.#parse(k, now).kind === "none")) {
         this.io.sendData(this.#combined ? f.text : f.inner);
       }
     }

@@ -45,17 +45,18 @@ export class BybitSession implements Session {
 
   /** Parses a topic; a string is the failure `ret_msg`. */
   #topic(name: string, now: number): Topic | string {
-    if (this.#replay?.covers(name)) return { kind: "replay" };
     const lookup = (sym: string) => (this.category === "linear" ? this.env.perp.instrument("bybit", sym, now) : undefined);
     let m = /^(publicTrade|allLiquidation)\.([A-Za-z0-9]+)$/.exec(name);
     if (m) {
       const inst = lookup(m[2] as string);
-      if (!inst) return `Invalid symbol :[${name}]`;
+      // A recording plays only on a topic the model does not serve: it never silences the simulated present.
+      if (!inst) return this.#replay?.covers(name) ? { kind: "replay" } : `Invalid symbol :[${name}]`;
       return m[1] === "publicTrade" ? { kind: "trade", inst } : { kind: "liquidation", inst };
     }
     m = SILENT_PREFIXES.exec(name);
-    if (m) return lookup(m[4] as string) ? { kind: "silent" } : `Invalid symbol :[${name}]`;
-    return `error:handler not found,topic:${name}`;
+    if (m && lookup(m[4] as string)) return { kind: "silent" };
+    if (this.#replay?.covers(name)) return { kind: "replay" };
+    return m ? `Invalid symbol :[${name}]` : `error:handler not found,topic:${name}`;
   }
 
   #reply(success: boolean, retMsg: string, reqId: string, op: string): void {
@@ -140,7 +141,7 @@ export class BybitSession implements Session {
       } else sub.cursor = to;
     }
     if (this.#replay) {
-      for (const f of this.#replay.due(elapsedMs, (k) => this.#subs.has(k))) this.io.sendData(f.text);
+      for (const f of this.#replay.due(elapsedMs, (k) => this.#subs.get(k)?.topic.kind === "replay")) this.io.sendData(f.text);
     }
   }
 

@@ -75,12 +75,11 @@ export class HyperliquidSession implements Session {
       const coin = sub.coin;
       if (typeof coin !== "string") return this.#error(`Error parsing JSON into valid websocket request: ${text}`);
       key = `trades:${coin}`;
-      if (this.#replay?.covers(key)) entry = { kind: "replay", cursor: now };
-      else {
-        const inst = this.env.perp.instrument("hyperliquid", coin, now);
-        if (!inst || inst.delisted) return this.#error(`Invalid subscription ${canonical}`);
-        entry = { kind: "trades", inst, cursor: now };
-      }
+      const inst = this.env.perp.instrument("hyperliquid", coin, now);
+      // A recording plays only on a coin the model does not serve: it never silences the simulated present.
+      if (inst && !inst.delisted) entry = { kind: "trades", inst, cursor: now };
+      else if (this.#replay?.covers(key)) entry = { kind: "replay", cursor: now };
+      else return this.#error(`Invalid subscription ${canonical}`);
     } else if (SILENT_TYPES.has(sub.type)) {
       key = canonical;
       entry = { kind: "silent", cursor: now };

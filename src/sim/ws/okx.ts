@@ -86,9 +86,9 @@ export class OkxSession implements Session {
     if (typeof instId !== "string") return wrong();
     const arg = { channel, instId };
     const key = `${channel}:${instId}`;
-    if (this.#replay?.covers(key)) return { key, sub: { kind: "replay", cursor: now, arg } };
     const inst = this.env.perp.instrument("okx", instId, now);
-    if (!inst) return wrong();
+    // A recording plays only on an instrument the model does not serve: it never silences the simulated present.
+    if (!inst) return this.#replay?.covers(key) ? { key, sub: { kind: "replay", cursor: now, arg } } : wrong();
     if (channel === "trades") return { key, sub: { kind: "trades", inst, cursor: now, arg } };
     if (SILENT_CHANNELS.has(channel)) return { key, sub: { kind: "silent", cursor: now, arg } };
     return wrong();

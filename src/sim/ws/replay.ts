@@ -2,7 +2,10 @@
  * Websocket replay: REAL recorded frames pushed by the simulated websockets when `replay` is on for the venue.
  *
  * A recorded topic (Binance stream name, Bybit topic, OKX `channel:instId`, Hyperliquid `trades:COIN`) is served
- * from the recording instead of the tape; other topics stay simulated. Frames are pushed verbatim (their recorded
+ * from the recording only when the model does not serve it (a symbol the model does not list, Bybit's spot path):
+ * a recording never silences, nor adds to, the simulated present, so that no stream mixes epochs (the 2026-08-09
+ * Bybit BTC/ETH/SOL/DOGE trades, Hyperliquid's BTC trades and the Binance liquidation of 2020 stay unplayed while the
+ * model serves those topics). Frames are pushed verbatim (their recorded
  * timestamps and ids: 2021 for the Binance aggTrades, 2020 for the Binance liquidation), with their recorded spacing,
  * starting at the connection's first subscription, to the connections subscribed to their topic; each recording plays
  * once per connection (no loop).
@@ -17,10 +20,7 @@
  *   the start on the linear path.
  * - okx: cryptofeed v5 `trades`/`tickers` frames of 2022-05-13 (BTC-USD-220527, UNI-USD-SWAP, BTC-USDT; ≈ 10 s).
  * - hyperliquid: tardis-node sampled `trades` frames (BTC, FXS), 100 ms apart.
- * The Binance liquidation frame is added to the simulated liquidations of its streams (one recorded event must not
- * silence a liquidation feed); other recorded topics are served from the recording alone (Bybit's PIPPINUSDT is not
- * simulated, so nothing is replaced there). Files are read from the replay directory (default `src/sim/recordings`,
- * see `../replay.ts`).
+ * Files are read from the replay directory (default `src/sim/recordings`, see `../replay.ts`).
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -49,7 +49,7 @@ export interface WsReplayFrame {
   readonly inner: string;
 }
 
-/** The frames one path serves; `keys` are the topics served from the recording alone (not the Binance liquidation streams). */
+/** The frames one path serves; `keys` are the topics the recording holds (served where the model serves nothing). */
 export interface WsReplayTrack {
   readonly frames: readonly WsReplayFrame[];
   readonly keys: ReadonlySet<string>;
@@ -85,15 +85,12 @@ function rawPayload(line: string, parsed: unknown): string {
   return JSON.stringify(parsed);
 }
 
-/** Binance liquidation streams: the recorded event is added to the simulated ones (the tape simulates BTCUSDT's). */
-const addsToSimulated = (key: string): boolean => key.endsWith("forceOrder@arr") || key.endsWith("@forceOrder");
-
 function track(frames: WsReplayFrame[]): WsReplayTrack {
   const sorted = frames
     .map((f, i) => ({ f, i }))
     .sort((a, b) => a.f.offsetMs - b.f.offsetMs || a.i - b.i)
     .map((x) => x.f);
-  return { frames: sorted, keys: new Set(sorted.map((f) => f.key).filter((k) => !addsToSimulated(k))) };
+  return { frames: sorted, keys: new Set(sorted.map((f) => f.key)) };
 }
 
 /** Reads one recording file; throws an Error naming it when it is missing. */

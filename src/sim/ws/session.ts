@@ -51,7 +51,7 @@ export class ReplayCursor {
 
   constructor(private readonly track: WsReplayTrack) {}
 
-  /** Keys the recording covers (those topics are served from the recording, not the tape). */
+  /** Keys the recording covers (a session serves them from the recording where the model serves nothing). */
   covers(key: string): boolean {
     return this.track.keys.has(key);
   }
