@@ -1,12 +1,14 @@
 # syntax=docker/dockerfile:1
 # marketgate: the HTTP service (REST + MCP at /mcp), built from this checkout.
 #   docker build -t marketgate .
-#   docker run -p 4021:4021 -e PAY_TO=0x... -e PUBLIC_URL=https://data.example.com -e FACILITATOR=https://... marketgate
+#   docker run -p 4021:4021 -v marketgate-data:/app/.data -e PAY_TO=0x... -e PUBLIC_URL=https://data.example.com -e FACILITATOR=https://... marketgate
+# Secrets may come from files instead: MPP_SECRET_KEY_FILE=/run/secrets/... (docs/configuration.md).
 # (HOST is 0.0.0.0 here: with credits on, the default, the service refuses to start without PUBLIC_URL.)
 # Several replicas on one Redis: compose.yaml. Operations: docs/operations/deploy.md.
 
-# Node as package.json "engines" asks (>= 20.19).
-ARG NODE_IMAGE=node:20-bookworm-slim
+# Node 22 LTS, as package.json "engines" asks. Not 24 yet: better-sqlite3 12 aborts there ("Assertion failed:
+# (env) != nullptr" in a Statement destructor); better-sqlite3 13 fixes it but needs Node >= 22 everywhere.
+ARG NODE_IMAGE=node:22-bookworm-slim
 
 # --- build: every dependency (TypeScript and the other dev tools), then `npm run build` into dist/ ---
 FROM ${NODE_IMAGE} AS build
@@ -40,10 +42,15 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=prod-deps --chown=root:root /app/node_modules ./node_modules
 COPY --from=build --chown=root:root /app/dist ./dist
+# Scalar's standalone bundle, served at /docs/scalar.js (vendor/scalar/source.json).
+COPY --chown=root:root vendor/scalar/standalone.js ./vendor/scalar/standalone.js
 # package.json: the version in /, MCP initialize and User-Agent (src/version.ts).
 COPY --chown=root:root package.json ./
 # The only writable place: SQLite files (streams; alerts and credits without REDIS_URL) and the doctor summary.
 RUN mkdir -p /app/.data && chown node:node /app/.data
+# A volume, so that a replaced container keeps them: `docker run -v marketgate-data:/app/.data ...`
+# (an anonymous volume otherwise). One per replica: never share a DATA_DIR.
+VOLUME ["/app/.data"]
 USER node
 EXPOSE 4021
 # Liveness: the process answers. Readiness (Redis, RPC, facilitator, venues) is GET /ready, for load balancers.

@@ -25,43 +25,13 @@ import { simEnv } from "../src/sandbox/sim-env.js";
 import { listAssets } from "../src/assets/catalogue.js";
 import { PaidBreakdown } from "./paid-breakdown.js";
 import { percentile, writeResults, writeSection } from "./report.js";
+import { alternate as alternateFor, CONNECTIONS, ROUNDS } from "./load.js";
 
 process.env.LOG_LEVEL ??= "silent";
 const DURATION_SEC = Number(process.env.BENCH_DURATION_SEC ?? 8);
-const CONNECTIONS = 32;
 const PAID_REQUESTS = Number(process.env.BENCH_PAID_REQUESTS ?? 120);
-
-/** Throughput of one load target: requests per second, latency percentiles in ms, failures. */
-interface Load {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-}
-
-/** Rounds of {@link alternate}: each side runs `DURATION_SEC / ROUNDS` seconds per round (at least 2). */
-const ROUNDS = 4;
-
-/**
- * Throughput of each target, measured in alternating rounds after a 1 s warm-up of each, so that load from
- * other work on the (shared, 2-core) machine falls on every side alike and the ratios stay meaningful. Per
- * target: the median round (by req/s), with the failures of all rounds.
- */
-async function alternate<T extends autocannon.Options[]>(...targets: T): Promise<{ [K in keyof T]: Load }> {
-  for (const t of targets) await autocannon({ ...t, duration: 1, connections: CONNECTIONS }); // warm-up
-  const rounds: Load[][] = targets.map(() => []);
-  for (let i = 0; i < ROUNDS; i++) {
-    for (const [j, t] of targets.entries()) {
-      const r = await autocannon({ ...t, duration: Math.max(2, DURATION_SEC / ROUNDS), connections: CONNECTIONS });
-      rounds[j]!.push({ rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99, errors: r.errors, non2xx: r.non2xx });
-    }
-  }
-  return rounds.map((rs) => {
-    const median = [...rs].sort((a, b) => a.rps - b.rps)[Math.floor(rs.length / 2)]!;
-    return { ...median, errors: rs.reduce((n, r) => n + r.errors, 0), non2xx: rs.reduce((n, r) => n + r.non2xx, 0) };
-  }) as { [K in keyof T]: Load };
-}
+/** {@link alternateFor} over `DURATION_SEC`. */
+const alternate = <T extends autocannon.Options[]>(...targets: T) => alternateFor(DURATION_SEC, ...targets);
 
 /** Distinct batch-price requests (so that none is a cache hit). */
 function distinctPricePaths(n: number): string[] {

@@ -33,11 +33,16 @@ if (command === "mcp") {
   // Client commands: pay for a call (x402 or credits) or quote one, against MARKETGATE_URL (src/cli).
   const { clientMain } = await import("../src/cli/client.js");
   process.exitCode = await clientMain(command, process.argv.slice(3));
+} else if (command === "verify-receipt") {
+  // Checks a saved paid answer's receipt and content signature (src/cli/verify-receipt.ts, docs/receipts.md).
+  const { verifyReceiptMain } = await import("../src/cli/verify-receipt.js");
+  process.exitCode = await verifyReceiptMain(process.argv.slice(3));
 } else {
   process.stderr.write(
-    "usage: marketgate [serve|mcp|doctor|call|quote]\n  serve   HTTP API + MCP at /mcp (needs PAY_TO)\n  mcp     MCP server on stdio\n  doctor  check every venue endpoint once (--json, --no-save)\n" +
+    "usage: marketgate [serve|mcp|doctor|call|quote|verify-receipt]\n  serve   HTTP API + MCP at /mcp (needs PAY_TO)\n  mcp     MCP server on stdio\n  doctor  check every venue endpoint once (--json, --no-save)\n" +
       "  call    call an endpoint of MARKETGATE_URL, paying with X402_PRIVATE_KEY: call <path> [--data JSON] [--method M] [--credits]\n" +
-      "  quote   what a request would cost: quote <path> [--data JSON] [--method M]\n",
+      "  quote   what a request would cost: quote <path> [--data JSON] [--method M]\n" +
+      "  verify-receipt  check a saved paid answer's receipt and content signature: verify-receipt <file> [--key KEY]\n",
   );
   process.exit(2);
 }

@@ -10,14 +10,15 @@ URL="${MARKETGATE_URL:-http://localhost:4021}"
 PAID="/api/v1/prices?symbols=btc,eth"
 
 echo "== 1. A paid endpoint called without payment answers 402 Payment Required"
-headers="$(curl -sS -o /dev/null -D - "$URL$PAID")"
+# Accept-Payment says this client also speaks MPP (an x402 client sends none, and its 402 has no WWW-Authenticate).
+headers="$(curl -sS -o /dev/null -D - -H 'Accept-Payment: evm/charge, tempo/charge' "$URL$PAID")"
 sed -n 1p <<<"$headers"
 # PAYMENT-REQUIRED: the x402 v2 requirements (scheme, network, USDC asset, amount in atomic units, payTo), base64 JSON.
 required="$(echo "$headers" | tr -d '\r' | grep -i '^payment-required:' | cut -d' ' -f2)"
 echo "PAYMENT-REQUIRED, decoded:"
 echo "$required" | base64 -d
 echo
-# WWW-Authenticate: the MPP challenges, offered beside x402.
+# WWW-Authenticate: the MPP challenge the client ranks first, offered beside x402.
 echo "$headers" | tr -d '\r' | grep -i '^www-authenticate:' | cut -c1-120 || true
 
 echo

@@ -48,7 +48,7 @@ export interface AppDeps {
   /** The service's public origins (configuration only): SIWX binding over MCP, absolute URLs in documents. */
   origins: PublicOrigins;
   /** Payment summary for `/` (undefined when off). */
-  payment?: { network: string; payTo: string; asset?: string; facilitators: string[]; protocols: string[] };
+  payment?: { network: string; payTo: string; asset?: string; facilitators: string[]; protocols: string[]; solana?: { network: string; payTo: string; asset?: string } };
   /** Checks of `GET /ready` (src/doctor/readiness.ts); without them `/ready` answers 200 with no components. */
   readiness?: Readiness;
   /** The live streams (SSE routes `/stream/...`); the WebSocket is attached to the server by the service. */
@@ -211,10 +211,12 @@ export function createApp(deps: AppDeps): Express {
   app.get("/ready", readyRoute(deps.readiness));
   app.get("/", (_req, res) => res.json(index));
   app.get("/openapi.json", (_req, res) => res.json(openapi));
-  app.get("/.well-known/x402.json", (req, res) => res.json(x402DocsFor(req).discovery));
+  // The receipt keys (docs/receipts.md) per request: a retired key leaves the document when its grace period ends.
+  const receipts = deps.gate?.receipts;
+  app.get("/.well-known/x402.json", (req, res) => res.json(receipts ? { ...x402DocsFor(req).discovery, receipts: receipts.document() } : x402DocsFor(req).discovery));
   app.get("/.well-known/x402", (req, res) => res.json(x402DocsFor(req).wellKnown));
   app.get(ICON_PATH, (_req, res) => res.type("image/svg+xml").set("Cache-Control", "public, max-age=86400").send(ICON_SVG));
-  // Documents for people and language models: the API reference (Scalar, served from node_modules, no CDN)
+  // Documents for people and language models: the API reference (Scalar, served from vendor/scalar, no CDN)
   // and llms.txt, both generated from the registry like the documents above.
   const apiPage = apiReferenceHtml(info);
   const llms = llmsDocuments(tools, info, streams);

@@ -2,12 +2,16 @@ import type { Request } from "express";
 import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentRequired, ResourceInfo, SettleResponse } from "@x402/core/types";
 import { signInRequired, type Paid, type PaymentProofs } from "../src/core/call-pipeline.js";
-import { MppGate } from "../src/payments/mpp.js";
+import { MppGate, type MppAsk } from "../src/payments/mpp.js";
 import type { PaymentRequest } from "../src/payments/outcomes.js";
+import { RECEIPT_HEADER } from "../src/payments/receipts/content-signature.js";
+import { withReceipt, type ReceiptIssuer, type Sealed } from "../src/payments/receipts/issuer.js";
 import type { PaymentProcessor } from "../src/payments/processor.js";
 import type { CreditGate } from "../src/payments/credits/gate.js";
 import { SESSION_HEADER } from "../src/payments/credits/session.js";
 import { SIGN_IN_WITH_X } from "@x402/extensions/sign-in-with-x";
+import { OFFER_RECEIPT, type SignedReceipt } from "@x402/extensions/offer-receipt";
+import { logger } from "../src/lib/log.js";
 import { decodeBase64Json, readLegacyProof, toV1PaymentRequired } from "../src/payments/v1-compat.js";
 import { v1OutputSchema } from "../src/payments/bazaar.js";
 import type { AnyTool } from "../src/registry/tool.js";
@@ -50,17 +54,21 @@ export function paymentRequiredResponse(required: PaymentRequired, mppChallenges
 /**
  * The success headers of a paid answer: `PAYMENT-RESPONSE` for x402; for MPP the `Payment-Receipt` (plus the
  * x402 receipt for `evm`); for credits the balance left (`X-Credits-Remaining`) and a fresh session token.
+ * With `sealed` (receipts on), every method adds the signed receipt (`X402-Receipt`, and inside
+ * `PAYMENT-RESPONSE` where there is one), `Content-Digest` and the content signature (docs/receipts.md).
  */
-export function paidHeaders(paid: Paid): Record<string, string> {
+export function paidHeaders(paid: Paid, sealed?: Sealed): Record<string, string> {
+  const settle = (r: SettleResponse) => receiptHeaders(sealed ? withReceipt(r, sealed.receipt) : r);
+  const signed = sealed ? { [RECEIPT_HEADER]: sealed.receiptHeader, ...sealed.headers } : {};
   switch (paid.method) {
     case "x402":
-      return receiptHeaders(paid.receipt);
+      return { ...settle(paid.receipt), ...signed };
     case "mpp":
       return paid.mppMethod === "tempo"
-        ? { "Payment-Receipt": MppGate.receipt("tempo", paid.receipt.transaction) }
-        : { ...receiptHeaders(paid.receipt), "Payment-Receipt": MppGate.receiptOf(paid.receipt) };
+        ? { "Payment-Receipt": MppGate.receipt("tempo", paid.receipt.transaction), ...signed }
+        : { ...settle(paid.receipt), "Payment-Receipt": MppGate.receiptOf(paid.receipt), ...signed };
     case "credits":
-      return { "X-Credits-Remaining": paid.credits.remaining_usd, ...(paid.credits.session ? { [SESSION_HEADER]: paid.credits.session } : {}) };
+      return { "X-Credits-Remaining": paid.credits.remaining_usd, ...(paid.credits.session ? { [SESSION_HEADER]: paid.credits.session } : {}), ...signed };
   }
 }
 
@@ -83,6 +91,8 @@ export class HttpPaymentGate {
     private readonly origins: PublicOrigins,
     readonly mpp?: MppGate,
     readonly credits?: CreditGate,
+    /** Signed offers and receipts (docs/receipts.md), when on. */
+    readonly receipts?: ReceiptIssuer,
   ) {}
 
   /**
@@ -101,12 +111,19 @@ export class HttpPaymentGate {
   /**
    * The 402 for `required` (which carries the SIWX challenge already when the pipeline built it): how to
    * top up in the body when credits are on, fresh MPP challenges when MPP is on, and the v1 `outputSchema`
-   * where the 402 declares `bazaar`.
+   * where the 402 declares `bazaar`. `ask` chooses the MPP challenges ({@link MppGate.methodsFor}: a 402 passes
+   * {@link mppAsk} of its request; default every method).
    */
-  async required(r: PaymentRequest, required: PaymentRequired): Promise<HttpReply> {
+  async required(r: PaymentRequest, required: PaymentRequired, ask: MppAsk = "all"): Promise<HttpReply> {
     // The v1 discovery data (outputSchema) goes with the v2 one: only where the 402 declares `bazaar`.
     const outputSchema = required.extensions?.bazaar ? v1OutputSchema(r.tool) : undefined;
-    const response = paymentRequiredResponse(required, this.mpp ? await this.mpp.challenges(r.tool, r.priceUsd) : [], outputSchema);
+    // Signed offers (about 1 KB per accepts entry) go in the body, under `extensions` as in a PaymentRequired
+    // (`extractOffersFromPaymentRequired` reads it): in PAYMENT-REQUIRED they would take the header block
+    // past a reverse proxy's 4 KB buffer (test/http/payment-required-size.test.ts).
+    const { [OFFER_RECEIPT]: offers, ...others } = required.extensions ?? {};
+    const inHeader = offers ? { ...required, extensions: others } : required;
+    const response = paymentRequiredResponse(inHeader, this.mpp ? await this.mpp.challenges(r.tool, r.priceUsd, ask) : [], outputSchema);
+    if (offers) response.body = { ...(response.body as object), extensions: { [OFFER_RECEIPT]: offers } };
     if (this.credits) response.body = { ...(response.body as object), credits: CREDITS_HINT };
     return response;
   }
@@ -117,13 +134,34 @@ export class HttpPaymentGate {
    */
   async signInRequired(req: Request, about: Pick<AnyTool, "summary">, reason: string): Promise<HttpReply> {
     const s = await this.signInPaymentRequired(req, about, reason);
-    return this.required(s.request, s.required);
+    return this.required(s.request, s.required, this.mppAsk(req));
+  }
+
+  /** What `req` says about MPP, for the challenges of its 402: its `Accept-Payment` and whether it carried a Payment credential. */
+  mppAsk(req: Request): MppAsk {
+    return { acceptPayment: req.header("accept-payment") || undefined, credential: MppGate.credentialOf(req.header("authorization")) !== null };
   }
 
   /** The PaymentRequired (and its request) of {@link signInRequired}, for answers that are not HTTP 402s (`/mcp/live`). */
   signInPaymentRequired(req: Request, about: Pick<AnyTool, "summary">, reason: string): Promise<{ request: PaymentRequest; required: PaymentRequired }> {
     const resource = this.resource(req, about);
-    return signInRequired(this.processor, this.credits!, { resource, origin: this.origin(req), challengeUrl: resource.url }, reason);
+    return signInRequired(this.processor, this.credits!, { resource, origin: this.origin(req), challengeUrl: resource.url }, reason, this.receipts);
+  }
+
+  /**
+   * The receipt signer of a stream's paid minutes for `resourceUrl` (payer: the wallet; network: the one
+   * credits are topped up on), or undefined when receipts are off. Signing failures are logged and the
+   * minute's `debit` event goes without a receipt (the minute is paid).
+   */
+  streamReceipt(resourceUrl: string): ((wallet: string) => Promise<SignedReceipt | undefined>) | undefined {
+    const receipts = this.receipts;
+    if (!receipts) return undefined;
+    const network = this.processor.catalog.settings.network;
+    return (wallet) =>
+      receipts.receipt(resourceUrl, { payer: wallet, network }).catch((err: unknown) => {
+        logger.error({ err }, "stream receipt signing failed; the debit event goes without one");
+        return undefined;
+      });
   }
 
   /** The resource a request pays for (absolute URL under the configured origin, see {@link baseUrl}). */

@@ -68,6 +68,7 @@ export function streamRoutes(deps: StreamRouteDeps): Router {
             gate: deps.gate?.credits,
             minuteMs: settings.minuteMs,
             renewSession: caller.renew,
+            receipt: deps.gate?.streamReceipt(deps.gate.resource(req, def).url),
           },
           lazy,
         );

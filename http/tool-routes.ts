@@ -62,6 +62,7 @@ export function toolRoutes(deps: ToolRouteDeps): ToolMount {
     payments: gate?.processor,
     credits: gate?.credits,
     mpp: gate?.mpp,
+    receipts: gate?.receipts,
   });
   // X-Data-Source: live, simulated, or replay when a venue answer of the request was recorded data (request-scope.ts).
   const hits = new CacheHitPath({ runner: deps.runner, labels: pipeline.labels, metrics: deps.metrics, rateLimitPolicy: deps.limiter.policyHeader, cors: deps.cors });
@@ -69,9 +70,15 @@ export function toolRoutes(deps: ToolRouteDeps): ToolMount {
     const readInput = inputReader(tool);
     const site = (req: Request): CallSite => {
       const resource = gate!.resource(req, tool);
-      return { resource, origin: gate!.origin(req), challengeUrl: resource.url, signInHint: "sign_in_required: send a SIGN-IN-WITH-X proof to use this endpoint" };
+      return {
+        resource,
+        origin: gate!.origin(req),
+        challengeUrl: resource.url,
+        signInHint: "sign_in_required: send a SIGN-IN-WITH-X proof to use this endpoint",
+        method: req.method,
+      };
     };
-    const answer = async (res: Response, outcome: CallOutcome): Promise<void> => {
+    const answer = async (req: Request, res: Response, outcome: CallOutcome): Promise<void> => {
       if (!res.headersSent) res.setHeader("X-Data-Source", outcome.source);
       switch (outcome.kind) {
         case "hit":
@@ -87,12 +94,22 @@ export function toolRoutes(deps: ToolRouteDeps): ToolMount {
         }
         case "payment_required":
         case "sign_in_required": {
-          const reply = await gate!.required(outcome.request, outcome.required);
+          const reply = await gate!.required(outcome.request, outcome.required, gate!.mppAsk(req));
           return send(res, reply.status, reply.headers, reply.body);
         }
         case "answer": {
           // Answers that depend on the caller (paid, credentials, a signed-in wallet) must not be kept by shared caches.
-          const headers = { ...(outcome.paid ? paidHeaders(outcome.paid) : {}), "X-Cache": "MISS", ...(outcome.private ? { "Cache-Control": "private, no-store" } : {}) };
+          const headers = {
+            ...(outcome.paid ? paidHeaders(outcome.paid, outcome.sealed) : {}),
+            "X-Cache": "MISS",
+            ...(outcome.private ? { "Cache-Control": "private, no-store" } : {}),
+          };
+          // A sealed answer is sent as the very bytes its Content-Digest covers.
+          if (outcome.sealed) {
+            for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+            res.status(outcome.status).type("application/json").send(outcome.sealed.body);
+            return;
+          }
           return send(res, outcome.status, headers, outcome.value);
         }
         case "error":
@@ -113,7 +130,7 @@ export function toolRoutes(deps: ToolRouteDeps): ToolMount {
         // Express routes HEAD to the GET handlers: a HEAD that is not a cache hit pays nothing and runs nothing.
         unpaid: req.method === "HEAD",
       });
-      await answer(res, outcome).catch((err: unknown) => sendError(res, err));
+      await answer(req, res, outcome).catch((err: unknown) => sendError(res, err));
     });
   }
   return { routes: router, cacheHits: hits.handler };

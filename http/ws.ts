@@ -8,7 +8,7 @@ import { logger } from "../src/lib/log.js";
 import { StreamSession } from "../src/live/session.js";
 import { eventDataJson } from "../src/live/sse.js";
 import type { LiveEvent } from "../src/live/types.js";
-import type { StreamDef } from "../src/registry/stream.js";
+import { streamPath, type StreamDef } from "../src/registry/stream.js";
 import { malformedHost } from "./host.js";
 import { streamCaller, streamRefused } from "./stream-auth.js";
 import type { StreamRouteDeps } from "./stream-routes.js";
@@ -138,6 +138,8 @@ function serve(ws: WebSocket, req: Request, caller: { wallet?: string; session?:
           gate: deps.gate?.credits,
           minuteMs: settings.minuteMs,
           renewSession: caller.renew,
+          // The stream's SSE URL names what the minute paid for (one URL per topic and symbol).
+          receipt: deps.gate?.streamReceipt(`${deps.gate.baseUrl(req)}${streamPath(def, symbol)}`),
         },
         transport,
       );

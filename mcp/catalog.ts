@@ -7,14 +7,16 @@ import type { Metrics } from "../src/core/metrics.js";
 import { hasSharedHits, type HitAnswer } from "../src/core/hit-answer.js";
 import type { DataSource } from "../src/core/request-scope.js";
 import type { ToolRunner } from "../src/core/runner.js";
-import type { PriceBook } from "../src/docs/pricing.js";
+import { allAccepts, type PriceBook } from "../src/docs/pricing.js";
 import { AppError, toAppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
 import type { PaymentProcessor } from "../src/payments/processor.js";
 import type { CreditGate } from "../src/payments/credits/gate.js";
+import { withReceipt, type ReceiptIssuer, type Sealed } from "../src/payments/receipts/issuer.js";
 import type { PaymentRequired } from "@x402/core/types";
 import { CREDENTIAL_ARGS, toolAnnotations, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
 import type { MissRateLimiter } from "../src/lib/rate-limit.js";
+import { maximaDefaults, withMcpMaxima } from "./maxima.js";
 import { mcpDescription, mcpInputSchema, mcpOutputSchema } from "./tool-listing.js";
 import { selectTools } from "./toolsets.js";
 
@@ -35,6 +37,12 @@ export const SIWX_META = "x402/sign-in-with-x";
 export const CREDITS_META = "marketgate/credits";
 /** `_meta` key of a credits session token (from an earlier result's `marketgate/credits.session`), instead of a new SIWX proof. */
 export const SESSION_META = "marketgate/credits-session";
+/**
+ * `_meta` key of a paid result's signed receipt and content signature (receipts on, docs/receipts.md):
+ * `{ receipt, content_digest, signature_input, signature, method, target_uri }`, the digest over the text
+ * content's UTF-8 bytes. An x402 result carries the receipt in `x402/payment-response` as well.
+ */
+export const RECEIPT_META = "marketgate/receipt";
 
 /** Per-call facts supplied by the transport. */
 export interface CallContext {
@@ -62,6 +70,8 @@ export interface McpCatalogDeps {
   payments?: PaymentProcessor;
   /** Prepaid credits (SIWX), when payments are on. */
   credits?: CreditGate;
+  /** Signed offers and receipts (docs/receipts.md), when payments and receipts are on. */
+  receipts?: ReceiptIssuer;
   /** Origin of SIWX proofs when the transport has none (stdio): PUBLIC_URL's, else the configured loopback address. */
   origin: string;
   /** Base of the public URL of `/mcp` when the transport has none (stdio): default {@link origin}. */
@@ -133,10 +143,23 @@ function splitCredentials(tool: AnyTool, args: unknown): { args: unknown; creden
   return { args: rest, credentials };
 }
 
-/** The `_meta` of a paid result: the x402 receipt, or the credits left. */
-function paidMeta(paid: Paid | undefined): Record<string, unknown> {
+/** The `_meta` of a paid result: the x402 receipt, or the credits left; with `sealed`, the signed receipt and content signature. */
+function paidMeta(paid: Paid | undefined, sealed: Sealed | undefined): Record<string, unknown> {
   if (!paid) return {};
-  return paid.method === "credits" ? { [CREDITS_META]: paid.credits } : { [PAYMENT_RESPONSE_META]: paid.receipt };
+  const signed = sealed
+    ? {
+        [RECEIPT_META]: {
+          receipt: sealed.receipt,
+          content_digest: sealed.headers["Content-Digest"],
+          signature_input: sealed.headers["Signature-Input"],
+          signature: sealed.headers.Signature,
+          method: sealed.request.method,
+          target_uri: sealed.request.targetUri,
+        },
+      }
+    : {};
+  if (paid.method === "credits") return { [CREDITS_META]: paid.credits, ...signed };
+  return { [PAYMENT_RESPONSE_META]: sealed ? withReceipt(paid.receipt, sealed.receipt) : paid.receipt, ...signed };
 }
 
 /**
@@ -152,6 +175,8 @@ export class McpCatalog {
   /** The `tools/list` of each toolset selection asked for, by normalised selection (see {@link listFor}). */
   private readonly lists = new Map<string, Tool[]>();
   private readonly byName: Map<string, AnyTool>;
+  /** Input defaults of the fields with an MCP maximum, per tool name (mcp/maxima.ts). */
+  private readonly maximaDefaults: Map<string, Map<string, unknown>>;
   /** Runs the calls; its labels give `_meta["marketgate/data-source"]`: live, simulated, or replay (see request-scope.ts). */
   private readonly pipeline: CallPipeline;
   /**
@@ -164,7 +189,16 @@ export class McpCatalog {
 
   constructor(private readonly deps: McpCatalogDeps) {
     this.byName = new Map(deps.tools.map((t) => [t.name, t]));
-    this.pipeline = new CallPipeline({ runner: deps.runner, metrics: deps.metrics, dataMode: deps.dataMode, transport: "mcp", payments: deps.payments, credits: deps.credits });
+    this.maximaDefaults = new Map(deps.tools.map((t) => [t.name, maximaDefaults(t)]));
+    this.pipeline = new CallPipeline({
+      runner: deps.runner,
+      metrics: deps.metrics,
+      dataMode: deps.dataMode,
+      transport: "mcp",
+      payments: deps.payments,
+      credits: deps.credits,
+      receipts: deps.receipts,
+    });
     this.list = deps.tools.map((t) => this.describe(t));
   }
 
@@ -182,6 +216,8 @@ export class McpCatalog {
         "marketgate/cache-ttl-sec": t.cacheTtlSec,
         "marketgate/price-usd": t.priceUsd,
         ...(price ? { "x402/price": { amountUsd: t.priceUsd, scheme: price.scheme, network: price.network, asset: price.asset, amount: price.amount } } : {}),
+        // Every network the tool may be paid on (Base, and Solana when offered), as the 402's `accepts` lists them.
+        ...(price ? { "x402/accepts": allAccepts(price).map((a) => ({ scheme: a.scheme, network: a.network, asset: a.asset, amount: a.amount })) } : {}),
       },
     };
   }
@@ -279,7 +315,7 @@ export class McpCatalog {
     const split = splitCredentials(tool, args);
     const outcome = await this.pipeline.run({
       tool,
-      parse: () => parseToolInput(tool, split.args),
+      parse: () => parseToolInput(tool, withMcpMaxima(tool, split.args, this.maximaDefaults.get(tool.name)!)),
       onKey: (key) => this.remember(tool, args, key),
       limit: rateLimitKey !== undefined && limiter ? () => limiter.consume(rateLimitKey) : undefined,
       client: rateLimitKey,
@@ -307,7 +343,7 @@ export class McpCatalog {
       case "sign_in_required":
         return this.paymentRequired(outcome.required);
       case "answer":
-        return this.ok(outcome.value, { "marketgate/cache": "MISS", ...paidMeta(outcome.paid) }, outcome.source);
+        return this.ok(outcome.value, { "marketgate/cache": "MISS", ...paidMeta(outcome.paid, outcome.sealed) }, outcome.source);
       case "error":
         return this.error(outcome.error);
     }

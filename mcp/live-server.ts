@@ -245,7 +245,10 @@ class LiveMcpSession implements ResourceHost {
     let refused: string | undefined;
     try {
       refused = await r.subscribe(caller.wallet, (t) =>
-        StreamSession.open({ hub, limits, def, symbol: u.base, wallet: caller.wallet, gate: this.deps.gate?.credits, minuteMs: settings.minuteMs }, t),
+        StreamSession.open(
+          { hub, limits, def, symbol: u.base, wallet: caller.wallet, gate: this.deps.gate?.credits, minuteMs: settings.minuteMs, receipt: this.deps.gate?.streamReceipt(u.uri) },
+          t,
+        ),
       );
     } finally {
       if (res.unused && this.resources.get(u.uri) === res) this.resources.delete(u.uri);

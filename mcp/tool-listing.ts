@@ -1,6 +1,7 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { mcpJsonSchema } from "../src/registry/json-schema.js";
 import { isFree, type AnyTool } from "../src/registry/tool.js";
+import { schemaWithMcpMaxima } from "./maxima.js";
 
 /*
  * How a tool reads in MCP `tools/list`: what a model needs to call it right, within the listing budget of
@@ -51,9 +52,12 @@ function compact(schema: unknown): unknown {
   return out;
 }
 
-/** The MCP input schema of a tool: JSON Schema of its input, compacted (no `$schema`, no pattern beside a format). */
+/**
+ * The MCP input schema of a tool: JSON Schema of its input, compacted (no `$schema`, no pattern beside a format),
+ * with its MCP maxima (mcp/maxima.ts).
+ */
 export function mcpInputSchema(t: AnyTool): Tool["inputSchema"] {
-  return compact(mcpJsonSchema(t.input, "input")) as Tool["inputSchema"];
+  return schemaWithMcpMaxima(t, compact(mcpJsonSchema(t.input, "input")) as Tool["inputSchema"]);
 }
 
 /** zod's bounds of `z.number().int()` (the safe-integer range): they say nothing a client needs. */

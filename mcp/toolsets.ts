@@ -4,7 +4,7 @@ import type { AnyTool } from "../src/registry/tool.js";
 /*
  * Toolsets: which tools `tools/list` shows, chosen per connection (`/mcp?toolsets=perp,dex`, `MCP_TOOLSETS` over
  * stdio), as large MCP servers do, so that an agent's context holds only the tools it needs. A tool's toolset is
- * its first registry tag (`cex`, `dex`, `funding`, `futures`, `liquidations`, `streams`, `alerts`, `credits`,
+ * its first registry tag (`cex`, `dex`, `tokens`, `funding`, `futures`, `liquidations`, `streams`, `alerts`, `credits`,
  * `service`); a few names stand for several. Every tool stays callable by name whatever the listing shows: the
  * endpoint is stateless, and a toolset only spares the model's context.
  */
@@ -16,11 +16,11 @@ export const TOOLSET_GROUPS: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * The toolsets listed when none is asked for: market data, streams, credits and the service status. The ten alert
+ * The toolsets listed when none is asked for: market data, streams, credits and the service status. The eleven alert
  * tools (webhook alerts: create, read, cancel, list, extend) are left to `?toolsets=alerts` (or `all`), so that
  * the default listing stays within {@link TOOLS_LIST_BUDGET_CHARS}.
  */
-export const DEFAULT_TOOLSETS: readonly string[] = ["cex", "dex", "funding", "futures", "liquidations", "streams", "credits", "service"];
+export const DEFAULT_TOOLSETS: readonly string[] = ["cex", "dex", "tokens", "funding", "futures", "liquidations", "streams", "credits", "service"];
 
 /**
  * Most characters of model-visible listing (each tool's name, description and JSON input schema) that a

@@ -21,11 +21,18 @@ import {
   REST_URL_SETTINGS,
   WS_URL_SETTINGS,
 } from "./venues/endpoints.js";
+import { readSecretFiles } from "./lib/secret-files.js";
 
 /** CAIP-2 network id, e.g. `eip155:8453` (Base mainnet). */
 const Caip2 = z.string().regex(/^[a-z0-9-]+:[A-Za-z0-9-]+$/, "expected a CAIP-2 network id such as eip155:8453");
 const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte address");
 const PrivateKey = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "expected a 0x-prefixed 32-byte hex key");
+/** Solana mainnet's CAIP-2 id (`SOLANA_MAINNET_CAIP2` of `@x402/svm`, not imported here to keep the package off the config path). */
+export const SOLANA_MAINNET_CAIP2 = "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp";
+/** A Solana address: base58 of 32 bytes (32 to 44 characters). */
+const SolanaAddress = z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, "expected a base58 Solana address");
+/** A Solana secret key in the wallet format: base58 of 64 bytes (87 or 88 characters). */
+const SolanaSecretKey = z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{86,88}$/, "expected a base58 64-byte Solana secret key (wallet format)");
 /** A USD amount: a decimal string with at most 6 decimals (USDC's precision). */
 const UsdAmount = z.string().regex(/^\d{1,9}(\.\d{1,6})?$/, "expected a USD amount such as 0.10 (at most 6 decimals)");
 const Bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
@@ -49,6 +56,9 @@ const EnvSchema = z.object({
   SIM_REPLAY: z.enum(["on", "off"]).default("off"),
   PAY_TO: EvmAddress.optional(),
   NETWORK: Caip2.default("eip155:8453"),
+  PAY_TO_SOLANA: SolanaAddress.optional(),
+  SOLANA_RPC_URL: z.url().optional(),
+  SOLANA_FEE_PAYER_PRIVATE_KEY: SolanaSecretKey.optional(),
   FACILITATOR: z.string().default("self"),
   FACILITATOR_AUTH_HEADER: z.string().optional(),
   FACILITATOR_TIMEOUT_MS: z.coerce.number().int().min(100).default(15_000),
@@ -142,9 +152,13 @@ const EnvSchema = z.object({
   MPP_SECRET_KEY: z.string().min(32, "MPP_SECRET_KEY must be at least 32 characters").optional(),
   MPP_REALM: z.string().min(1).optional(),
   MPP_METHODS: z.string().default("evm,tempo"),
+  MPP_CHALLENGES: z.enum(["negotiated", "always"]).default("negotiated"),
   MPP_TEMPO_CURRENCY: EvmAddress.default("0x20C000000000000000000000b9537d11c60E8b50"),
   MPP_TEMPO_RECIPIENT: EvmAddress.optional(),
   MPP_TEMPO_CHAIN_ID: z.coerce.number().int().positive().default(4217),
+  RECEIPTS: z.enum(["on", "off"]).default("on"),
+  RECEIPT_SIGNING_KEY: z.string().optional(),
+  RECEIPT_PREVIOUS_KEYS: z.string().optional(),
 });
 
 /**
@@ -165,6 +179,8 @@ export const SECRET_SETTINGS = {
   FACILITATOR_AUTH_HEADER: "header",
   RELAYER_PRIVATE_KEY: "value",
   RPC_URL: "url",
+  SOLANA_RPC_URL: "url",
+  SOLANA_FEE_PAYER_PRIVATE_KEY: "value",
   COINGECKO_BASE_URL: "url",
   BINANCE_FAPI_BASE_URL: "url",
   BINANCE_SPOT_BASE_URL: "url",
@@ -189,6 +205,7 @@ export const SECRET_SETTINGS = {
   REDIS_URL: "url",
   CREDITS_SESSION_SECRET: "value",
   MPP_SECRET_KEY: "value",
+  RECEIPT_SIGNING_KEY: "value",
 } as const satisfies Partial<Record<keyof typeof EnvSchema.shape, SecretKind>>;
 
 /** The name of a secret setting. */
@@ -203,7 +220,15 @@ export type DataMode = "live" | "sim";
 /** One facilitator: an HTTP facilitator, or `self` (in-process, settling with the operator's relayer key). */
 export type FacilitatorConfig =
   | { kind: "http"; url: string; authHeader?: { name: string; value: string } }
-  | { kind: "self"; rpcUrl: string; relayerPrivateKey: `0x${string}`; /** How often settle polls for a receipt not there yet, ms. */ receiptPollMs: number };
+  | {
+      kind: "self";
+      rpcUrl: string;
+      relayerPrivateKey: `0x${string}`;
+      /** How often settle polls for a receipt not there yet, ms. */
+      receiptPollMs: number;
+      /** Solana settlement (`SOLANA_RPC_URL`, `SOLANA_FEE_PAYER_PRIVATE_KEY`), when both are set. */
+      solana?: { rpcUrl: string; feePayerPrivateKey: string };
+    };
 
 /** CoinGecko plan: the base URL, the key header and our client-side budget depend on it. */
 export interface CoinGeckoConfig {
@@ -250,6 +275,8 @@ export interface Config {
     reconcileWindowMs: number;
     /** `maxTimeoutSeconds` of the x402 requirements: how long a signed authorization stays usable. */
     timeoutSec: number;
+    /** The second network, Solana `exact` (USDC), offered when `PAY_TO_SOLANA` is set. */
+    solana?: { payTo: string; network: `${string}:${string}` };
   };
   /** Requests per minute per client (IPv4 address or IPv6 /64) that reach a venue (cache misses). */
   rateLimitPerMin: number;
@@ -289,12 +316,20 @@ export interface Config {
   geckoterminalCallsPerMin: number;
   /** DexScreener request budget per minute (its limit is 300; default 250). */
   dexscreenerCallsPerMin: number;
+  /**
+   * Signed offers, receipts and content signatures on paid answers (`RECEIPTS=on`, default; undefined when
+   * off): `RECEIPT_SIGNING_KEY` (hex Ed25519 seed; unset: generated under `DATA_DIR`) and the retired keys
+   * still published, `RECEIPT_PREVIOUS_KEYS` (parsed by src/payments/receipts/keys.ts; docs/receipts.md).
+   */
+  receipts?: { signingKey?: string; previousKeys?: string; dataDir: string };
   /** MPP beside x402 (undefined when off). `secretKeyGenerated`: no MPP_SECRET_KEY was set. */
   mpp?: {
     secretKey: string;
     secretKeyGenerated: boolean;
     realm: string;
     methods: Array<"evm" | "tempo">;
+    /** `MPP_CHALLENGES`: which 402s carry MPP challenges (src/payments/mpp.ts, `MppGate.methodsFor`; docs/payments.md). */
+    challenges: "negotiated" | "always";
     tempo: { currency: `0x${string}`; recipient?: `0x${string}`; chainId: number };
   };
   /** Live trade and liquidation streams (CVD, recent liquidations); undefined when `STREAMS=off`. */
@@ -435,7 +470,19 @@ function parseTrustProxy(raw: string): false | number | string[] {
   return entries;
 }
 
+/**
+ * `PAY_TO_SOLANA` needs a facilitator that settles on Solana: any facilitator URL may (CDP's does; the
+ * catalogue checks its `/supported` at start-up), `self` only with `SOLANA_RPC_URL` and `SOLANA_FEE_PAYER_PRIVATE_KEY`.
+ */
+function checkSolanaSettles(env: z.infer<typeof EnvSchema>): void {
+  if (!env.PAY_TO_SOLANA || (env.SOLANA_RPC_URL && env.SOLANA_FEE_PAYER_PRIVATE_KEY)) return;
+  const entries = env.FACILITATOR.split(",").map((s) => s.trim());
+  if (entries.some((f) => f !== "self" && f !== "")) return;
+  throw new ConfigError(["PAY_TO_SOLANA with FACILITATOR=self needs SOLANA_RPC_URL and SOLANA_FEE_PAYER_PRIVATE_KEY (the fee payer's base58 secret key, funded with SOL)"]);
+}
+
 function parseFacilitators(env: z.infer<typeof EnvSchema>): FacilitatorConfig[] {
+  checkSolanaSettles(env);
   let authHeader: { name: string; value: string } | undefined;
   if (env.FACILITATOR_AUTH_HEADER) {
     const i = env.FACILITATOR_AUTH_HEADER.indexOf(":");
@@ -448,7 +495,14 @@ function parseFacilitators(env: z.infer<typeof EnvSchema>): FacilitatorConfig[] 
     .filter(Boolean)) {
     if (entry === "self") {
       if (!env.RELAYER_PRIVATE_KEY || !env.RPC_URL) continue;
-      out.push({ kind: "self", rpcUrl: env.RPC_URL, relayerPrivateKey: env.RELAYER_PRIVATE_KEY as `0x${string}`, receiptPollMs: env.SETTLE_RECEIPT_POLL_MS });
+      const solana = env.SOLANA_RPC_URL && env.SOLANA_FEE_PAYER_PRIVATE_KEY ? { rpcUrl: env.SOLANA_RPC_URL, feePayerPrivateKey: env.SOLANA_FEE_PAYER_PRIVATE_KEY } : undefined;
+      out.push({
+        kind: "self",
+        rpcUrl: env.RPC_URL,
+        relayerPrivateKey: env.RELAYER_PRIVATE_KEY as `0x${string}`,
+        receiptPollMs: env.SETTLE_RECEIPT_POLL_MS,
+        ...(solana ? { solana } : {}),
+      });
       continue;
     }
     const url = z.url().safeParse(entry);
@@ -469,6 +523,7 @@ function parseMpp(e: z.infer<typeof EnvSchema>): NonNullable<Config["mpp"]> {
     secretKeyGenerated: !e.MPP_SECRET_KEY,
     realm: e.MPP_REALM ?? (e.PUBLIC_URL ? new URL(e.PUBLIC_URL).host : "marketgate"),
     methods: methods as Array<"evm" | "tempo">,
+    challenges: e.MPP_CHALLENGES,
     tempo: { currency: e.MPP_TEMPO_CURRENCY as `0x${string}`, recipient: e.MPP_TEMPO_RECIPIENT as `0x${string}` | undefined, chainId: e.MPP_TEMPO_CHAIN_ID },
   };
 }
@@ -565,10 +620,14 @@ export class ConfigError extends Error {
 }
 
 /**
- * Reads the configuration from environment variables.
+ * Reads the configuration from environment variables. Every secret setting `X` ({@link SECRET_SETTINGS}) may
+ * instead be read from the file named by `X_FILE` (Docker and Kubernetes secrets; src/lib/secret-files.ts).
  * @throws ConfigError listing every invalid variable.
  */
-export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+export function loadConfig(rawEnv: Record<string, string | undefined> = process.env): Config {
+  const files = readSecretFiles(rawEnv, Object.keys(SECRET_SETTINGS));
+  if (files.problems.length) throw new ConfigError(files.problems);
+  const env = files.env;
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
@@ -594,6 +653,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       rpcUrl: e.RPC_URL,
       reconcileWindowMs: e.RECONCILE_WINDOW_MS,
       timeoutSec: e.PAYMENT_TIMEOUT_SEC,
+      ...(e.PAY_TO_SOLANA ? { solana: { payTo: e.PAY_TO_SOLANA, network: SOLANA_MAINNET_CAIP2 } } : {}),
     },
     rateLimitPerMin: e.RATE_LIMIT_PER_MIN,
     freeRateLimitPerMin: e.FREE_RATE_LIMIT_PER_MIN ?? 5 * e.RATE_LIMIT_PER_MIN,
@@ -632,6 +692,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     mcpStdioPayments: e.MCP_PAYMENTS ?? false,
     mcpToolsets: e.MCP_TOOLSETS,
     mpp: e.MPP === "off" ? undefined : parseMpp(e),
+    receipts: e.RECEIPTS === "off" ? undefined : { signingKey: e.RECEIPT_SIGNING_KEY, previousKeys: e.RECEIPT_PREVIOUS_KEYS, dataDir: e.DATA_DIR },
     redis: e.REDIS_URL
       ? { url: e.REDIS_URL, prefix: e.REDIS_PREFIX, replicaId: e.REPLICA_ID ?? `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`, leaseTtlMs: e.LEASE_TTL_MS }
       : undefined,

@@ -32,6 +32,8 @@ import { MemoryPaymentLedger, RedisPaymentLedger, type PaymentLedger } from "./p
 import { MppGate } from "./payments/mpp.js";
 import { PaymentProcessor } from "./payments/processor.js";
 import { createCreditService } from "./payments/credits/service.js";
+import { ReceiptKeys } from "./payments/receipts/keys.js";
+import { ReceiptIssuer } from "./payments/receipts/issuer.js";
 import { createFacilitators, createResourceServer, PaymentCatalog } from "./payments/x402.js";
 import type { AnyTool } from "./registry/tool.js";
 import { RedisHandle } from "./state/redis.js";
@@ -87,9 +89,9 @@ export function serviceInfo(config: Config): ServiceInfo {
   return {
     name: "marketgate",
     version: VERSION,
-    description:
-      "Crypto market data for AI agents and wallets: CEX and DEX prices, perpetual funding, open interest and basis, CVD, liquidations and heatmaps, volatility, and liquidation and price alerts; paid per request in USDC on Base with x402 or MPP, or from prepaid credits; the same tools over MCP.",
+    description: `Crypto market data for AI agents and wallets: CEX and DEX prices, perpetual funding, open interest and basis, CVD, liquidations and heatmaps, volatility, and liquidation and price alerts; paid per request in USDC on Base${config.payments.solana ? " or Solana" : ""} with x402 or MPP, or from prepaid credits; the same tools over MCP.`,
     publicUrl: config.publicUrl,
+    ...(config.payments.solana ? { solanaNetwork: config.payments.solana.network } : {}),
   };
 }
 
@@ -108,7 +110,7 @@ function paymentProcessor(
   if (!facilitator) {
     throw new ConfigError(["no usable facilitator: FACILITATOR=self needs RELAYER_PRIVATE_KEY and RPC_URL, or set FACILITATOR to facilitator URLs"]);
   }
-  const catalog = new PaymentCatalog(createResourceServer(facilitator, payments.network), tools, { ...payments, payTo: payments.payTo });
+  const catalog = new PaymentCatalog(createResourceServer(facilitator, payments.network, payments.solana?.network), tools, { ...payments, payTo: payments.payTo });
   // The ledger outlives every authorization's validity, so replays are refused locally.
   const ttlMs = Math.max(24 * 3600_000, payments.timeoutSec * 2000);
   const ledger: PaymentLedger = redis ? new RedisPaymentLedger(redis, ttlMs) : new MemoryPaymentLedger({ ttlMs });
@@ -154,7 +156,10 @@ function mppGate(config: Config, payments: PaymentProcessor): MppGate | undefine
   if (!m) return undefined;
   if (m.secretKeyGenerated) logger.warn("MPP_SECRET_KEY not set: using a per-process key (MPP challenges do not survive restarts or cross replicas)");
   const payTo = payments.catalog.settings.payTo;
-  return new MppGate({ secretKey: m.secretKey, realm: m.realm, methods: m.methods, tempo: { ...m.tempo, recipient: m.tempo.recipient ?? payTo } }, payments.catalog);
+  return new MppGate(
+    { secretKey: m.secretKey, realm: m.realm, methods: m.methods, challenges: m.challenges, tempo: { ...m.tempo, recipient: m.tempo.recipient ?? payTo } },
+    payments.catalog,
+  );
 }
 
 /**
@@ -191,7 +196,14 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
         })
       : undefined;
   ctx.credits = credits;
-  const prices = await priceBook(tools, { network: config.payments.network, payTo: payments?.catalog.settings.payTo, timeoutSec: config.payments.timeoutSec });
+  // Signed offers and receipts (docs/receipts.md): only where something is paid.
+  const receipts = payments && config.receipts ? new ReceiptIssuer(ReceiptKeys.load(config.receipts)) : undefined;
+  const prices = await priceBook(tools, {
+    network: config.payments.network,
+    payTo: payments?.catalog.settings.payTo,
+    timeoutSec: config.payments.timeoutSec,
+    solana: payments ? config.payments.solana : undefined,
+  });
   const info = serviceInfo(config);
   // The origin SIWX proofs and credits sessions are bound to is configuration, never a request's Host.
   const origins = new PublicOrigins(config);
@@ -204,10 +216,11 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     limiter,
     payments,
     credits: credits?.gate,
+    receipts,
     // stdio has no request: the configured origin (PUBLIC_URL's, else the loopback bind's or localhost:PORT).
     origin: origins.origin(),
   });
-  const gate = payments ? new HttpPaymentGate(payments, origins, mppGate(config, payments), credits?.gate) : undefined;
+  const gate = payments ? new HttpPaymentGate(payments, origins, mppGate(config, payments), credits?.gate, receipts) : undefined;
   const firstPrice = prices.values().next().value;
   const alerts =
     config.alerts && alertService
@@ -245,6 +258,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     payment: payments
       ? {
           network: payments.catalog.settings.network,
+          ...(config.payments.solana ? { solana: { network: config.payments.solana.network, payTo: config.payments.solana.payTo, asset: firstPrice?.also?.[0]?.asset } } : {}),
           payTo: payments.catalog.settings.payTo,
           asset: firstPrice?.asset,
           // Shown on the public index: a facilitator URL may carry a key in its path or query.

@@ -81,6 +81,14 @@ describe("compose.yaml", () => {
     expect(config.publicUrl).toBe(given.PUBLIC_URL);
   });
 
+  it("keeps each replica's DATA_DIR on its own named volume", async () => {
+    const compose = (await parseCompose(text)) as { services: Record<string, ComposeService & { volumes?: string[] }>; volumes?: Record<string, unknown> } | undefined;
+    if (!compose) return expect(text).toMatch(/marketgate-a-data:\/app\/\.data/);
+    const named = ["marketgate-a", "marketgate-b"].map((r) => compose.services[r]!.volumes?.find((v) => v.endsWith(":/app/.data"))?.split(":")[0]);
+    expect(named).toEqual(["marketgate-a-data", "marketgate-b-data"]);
+    for (const n of named) expect(Object.keys(compose.volumes ?? {})).toContain(n);
+  });
+
   it("explains TRUST_PROXY", () => {
     expect(text).toMatch(/#\s*TRUST_PROXY: .*proxy hops/);
   });
@@ -103,10 +111,15 @@ describe("Dockerfile", () => {
     expect(runtime).not.toMatch(/npm ci(?! )|npm install/);
   });
 
-  it("uses the Node major of package.json engines for every stage", () => {
-    const major = /(\d+)\./.exec(pkg.engines.node)![1];
-    const arg = /^ARG NODE_IMAGE=node:(\d+)/m.exec(text);
-    expect(arg?.[1]).toBe(major);
+  it("builds every stage on a Node major that package.json engines admits, the newest one it names", () => {
+    // engines is a list of `^X.Y.Z` (that major) or `>=X` ranges, e.g. "^22.13.0 || >=24".
+    const ranges = pkg.engines.node.split("||").map((r) => r.trim());
+    const admits = (major: number) => ranges.some((r) => (r.startsWith("^") ? Number(/\^(\d+)/.exec(r)![1]) === major : major >= Number(/>=(\d+)/.exec(r)![1])));
+    const newest = Math.max(...ranges.map((r) => Number(/(\d+)/.exec(r)![1])));
+    const arg = Number(/^ARG NODE_IMAGE=node:(\d+)/m.exec(text)?.[1]);
+    expect(arg).toBe(newest);
+    expect(admits(arg)).toBe(true);
+    expect(admits(20)).toBe(false);
     for (const s of stages) expect(s.image).toBe("${NODE_IMAGE}");
   });
 
@@ -122,6 +135,22 @@ describe("Dockerfile", () => {
     const base = JSON.parse(read("tsconfig.json")) as { compilerOptions: { outDir: string; rootDir: string } };
     expect(build.include).toContain("src");
     expect(base.compilerOptions).toMatchObject({ outDir: "dist", rootDir: "." });
+  });
+});
+
+describe("Dockerfile state and assets", () => {
+  const text = read("Dockerfile");
+  const runtime = text.slice(text.search(/^FROM\s+\S+\s+AS\s+runtime\s*$/im));
+
+  it("declares DATA_DIR a volume, writable by the runtime user, so a replaced container keeps its state", () => {
+    const dataDir = /DATA_DIR=(\S+)/.exec(runtime)?.[1];
+    expect(dataDir).toBe("/app/.data");
+    expect(runtime).toMatch(new RegExp(`^VOLUME \\["${dataDir!.replace(/\./g, "\\.")}"\\]$`, "m"));
+    expect(runtime.indexOf("chown node:node /app/.data")).toBeLessThan(runtime.indexOf("VOLUME"));
+  });
+
+  it("ships the vendored Scalar bundle where dist/src/docs/api-page.js looks for it", () => {
+    expect(runtime).toMatch(/^COPY (?:--\S+ )*vendor\/scalar\/standalone\.js \.\/vendor\/scalar\/standalone\.js$/m);
   });
 });
 

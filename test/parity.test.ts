@@ -1,6 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { maximaDefaults, withMcpMaxima } from "../mcp/maxima.js";
 import { isMarketDataTool, requestPath } from "../src/registry/tool.js";
 import { TOOLS } from "../tools/index.js";
 import { startFreeStack, type FreeStack } from "./helpers/free-stack.js";
@@ -33,9 +34,11 @@ describe("every market-data tool answers the same over HTTP and MCP, matching it
   });
 
   it.each(TOOLS.filter(isMarketDataTool).map((t) => [t.name, t] as const))("%s", async (_name, tool) => {
-    const mcp = (await client.callTool({ name: tool.name, arguments: tool.example })) as CallToolResult;
+    // The example as MCP runs it (an absent field with an MCP maximum takes it: mcp/maxima.ts), sent over both.
+    const args = withMcpMaxima(tool, tool.example, maximaDefaults(tool)) as typeof tool.example;
+    const mcp = (await client.callTool({ name: tool.name, arguments: args })) as CallToolResult;
     expect(mcp.isError).toBeFalsy();
-    const res = await fetch(`${s.url}${requestPath(tool)}`, { method: tool.method });
+    const res = await fetch(`${s.url}${requestPath(tool, args)}`, { method: tool.method });
     expect(res.status).toBe(200);
     const http = await res.json();
     expect(() => tool.output.parse(http)).not.toThrow();

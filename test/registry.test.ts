@@ -31,6 +31,10 @@ describe("registry", () => {
       dex_price_history: ["/price/history/:symbol", "0.02", 30],
       dex_volume: ["/volume/:symbol", "0.02", 30],
       dex_spread: ["/spread/:pair", "0.02", 30],
+      dex_token: ["/dex/tokens/:network/:address", "0.01", 30],
+      dex_token_ohlcv: ["/dex/tokens/:network/:address/ohlcv", "0.02", 30],
+      dex_tokens: ["/dex/tokens/:network", "0.05", 30],
+      dex_token_alert_create: ["/dex/token-alert", "0.04", 0],
       volatility_index: ["/volatility-index/:symbol", "0.03", 30],
       funding_extreme: ["/funding-rate/extreme", "0.02", 30],
       funding_history: ["/funding-rate/history/:symbol", "0.03", 300],
@@ -89,6 +93,19 @@ describe("registry", () => {
       for (const p of ["duplicate name", "duplicate route", "snake_case", "bad priceUsd", "bad cacheTtlSec", ":missing missing", "example input"]) {
         expect(problems).toContain(p);
       }
+    }
+  });
+
+  it("checks MCP maxima: numeric input fields, within the field's own maximum", () => {
+    const history = TOOLS.find((t) => t.name === "funding_history")!;
+    expect(() => validateRegistry([{ ...history, mcpMaxima: { limit: 400 } }])).not.toThrow();
+    for (const [mcpMaxima, problem] of [
+      [{ limit: 1001 }, "mcpMaxima.limit must be a positive integer within the field's maximum"],
+      [{ limit: 0 }, "mcpMaxima.limit must be a positive integer"],
+      [{ exchange: 5 }, "mcpMaxima.exchange is not a numeric input field"],
+      [{ nope: 5 }, "mcpMaxima.nope is not a numeric input field"],
+    ] as const) {
+      expect(() => validateRegistry([{ ...history, mcpMaxima }]), problem).toThrow(problem);
     }
   });
 

@@ -58,8 +58,10 @@ describe("sandbox demo client", () => {
       priceExtendStatus: 200,
       cancelStatus: 200,
       priceCancelStatus: 200,
-      // 0.06 (liquidation alert) + 0.03 (its extension) + 0.04 (price alert) + 0.02 (its extension)
-      spentAtomic: 150_000n,
+      tokenCreateStatus: 200,
+      tokenCancelStatus: 200,
+      // 0.06 (liquidation alert) + 0.03 (its extension) + 0.04 (price alert) + 0.02 (its extension) + 0.04 (token alert)
+      spentAtomic: 190_000n,
     });
     expect(r.alertId).toMatch(/^alert_liq_btc_\d+_\d+$/);
     expect(r.priceAlertId).toMatch(/^alert_price_eth_\d+_\d+$/);
@@ -68,7 +70,7 @@ describe("sandbox demo client", () => {
 
   it("pays every paid endpoint of the registry across the three walk-throughs", () => {
     const paid = TOOLS.filter((t) => t.priceUsd !== "free").map((t) => t.name);
-    const walkedThrough = ["liquidation_alert_create", "liquidation_alert_extend", "price_alert_create", "price_alert_extend", "credits_top_up"];
+    const walkedThrough = ["liquidation_alert_create", "liquidation_alert_extend", "price_alert_create", "price_alert_extend", "dex_token_alert_create", "credits_top_up"];
     expect([...TOOLS.filter((t) => t.priceUsd !== "free" && isMarketDataTool(t)).map((t) => t.name), ...walkedThrough].sort()).toEqual([...paid].sort());
   });
 

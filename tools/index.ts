@@ -2,12 +2,16 @@ import type { AnyTool } from "../src/registry/tool.js";
 import { validateRegistry } from "../src/registry/validate.js";
 import { liquidationAlertTools } from "./alerts/liquidation.js";
 import { priceAlertTools } from "./alerts/price.js";
+import { tokenPriceAlertCreate } from "./alerts/token-price.js";
 import { cexMarket } from "./cex/market.js";
 import { cexMarketHistory } from "./cex/market-history.js";
 import { cexPrices } from "./cex/prices.js";
 import { dexPriceHistory } from "./dex/history.js";
 import { dexPrice } from "./dex/price.js";
 import { dexSpread } from "./dex/spread.js";
+import { dexToken } from "./dex/token.js";
+import { dexTokenOhlcv } from "./dex/token-ohlcv.js";
+import { dexTokens } from "./dex/tokens.js";
 import { volatilityIndex } from "./dex/volatility.js";
 import { dexVolume } from "./dex/volume.js";
 import { arbitrageOpportunity } from "./perp/arbitrage.js";
@@ -42,6 +46,10 @@ export const TOOLS: readonly AnyTool[] = [
   dexVolume,
   dexSpread,
   volatilityIndex,
+  // Any token by address (docs/methods/dex-tokens.md); the longer /ohlcv path first.
+  dexTokenOhlcv,
+  dexToken,
+  dexTokens,
   // Literal funding paths before /funding-rate/:symbol so that express matches them first.
   fundingExtreme,
   fundingHistory,
@@ -60,6 +68,7 @@ export const TOOLS: readonly AnyTool[] = [
   liquidationHeatmapTool,
   ...liquidationAlertTools,
   ...priceAlertTools,
+  tokenPriceAlertCreate,
   // /api/v1/credits/caps and /refund are literal paths: no order constraint with /api/v1/credits.
   creditsTopUp,
   creditsGet,

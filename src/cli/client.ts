@@ -3,15 +3,17 @@ import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { formatUnits } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
-import { siwxHeader } from "../payments/credits/client.js";
+import { siwxHeader, solanaSiwxHeader } from "../payments/credits/client.js";
+import { SOLANA_NETWORK, solanaScheme, solanaSigner } from "./solana-payer.js";
 
 /*
  * The client commands of the `marketgate` CLI, for people and scripts:
  *
- *   marketgate call <path> [--data JSON] [--method M] [--credits [--session TOKEN]] [--max-usd N]
+ *   marketgate call <path> [--data JSON] [--method M] [--credits [--session TOKEN]] [--max-usd N] [--network base|solana]
  *   marketgate quote <path> [--data JSON] [--method M]
  *
- * `call` pays with the key in X402_PRIVATE_KEY through the official x402 client (`@x402/fetch`), or from
+ * `call` pays with the key in X402_PRIVATE_KEY through the official x402 client (`@x402/fetch`) (with
+ * `--network solana`: the key in SOLANA_PRIVATE_KEY, official `@x402/svm` scheme, over SOLANA_RPC_URL), or from
  * prepaid credits with a one-round-trip Sign-In-With-X proof (`--credits`). The answer goes to stdout (JSON
  * pretty-printed), what it cost to stderr, so that `marketgate call … | jq` works. The base URL is
  * MARKETGATE_URL (default http://localhost:4021).
@@ -36,8 +38,9 @@ export const processIo: CliIo = {
 
 /** Usage of the client commands (shown by `--help` and on a usage error). */
 export const CLIENT_USAGE = [
-  "  call <path> [--data JSON] [--method M] [--credits [--session TOKEN]] [--max-usd N]",
+  "  call <path> [--data JSON] [--method M] [--credits [--session TOKEN]] [--max-usd N] [--network base|solana]",
   "          call an endpoint, paying with X402_PRIVATE_KEY (x402, or prepaid credits with --credits);",
+  "          --network solana pays (or signs in) with SOLANA_PRIVATE_KEY, reading the chain over SOLANA_RPC_URL;",
   "          prints the answer on stdout and what it cost on stderr",
   "  quote <path> [--data JSON] [--method M]",
   "          what a request would cost (GET /api/v1/quote), without calling it",
@@ -108,6 +111,12 @@ function askedPrice(res: Response): string | undefined {
   }
 }
 
+/**
+ * The top-up the CLI suggests when credits are refused. `--max-usd` lifts the x402 client's default cap of
+ * $1 a payment, which a $5 top-up exceeds.
+ */
+export const TOP_UP_COMMAND = `marketgate call /api/v1/credits --data '{"amount_usd":"5"}' --max-usd 5`;
+
 /** `marketgate call`: calls an endpoint, paying when asked, and tells what it cost. */
 async function call(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
@@ -119,8 +128,12 @@ async function call(argv: string[], io: CliIo): Promise<number> {
       credits: { type: "boolean", default: false },
       session: { type: "string" },
       "max-usd": { type: "string" },
+      network: { type: "string", default: "base" },
     },
   });
+  if (values.network !== "base" && values.network !== "solana") throw new UsageError("--network is base or solana");
+  const onSolana = values.network === "solana";
+  const sol = onSolana ? await solanaSigner(io.env) : undefined;
   const t = target(positionals[0], values.data, values.method, io.env);
   if (values.session && !values.credits) throw new UsageError("--session goes with --credits");
   const maxUsd = values["max-usd"];
@@ -131,15 +144,16 @@ async function call(argv: string[], io: CliIo): Promise<number> {
 
   if (values.credits) {
     if (values.session) headers["X-Credits-Session"] = values.session;
-    else if (key) headers["SIGN-IN-WITH-X"] = await siwxHeader(key, t.url);
-    else throw new UsageError("--credits signs with X402_PRIVATE_KEY (or pass --session TOKEN): set it");
+    else if (onSolana && sol) headers["SIGN-IN-WITH-X"] = await solanaSiwxHeader(sol, t.url);
+    else if (!onSolana && key) headers["SIGN-IN-WITH-X"] = await siwxHeader(key, t.url);
+    else throw new UsageError(`--credits signs with ${onSolana ? "SOLANA_PRIVATE_KEY" : "X402_PRIVATE_KEY"} (or pass --session TOKEN): set it`);
     const res = await fetch(t.url, init);
     const body = await printBody(res, io);
     const remaining = res.headers.get("x-credits-remaining");
     const lines = [`${t.method} ${t.path} -> ${res.status}`];
     if (res.headers.get("x-cache") === "HIT") lines.push("cost: free (cache hit)");
     else if (remaining !== null) lines.push(`cost: paid from credits (Sign-In-With-X, no chain transaction); remaining ${remaining} USD`);
-    else if (res.status === 402) lines.push(`not paid: ${errorOf(body) ?? "the credits were refused"}; top up with: marketgate call /api/v1/credits --data '{"amount_usd":"5"}'`);
+    else if (res.status === 402) lines.push(`not paid: ${errorOf(body) ?? "the credits were refused"}; top up with: ${TOP_UP_COMMAND}`);
     else lines.push(res.ok ? "cost: free" : "cost: nothing (errors are not charged)");
     const session = res.headers.get("x-credits-session");
     if (session) lines.push(`X-Credits-Session: ${session}  (reuse it with --credits --session <token> until it expires)`);
@@ -149,8 +163,11 @@ async function call(argv: string[], io: CliIo): Promise<number> {
 
   let paid: { amount: string; network: string } | undefined;
   let doFetch: typeof fetch = fetch;
-  if (key) {
-    const client = new x402Client().register("eip155:*", new ExactEvmScheme(privateKeyToAccount(key)));
+  const payer = onSolana ? sol : key;
+  if (payer) {
+    const client = sol
+      ? new x402Client().register(SOLANA_NETWORK, solanaScheme(sol, io.env))
+      : new x402Client().register("eip155:*", new ExactEvmScheme(privateKeyToAccount(key!)));
     // The official client refuses payments above $1 unless told otherwise (top-ups are larger).
     if (maxUsd !== undefined) client.setSpendControls({ maxAmountPerPayment: `$${maxUsd}` });
     client.onAfterPaymentCreation(async (ctx) => {
@@ -170,7 +187,9 @@ async function call(argv: string[], io: CliIo): Promise<number> {
     const asked = askedPrice(res);
     const reason = errorOf(body) ? ` (${errorOf(body)})` : "";
     lines.push(
-      key ? `not paid${reason}: the payment was refused` : `payment required${asked ? `: ${asked}` : ""}; set X402_PRIVATE_KEY to pay, or see: marketgate quote ${t.path}`,
+      payer
+        ? `not paid${reason}: the payment was refused`
+        : `payment required${asked ? `: ${asked}` : ""}; set ${onSolana ? "SOLANA_PRIVATE_KEY" : "X402_PRIVATE_KEY"} to pay, or see: marketgate quote ${t.path}`,
     );
   } else lines.push(res.ok ? "cost: free" : "cost: nothing (errors are not charged)");
   io.stderr(`${lines.join("\n")}\n`);

@@ -7,6 +7,7 @@ import { isSiwxRefusal, withSiwxChallenge } from "../payments/credits/siwx.js";
 import { TEMPO_NETWORK, type MppGate } from "../payments/mpp.js";
 import type { CreditCheck, PaymentCheck, PaymentRequest, PaymentRequiredOutcome, SettleOutcome, VerifiedPayment } from "../payments/outcomes.js";
 import { handlerFailure, type PaymentProcessor } from "../payments/processor.js";
+import type { ReceiptFacts, ReceiptIssuer, Sealed } from "../payments/receipts/issuer.js";
 import { isFree, priceFor, type AnyTool, type CallerCredentials, type InterimAnswer } from "../registry/tool.js";
 import type { Metrics } from "./metrics.js";
 import { DataSourceLabels, type DataSource } from "./request-scope.js";
@@ -49,6 +50,8 @@ export interface CallSite {
   challengeUrl: string;
   /** The refusal of a `siwx` tool call without a proof: `sign_in_required: ` and where the transport takes one. */
   signInHint: string;
+  /** The request method a paid answer's content signature covers (`@method`): HTTP the request's; default POST (MCP). */
+  method?: string;
 }
 
 /** One call as a transport hands it to {@link CallPipeline.run}. */
@@ -95,7 +98,8 @@ export type Paid =
  *   is the call's payment request (tool and price, for the transport's own 402 parts).
  * - `sign_in_required`: a `siwx` tool without a valid proof: 402 with the SIWX challenge beside the smallest top-up.
  * - `answer`: the handler's value; `status` for HTTP (202 for accepted-only answers of free tools); `private`:
- *   it depends on the caller (no shared caching); `paid` when it was paid for (the receipt).
+ *   it depends on the caller (no shared caching); `paid` when it was paid for (the receipt); `sealed` beside
+ *   `paid` when receipts are on: the signed receipt, the body to send as is, and its content signature.
  * - `error`: the error to send (status, code, Retry-After); nothing was charged unless its message says so.
  */
 export type CallOutcome = Outcome & { source: DataSource };
@@ -110,7 +114,7 @@ export type Outcome =
   | { kind: "error"; error: AppError };
 
 /** The `answer` outcome. */
-type Answer = { kind: "answer"; value: unknown; status: number; private: boolean; paid?: Paid };
+type Answer = { kind: "answer"; value: unknown; status: number; private: boolean; paid?: Paid; sealed?: Sealed };
 
 /** What the pipeline needs; `payments` undefined: payments are off and every tool is free. */
 export interface CallPipelineDeps {
@@ -124,6 +128,8 @@ export interface CallPipelineDeps {
   credits?: CreditGate;
   /** MPP beside x402 (HTTP only). */
   mpp?: MppGate;
+  /** Signed offers on 402s and a signed receipt with a content signature on paid answers (docs/receipts.md). */
+  receipts?: ReceiptIssuer;
 }
 
 /** Retry-After of a settlement whose outcome is unknown, s. */
@@ -131,16 +137,19 @@ const UNKNOWN_RETRY_AFTER_SEC = 5;
 
 /**
  * The 402 of a sign-in: the SIWX challenge beside the requirements of the smallest top-up (a client without
- * credits can top up with them; `wrapFetchWithSIWx` signs for `accepts[0].network`), `reason` as its error.
+ * credits can top up with them; `wrapFetchWithSIWx` signs for `accepts[0].network`), `reason` as its error;
+ * with `receipts`, the top-up's signed offers.
  */
 export async function signInRequired(
   payments: PaymentProcessor,
   credits: CreditGate,
   site: Omit<CallSite, "signInHint">,
   reason: string,
+  receipts?: ReceiptIssuer,
 ): Promise<{ request: PaymentRequest; required: PaymentRequired }> {
   const request: PaymentRequest = { tool: credits.topUpTool, resource: site.resource, fingerprint: "", priceUsd: credits.settings.minTopUpUsd };
-  return { request, required: offerCredits(await payments.paymentRequired(request, reason), credits, site) };
+  const required = await payments.paymentRequired(request, reason);
+  return { request, required: offerCredits(receipts ? await receipts.offers(required) : required, credits, site) };
 }
 
 /** `required` with the SIWX challenge when credits are on: the one place a 402 offers credits. */
@@ -174,7 +183,29 @@ export class CallPipeline {
           call.onKey?.(key);
         }).catch((err: unknown): Outcome => ({ kind: "error", error: toAppError(err) })),
     );
+    if (outcome.kind === "answer" && outcome.paid && this.deps.receipts) return { ...outcome, sealed: await this.seal(call, outcome.paid, outcome.value), source };
     return { ...outcome, source };
+  }
+
+  /**
+   * The receipt and content signature of a paid answer (every payment method and transport comes here).
+   * Undefined when signing fails (logged): the answer is paid for, so it is sent without them.
+   */
+  private async seal(call: Call, paid: Paid, value: unknown): Promise<Sealed | undefined> {
+    const site = call.site();
+    try {
+      return await this.deps.receipts!.seal({ method: site.method ?? "POST", targetUri: site.resource.url }, this.receiptFacts(paid), JSON.stringify(value));
+    } catch (err) {
+      logger.error({ err, tool: call.tool.name }, "receipt signing failed; the paid answer is sent without a receipt");
+      return undefined;
+    }
+  }
+
+  /** What the receipt of an answer paid with `paid` states. */
+  private receiptFacts(paid: Paid): ReceiptFacts {
+    if (paid.method === "credits") return { payer: paid.credits.wallet, network: this.deps.payments!.catalog.settings.network };
+    // MPP tempo names no payer address in its settlement: the receipt's payer is then empty.
+    return { payer: paid.receipt.payer ?? "", network: paid.receipt.network, transaction: paid.receipt.transaction };
   }
 
   /**
@@ -202,7 +233,7 @@ export class CallPipeline {
     const site = call.site();
     const r: PaymentRequest = { tool, resource: site.resource, fingerprint: key, priceUsd: priceFor(tool, input) };
     // A HEAD pays nothing and runs nothing: the 402 of a request without a payment.
-    if (call.unpaid) return this.paymentRequired(r, await payments.paymentRequired(r, "Payment required"), site);
+    if (call.unpaid) return await this.paymentRequired(r, await payments.paymentRequired(r, "Payment required"), site);
     const checked = await this.check(call, r, site, payments);
     if (checked.kind !== "verified") return checked;
     const { payment } = checked;
@@ -220,7 +251,7 @@ export class CallPipeline {
     switch (settled.kind) {
       case "payment_required":
         m.paymentsFailed.inc({ tool: tool.name, stage: "settle", transport });
-        return this.paymentRequired(r, settled.required, site);
+        return await this.paymentRequired(r, settled.required, site);
       case "unknown":
         m.paymentsFailed.inc({ tool: tool.name, stage: "settle_unknown", transport });
         throw new AppError(
@@ -250,7 +281,7 @@ export class CallPipeline {
       const proof = call.proofs.siwx;
       // A `siwx` tool acts for the wallet itself: a SIWX proof only, never a session token.
       const id = proof !== undefined ? await credits.signIn({ siwx: proof }, site.origin) : { refusal: site.signInHint };
-      if (isSiwxRefusal(id)) return { kind: "sign_in_required", ...(await signInRequired(payments, credits, site, id.refusal)) };
+      if (isSiwxRefusal(id)) return { kind: "sign_in_required", ...(await signInRequired(payments, credits, site, id.refusal, this.deps.receipts)) };
       wallet = id.wallet;
     }
     const value = await runner.execute(tool, input, { credentials: call.credentials, wallet });
@@ -258,9 +289,10 @@ export class CallPipeline {
     return { kind: "answer", value, status: tool.statusOf?.(value) ?? 200, private: Boolean(tool.acceptsCredentials || tool.auth) };
   }
 
-  /** The 402 outcome of `r`, offering credits when they are on. */
-  private paymentRequired(r: PaymentRequest, required: PaymentRequired, site: CallSite): Outcome {
-    return { kind: "payment_required", required: offerCredits(required, this.deps.credits, site), request: r };
+  /** The 402 outcome of `r`: signed offers when receipts are on, and credits when they are on. */
+  private async paymentRequired(r: PaymentRequest, required: PaymentRequired, site: CallSite): Promise<Outcome> {
+    const offered = this.deps.receipts ? await this.deps.receipts.offers(required) : required;
+    return { kind: "payment_required", required: offerCredits(offered, this.deps.credits, site), request: r };
   }
 
   /**
@@ -286,7 +318,7 @@ export class CallPipeline {
     }
     if (checked.kind !== "payment_required") return checked;
     if (paying || signed) this.deps.metrics.paymentsFailed.inc({ tool: r.tool.name, stage: "verify", transport: this.deps.transport });
-    return this.paymentRequired(r, checked.required, site);
+    return await this.paymentRequired(r, checked.required, site);
   }
 
   /** A credit payment that pays for the call: its stored answer, or the reservation to settle. */

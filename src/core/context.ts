@@ -11,6 +11,7 @@ import type { IngestionService } from "../ingestion/service.js";
 import type { CoinGeckoClient } from "../venues/coingecko/client.js";
 import type { DexScreenerClient } from "../venues/dexscreener/client.js";
 import type { GeckoTerminalClient } from "../venues/geckoterminal/client.js";
+import type { DexTokenSource } from "../venues/dex/token-source.js";
 import type { PerpVenue, PerpVenueClient, PredictedFunding } from "../venues/perp/types.js";
 import type { AlertPort, CreditAccountsPort } from "./types.js";
 import type { VenueHealth } from "./venue-health.js";
@@ -28,6 +29,8 @@ export interface Venues {
   dexscreener: DexScreenerClient;
   /** DEX pool lists and OHLCV (GeckoTerminal). */
   geckoterminal: GeckoTerminalClient;
+  /** Any token by chain and address (GeckoTerminal + DexScreener, batched, paced, cached). */
+  dexTokens: DexTokenSource;
 }
 
 /** What a tool handler may use. Handlers never see HTTP or MCP details. */

@@ -1,15 +1,21 @@
-import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { ICON_PATH } from "../payments/bazaar.js";
 import type { ServiceInfo } from "./openapi.js";
 
 /**
- * Absolute path of Scalar's standalone browser bundle (`@scalar/api-reference/dist/browser/standalone.js`),
- * served at `/docs/scalar.js` so that `/docs` loads nothing from a CDN. The package exports only its
- * entry points, so the bundle is found beside the resolved main module (`dist/index.js`).
+ * Absolute path of Scalar's standalone browser bundle, served at `/docs/scalar.js` so that `/docs` loads nothing
+ * from a CDN. The file is `dist/browser/standalone.js` of `@scalar/api-reference`, vendored byte for byte in
+ * `vendor/scalar/` (version and sha256 in `vendor/scalar/source.json`, refreshed by `vendor/scalar/update.sh`):
+ * the package itself is a whole Vue application of about 295 installed packages, of which the service serves
+ * this one file. Found from `src/docs/` (tsx) and from `dist/src/docs/` (built). Throws when it is missing.
  */
 export function scalarBundlePath(): string {
-  const main = createRequire(import.meta.url).resolve("@scalar/api-reference");
-  return join(dirname(main), "browser", "standalone.js");
+  for (const rel of ["../../vendor/scalar/standalone.js", "../../../vendor/scalar/standalone.js"]) {
+    const path = fileURLToPath(new URL(rel, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error("vendor/scalar/standalone.js is missing (bash vendor/scalar/update.sh <version> restores it)");
 }
 
 /** Escapes text for HTML element content and attribute values. */
@@ -20,19 +26,34 @@ function html(text: string): string {
 /**
  * Scalar's configuration: the document at `/openapi.json`; no web fonts, telemetry, AI agent or request
  * proxy (each would call a third-party host: "try it" requests go straight to this service,
- * the page's own origin); operation ids shown, since they are the MCP tool names.
+ * the page's own origin); operation ids shown, since they are the MCP tool names. The page's favicon is the
+ * service icon. Scalar's MCP button is pointed at this service's own `/mcp` (its VS Code and Cursor install
+ * links and "Connect MCP" name it; {@link scalarConfig} sets it): without an `mcp` setting the
+ * button would instead upload the document to Scalar's hosted service to generate a server there.
  */
 const SCALAR_CONFIG = {
   url: "/openapi.json",
+  favicon: ICON_PATH,
   withDefaultFonts: false,
   telemetry: false,
   agent: { disabled: true },
   proxyUrl: "",
   showOperationId: true,
   hideClientButton: false,
+  // Scalar's developer toolbar (shown on localhost by default) offers to share and deploy the document on
+  // Scalar's hosted service: a third party, like the proxy and the agent above.
+  showDeveloperTools: "never",
   documentDownloadType: "json",
   _integration: "express",
 };
+
+/**
+ * {@link SCALAR_CONFIG} with the MCP button's server: `PUBLIC_URL`'s `/mcp` when it is known; otherwise the page's
+ * script fills in its own origin's `/mcp` (Scalar needs an absolute URL for the install links).
+ */
+function scalarConfig(info: ServiceInfo): Record<string, unknown> {
+  return { ...SCALAR_CONFIG, mcp: { name: info.name, ...(info.publicUrl ? { url: `${info.publicUrl.replace(/\/+$/, "")}/mcp` } : {}) } };
+}
 
 /**
  * `GET /docs`: a human-readable API reference. The page explains the payment flow in a few lines, then
@@ -46,6 +67,7 @@ export function apiReferenceHtml(info: ServiceInfo): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${html(title)}</title>
+<link rel="icon" type="image/svg+xml" href="${ICON_PATH}">
 <meta name="description" content="${html(info.description)}">
 <style>
   body { margin: 0; font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
@@ -71,7 +93,9 @@ export function apiReferenceHtml(info: ServiceInfo): string {
 <div id="app"></div>
 <script src="/docs/scalar.js"></script>
 <script>
-  Scalar.createApiReference("#app", ${JSON.stringify(SCALAR_CONFIG).replace(/</g, "\\u003c")});
+  const config = ${JSON.stringify(scalarConfig(info)).replace(/</g, "\\u003c")};
+  config.mcp.url = config.mcp.url || new URL("/mcp", location.href).href;
+  Scalar.createApiReference("#app", config);
 </script>
 </body>
 </html>

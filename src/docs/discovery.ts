@@ -3,7 +3,7 @@ import { isFree, requestPath, type AnyTool } from "../registry/tool.js";
 import { bazaarTags, ICON_PATH, SERVICE_NAME } from "../payments/bazaar.js";
 import { jsonSchema, splitExample, splitInput, type JsonSchema } from "../registry/json-schema.js";
 import { outputExample } from "../registry/output-example.js";
-import { mppOffers, routeTemplate, type PaymentOffers, type PriceBook } from "./pricing.js";
+import { allAccepts, mppOffers, routeTemplate, type PaymentOffers, type PriceBook } from "./pricing.js";
 import { CONTACT, type ServiceInfo } from "./openapi.js";
 import { offeredStreams, STREAM_PAYMENT, streamBillingText, streamEventSchemas, streamExamplePath, streamsPaid, streamWsSubscribe, streamWsUrl } from "./streams.js";
 
@@ -144,7 +144,7 @@ export function buildX402Discovery(
               probeNote:
                 "the example refers to state that may not exist (an alert to extend, a webhook host that must resolve): unpaid, it answers 400 or 404 before the 402; with a real alert id or webhook URL it answers 402",
             }),
-        accepts: price ? [price] : [],
+        accepts: price ? allAccepts(price) : [],
         ...(t.priceOf
           ? { price: { mode: "dynamic", currency: "USD", min: t.priceUsd, ...(offers.credits ? { max: offers.credits.maxTopUpUsd } : {}) } }
           : { price: { mode: "fixed", currency: "USD", amount: t.priceUsd } }),

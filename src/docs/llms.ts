@@ -133,12 +133,17 @@ function intro(info: ServiceInfo, base: string): string[] {
     "",
     `> ${info.description}`,
     "",
-    `Base URL: ${base}. Version ${info.version}. There are no accounts and no API keys: every paid request is paid on its own, in USDC on Base (eip155:8453).`,
+    `Base URL: ${base}. Version ${info.version}. There are no accounts and no API keys: every paid request is paid on its own, in USDC on Base (eip155:8453)${info.solanaNetwork ? ` or on Solana (${info.solanaNetwork})` : ""}.`,
     "",
     "## How to pay",
     "",
     "1. Call a paid endpoint without payment. The answer is `402`: the `PAYMENT-REQUIRED` header is the x402 v2 `PaymentRequired` (base64 JSON: scheme `exact`, network, USDC asset, amount in atomic units, `payTo`), and `WWW-Authenticate: Payment` carries the MPP challenges. `GET /api/v1/quote?path=<path and query>` returns the same requirements without calling.",
     "2. Pay with x402: sign an EIP-3009 USDC authorization for exactly that amount and repeat the request with the proof in `PAYMENT-SIGNATURE` (any x402 client does it, e.g. `wrapFetchWithPayment` of `@x402/fetch`). Or pay with MPP: `Authorization: Payment <credential>`.",
+    ...(info.solanaNetwork
+      ? [
+          "   On Solana (the second `accepts` entry): sign a USDC `TransferChecked` transaction whose fee payer is the facilitator's (`extra.feePayer`), e.g. with the `exact` client scheme of `@x402/svm`; the same `PAYMENT-SIGNATURE` header carries it.",
+        ]
+      : []),
     "3. The answer is `200` with the receipt (transaction hash) in `PAYMENT-RESPONSE`. Answers with status >= 400 are never charged; an identical request within a tool's cache TTL is free (`X-Cache: HIT`).",
     "",
     'Prepaid credits: top up once with `POST /api/v1/credits {"amount_usd":"5"}` (paid with x402 or MPP), then send a Sign-In-With-X proof in `SIGN-IN-WITH-X` on each paid call (the official `wrapFetchWithSIWx` client answers the 402\'s challenge by itself): the price is debited from the wallet\'s balance with no chain transaction, and `X-Credits-Remaining` tells the balance.',

@@ -2,7 +2,7 @@ import type { StreamDef } from "../registry/stream.js";
 import { isFree, type AnyTool } from "../registry/tool.js";
 import { jsonSchema, splitExample, splitInput, type JsonSchema } from "../registry/json-schema.js";
 import { outputExample } from "../registry/output-example.js";
-import { mppOffers, routeTemplate, type PaymentOffers, type PriceBook } from "./pricing.js";
+import { allAccepts, mppOffers, routeTemplate, type PaymentOffers, type PriceBook } from "./pricing.js";
 import { offeredStreams, STREAM_AUTH_TEXT, STREAM_PAYMENT, STREAM_WS_PATH, streamBillingText, streamEvents, streamsPaid, wsMessageSchemas } from "./streams.js";
 
 /** Service identity shown in documents. */
@@ -14,6 +14,8 @@ export interface ServiceInfo {
   publicUrl?: string;
   /** Who answers for this deployment (OpenAPI `info.contact`); default {@link CONTACT}. */
   contact?: { name?: string; url?: string; email?: string };
+  /** The Solana network (CAIP-2) paid requests may also be paid on, when `PAY_TO_SOLANA` is set. */
+  solanaNetwork?: string;
 }
 
 /** Default contact of a deployment: the project's issue tracker. */
@@ -117,19 +119,20 @@ function paymentInfo(tool: AnyTool, price: NonNullable<ReturnType<PriceBook["get
     price: tool.priceOf
       ? { mode: "dynamic", currency: "USD", min: tool.priceUsd, ...(offers.credits ? { max: offers.credits.maxTopUpUsd } : {}) }
       : { mode: "fixed", currency: "USD", amount: tool.priceUsd },
+    // One x402 entry per network: Base, then Solana when offered.
     protocols: [
-      {
+      ...allAccepts(price).map((a) => ({
         x402: {
           x402Version: 2,
-          scheme: price.scheme,
-          network: price.network,
-          asset: price.asset,
-          amount: price.amount,
-          ...(price.payTo ? { payTo: price.payTo } : {}),
-          maxTimeoutSeconds: price.maxTimeoutSeconds,
+          scheme: a.scheme,
+          network: a.network,
+          asset: a.asset,
+          amount: a.amount,
+          ...(a.payTo ? { payTo: a.payTo } : {}),
+          maxTimeoutSeconds: a.maxTimeoutSeconds,
           header: "PAYMENT-SIGNATURE",
         },
-      },
+      })),
       ...mppOffers(price, offers).map((o) => ({ mpp: { method: o.method, intent: o.intent, currency: "USD", network: o.network, asset: o.asset } })),
     ],
     ...(offers.credits && !tool.priceOf
@@ -146,13 +149,33 @@ function paymentInfo(tool: AnyTool, price: NonNullable<ReturnType<PriceBook["get
   };
 }
 
+/** `example` of a parameter from the tool's example input, when it has one: what Scalar's "Send" fills in. */
+const exampleOf = (values: Record<string, string | number | boolean>, name: string) => (name in values ? { example: values[name] } : {});
+
+/**
+ * `x-badges` (shown by Scalar beside the operation): the price per call, or "free". Dynamic prices (top-ups)
+ * show their minimum.
+ */
+function priceBadges(tool: AnyTool, paid: boolean): Array<{ name: string; position: "before"; color: string }> {
+  if (!paid) return [{ name: "free", position: "before", color: "#64748b" }];
+  return [{ name: tool.priceOf ? `from ${tool.priceUsd} USD` : `${tool.priceUsd} USD`, position: "before", color: "#16a34a" }];
+}
+
 function operation(tool: AnyTool, prices: PriceBook, offers: PaymentOffers): Record<string, unknown> {
   const { path, rest, restRequired } = splitInput(tool);
+  const example = splitExample(tool);
   const parameters = [
-    ...Object.entries(path).map(([name, schema]) => ({ name, in: "path", required: true, description: schema.description, schema })),
+    ...Object.entries(path).map(([name, schema]) => ({ name, in: "path", required: true, description: schema.description, schema, ...exampleOf(example.path, name) })),
     ...(tool.method === "POST"
       ? []
-      : Object.entries(rest.properties ?? {}).map(([name, schema]) => ({ name, in: "query", required: restRequired.includes(name), description: schema.description, schema }))),
+      : Object.entries(rest.properties ?? {}).map(([name, schema]) => ({
+          name,
+          in: "query",
+          required: restRequired.includes(name),
+          description: schema.description,
+          schema,
+          ...exampleOf(example.rest, name),
+        }))),
     ...(tool.acceptsCredentials ? CREDENTIAL_HEADERS : []),
   ];
   const price = prices.get(tool.name);
@@ -188,8 +211,9 @@ function operation(tool: AnyTool, prices: PriceBook, offers: PaymentOffers): Rec
     parameters,
     responses,
     "x-cache-ttl": tool.cacheTtlSec,
+    "x-badges": priceBadges(tool, paid),
   };
-  if (tool.method === "POST") op.requestBody = { required: true, content: json(rest, splitExample(tool).rest) };
+  if (tool.method === "POST") op.requestBody = { required: true, content: json(rest, example.rest) };
   if (paid) op["x-payment-info"] = paymentInfo(tool, price, offers);
   return op;
 }
@@ -295,7 +319,14 @@ function quoteOperation(): Record<string, unknown> {
     tags: ["service"],
     security: [],
     parameters: [
-      { name: "path", in: "query", required: true, description: "request path with its query, e.g. /api/v1/prices?symbols=btc", schema: { type: "string" } },
+      {
+        name: "path",
+        in: "query",
+        required: true,
+        description: "request path with its query, e.g. /api/v1/prices?symbols=btc",
+        schema: { type: "string" },
+        example: "/api/v1/prices?symbols=btc,eth",
+      },
       { name: "method", in: "query", required: false, description: "HTTP method (default GET)", schema: { type: "string", enum: ["GET", "POST", "DELETE"] } },
       {
         name: "body",
@@ -457,7 +488,16 @@ function servicePaths(): Record<string, Record<string, unknown>> {
         summary: 'MCP over Streamable HTTP (stateless, JSON responses): the same tools; paid tools/call take _meta["x402/payment"] or a SIWX proof',
         tags: ["mcp"],
         security: [],
-        parameters: [{ name: "Accept", in: "header", required: true, description: "application/json, text/event-stream", schema: { type: "string" } }],
+        parameters: [
+          {
+            name: "Accept",
+            in: "header",
+            required: true,
+            description: "application/json, text/event-stream",
+            schema: { type: "string" },
+            example: "application/json, text/event-stream",
+          },
+        ],
         requestBody: {
           required: true,
           content: json(
@@ -465,6 +505,8 @@ function servicePaths(): Record<string, Record<string, unknown>> {
               "jsonrpc",
               "method",
             ]),
+            // A stateless server answers tools/list without an initialize first.
+            { jsonrpc: "2.0", id: 1, method: "tools/list" },
           ),
         },
         responses: {
@@ -711,7 +753,11 @@ export function buildOpenApi(
   for (const def of streams) paths[routeTemplate(def.path)] = { get: streamOperation(def, live, offers) };
   if (streams.length) paths[STREAM_WS_PATH] = { get: wsOperation(streams, offers) };
   const base = info.publicUrl ?? "";
-  const protocols = ["x402 v2 (USDC on Base)", ...(offers.mpp ? ["MPP"] : []), ...(offers.credits ? ["prepaid credits with Sign-In-With-X"] : [])];
+  const protocols = [
+    info.solanaNetwork ? "x402 v2 (USDC on Base or Solana)" : "x402 v2 (USDC on Base)",
+    ...(offers.mpp ? ["MPP"] : []),
+    ...(offers.credits ? ["prepaid credits with Sign-In-With-X"] : []),
+  ];
   return {
     openapi: "3.1.0",
     info: {

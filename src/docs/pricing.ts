@@ -7,18 +7,36 @@ export interface PaymentDocSettings {
   network: `${string}:${string}`;
   payTo?: string;
   timeoutSec: number;
+  /** The Solana network and recipient (`PAY_TO_SOLANA`), when Solana is offered. */
+  solana?: { network: `${string}:${string}`; payTo: string };
 }
 
-/** Per paid tool, the x402 requirements it advertises (without `payTo` when unknown). */
-export type PriceBook = Map<string, Omit<PaymentRequirements, "payTo"> & { payTo?: string }>;
+/** One advertised x402 requirement (without `payTo` when unknown). */
+export type AdvertisedRequirements = Omit<PaymentRequirements, "payTo"> & { payTo?: string };
+
+/**
+ * Per paid tool, the x402 requirements it advertises: the Base one, and under `also` the other networks'
+ * (Solana when offered; its `extra.feePayer` is the facilitator's and only in the live 402).
+ */
+export type PriceBook = Map<string, AdvertisedRequirements & { also?: AdvertisedRequirements[] }>;
+
+/** Every network's requirements of a price book entry, Base first (what a 402's `accepts` lists). */
+export function allAccepts(price: AdvertisedRequirements & { also?: AdvertisedRequirements[] }): AdvertisedRequirements[] {
+  const { also, ...first } = price;
+  return [first, ...(also ?? [])];
+}
 
 /** Computes the advertised requirements of every paid tool (no facilitator needed). */
 export async function priceBook(tools: readonly AnyTool[], s: PaymentDocSettings): Promise<PriceBook> {
   const book: PriceBook = new Map();
+  const advertised = async (t: AnyTool, network: `${string}:${string}`, payTo: string | undefined): Promise<AdvertisedRequirements> => {
+    const { payTo: to, ...rest } = await staticRequirements(t, { network, payTo: payTo ?? "", timeoutSec: s.timeoutSec });
+    return payTo ? { ...rest, payTo: to } : rest;
+  };
   for (const t of tools) {
     if (isFree(t)) continue;
-    const { payTo, ...rest } = await staticRequirements(t, { network: s.network, payTo: s.payTo ?? "", timeoutSec: s.timeoutSec });
-    book.set(t.name, s.payTo ? { ...rest, payTo } : rest);
+    const base = await advertised(t, s.network, s.payTo);
+    book.set(t.name, s.solana ? { ...base, also: [await advertised(t, s.solana.network, s.solana.payTo)] } : base);
   }
   return book;
 }

@@ -2,6 +2,7 @@ import { AppError } from "../errors.js";
 import { logger } from "../lib/log.js";
 import { microToUsd } from "../payments/credits/ledger.js";
 import type { CreditGate } from "../payments/credits/gate.js";
+import type { SignedReceipt } from "@x402/extensions/offer-receipt";
 import type { StreamDef } from "../registry/stream.js";
 import type { LiveHub } from "./hub.js";
 import type { StreamLimits } from "./limits.js";
@@ -34,6 +35,8 @@ export interface StreamSessionOptions {
   minuteMs: number;
   /** A fresh credits session token for the wallet (sent with each `debit`, so a reconnect never needs a new signature). */
   renewSession?: () => string | undefined;
+  /** Signs the receipt of a paid minute for the wallet (receipts on; HttpPaymentGate.streamReceipt), sent in its `debit` event. */
+  receipt?: (wallet: string) => Promise<SignedReceipt | undefined>;
 }
 
 /** How to top up, in `payment_required` events. */
@@ -117,9 +120,17 @@ export class StreamSession {
     }
     this.opts.hub.paidMinute(def.topic, this.opts.symbol);
     const session = this.opts.renewSession?.();
+    const receipt = await this.opts.receipt?.(wallet);
     const e: LiveEvent = {
       event: "debit",
-      data: { topic: def.topic, minute: this.minute, price_usd: def.pricePerMinuteUsd, remaining_usd: microToUsd(out.remainingMicro), ...(session ? { session } : {}) },
+      data: {
+        topic: def.topic,
+        minute: this.minute,
+        price_usd: def.pricePerMinuteUsd,
+        remaining_usd: microToUsd(out.remainingMicro),
+        ...(session ? { session } : {}),
+        ...(receipt ? { receipt } : {}),
+      },
     };
     if (this.started) this.deliver(e);
     else this.firstDebit = e;

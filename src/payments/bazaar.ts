@@ -41,7 +41,8 @@ export function serviceMetadata(tool: AnyTool, base?: string): { serviceName: st
 
 /**
  * A schema without `format` keywords: facilitators validate declarations with ajv without its formats
- * plugin, which logs a warning per unknown format (`date-time`) on every payment. OpenAPI keeps them.
+ * plugin, which logs a warning per unknown format (`date-time`) on every payment. Nor descriptions, string lengths
+ * or defaults (the 402's header block must fit a proxy's buffer). OpenAPI keeps them all.
  */
 function withoutFormats<T>(schema: T): T {
   if (Array.isArray(schema)) return schema.map(withoutFormats) as T;
@@ -51,10 +52,13 @@ function withoutFormats<T>(schema: T): T {
     // Nor descriptions: the declaration travels in every 402's PAYMENT-REQUIRED header, whose block must fit a
     // reverse proxy's response buffer (4 KB in nginx by default); /openapi.json and /llms-full.txt describe each field.
     if ((k === "format" || k === "description") && typeof v === "string") continue;
+    // Nor string lengths and defaults, for the same reason: they bound and complete the call, not describe it, and
+    // the service checks them anyway (a 400 before payment names the field); /openapi.json keeps them.
+    if (k === "minLength" || k === "maxLength" || k === "default") continue;
     // A pattern beside a format repeats it (zod writes the 500-character ISO 8601 expression of date-time).
     if (k === "pattern" && typeof (schema as Record<string, unknown>).format === "string") continue;
     if (k === "properties" && v && typeof v === "object") out[k] = Object.fromEntries(Object.entries(v).map(([name, x]) => [name, withoutFormats(x)]));
-    else if (k === "const" || k === "enum" || k === "examples" || k === "default") out[k] = v;
+    else if (k === "const" || k === "enum" || k === "examples") out[k] = v;
     else out[k] = withoutFormats(v);
   }
   return out as T;

@@ -16,12 +16,26 @@ export interface MppSettings {
   realm: string;
   /** Methods offered: `evm` (EIP-3009 USDC on the x402 network, settled by our facilitator) and/or `tempo`. */
   methods: ReadonlyArray<"evm" | "tempo">;
+  /**
+   * Which 402s carry challenges ({@link MppGate.methodsFor}; `MPP_CHALLENGES`): `negotiated` (default), only a
+   * request that speaks MPP, and then one; `always`, every 402.
+   */
+  challenges?: "negotiated" | "always";
   /** Tempo method: token and recipient on Tempo (chain 4217 by default). */
   tempo: { currency: Address; recipient: Address; chainId: number };
 }
 
 /** CAIP-2 id of Tempo mainnet, named in the receipts of `tempo` payments. */
 export const TEMPO_NETWORK = "tempo:4217";
+
+/** An MPP payment method this service offers. */
+export type MppMethod = MppSettings["methods"][number];
+
+/**
+ * What a request says about MPP, for the challenges of its 402 ({@link MppGate.methodsFor}): its `Accept-Payment`
+ * value and whether it carried a Payment credential; or `all` (every method: a quote, not a 402).
+ */
+export type MppAsk = { acceptPayment: string | undefined; credential: boolean } | "all";
 
 /** An MPP credential turned into something the pipeline can settle. */
 export type MppPayment =
@@ -42,6 +56,53 @@ interface EvmCredentialPayload {
   validBefore: string;
   nonce: string;
   signature: string;
+}
+
+/** One range of an `Accept-Payment` value: `method/intent` (either may be `*`) and its weight. */
+interface PaymentRange {
+  method: string;
+  intent: string;
+  q: number;
+}
+
+/** The ranges of an `Accept-Payment` value (`evm/charge, tempo/*;q=0.5`), or undefined when it cannot be read. */
+function parseAcceptPayment(value: string): PaymentRange[] | undefined {
+  const out: PaymentRange[] = [];
+  // Bounded: a request header, read only for a 402.
+  for (const part of value.slice(0, 1024).split(",")) {
+    const [token = "", ...params] = part.split(";").map((p) => p.trim().toLowerCase());
+    if (!token) continue;
+    const m = /^([a-z]+|\*)\/([a-z0-9-]+|\*)$/.exec(token);
+    if (!m) return undefined;
+    const qParam = params.find((p) => p.startsWith("q="));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!(q >= 0 && q <= 1)) return undefined;
+    out.push({ method: m[1]!, intent: m[2]!, q });
+  }
+  return out.length ? out : undefined;
+}
+
+/**
+ * `offered` (our methods, intent `charge`) that `Accept-Payment` accepts (`q>0` in its most specific matching range),
+ * highest `q` first and in our order on ties; empty when it accepts none or cannot be read.
+ */
+function rankByAcceptPayment(offered: readonly MppMethod[], value: string): MppMethod[] {
+  const ranges = parseAcceptPayment(value);
+  if (!ranges) return [];
+  const weight = (method: string): number => {
+    let best: { specificity: number; q: number } | undefined;
+    for (const r of ranges) {
+      if ((r.method !== "*" && r.method !== method) || (r.intent !== "*" && r.intent !== "charge")) continue;
+      const specificity = Number(r.method !== "*") + Number(r.intent !== "*");
+      if (!best || specificity > best.specificity || (specificity === best.specificity && r.q > best.q)) best = { specificity, q: r.q };
+    }
+    return best?.q ?? 0;
+  };
+  return offered
+    .map((m, i) => ({ m, i, q: weight(m) }))
+    .filter((x) => x.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i)
+    .map((x) => x.m);
 }
 
 /** The headless mppx engine: `evm` bound to the x402 requirement's asset, EIP-712 domain and payTo; `tempo` from settings. */
@@ -95,15 +156,35 @@ export class MppGate {
     return { request: { amount: formatUnits(BigInt(r.amount), 6) }, scope: tool.name };
   }
 
-  /** `WWW-Authenticate` values offering the configured MPP methods for one call of `tool` at `priceUsd`. */
-  async challenges(tool: AnyTool, priceUsd = tool.priceUsd): Promise<string[]> {
+  /**
+   * The methods a 402 offers a request as `WWW-Authenticate: Payment` challenges (docs/payments.md, "MPP challenges on
+   * a 402"), ranked by the request's `Accept-Payment` (draft-httpauth-payment-02, "Client Payment Preferences": `q>0`
+   * only, highest `q` first, our order on ties, the most specific range deciding; a header that names none of ours or
+   * cannot be read is ignored, as the draft allows). `all`: every method (a quote).
+   * - `negotiated` (default): none for a request that does not speak MPP (no `Accept-Payment`, no Payment credential),
+   *   since each challenge adds about 0.5 KB to a header block a stock nginx reads in 4 KB; else one, the first ranked
+   *   (an mppx client signs the first challenge it supports).
+   * - `always`: on every 402, every ranked method (all of them without `Accept-Payment`).
+   */
+  methodsFor(ask: MppAsk): MppMethod[] {
+    const offered = this.settings.methods;
+    if (ask === "all") return [...offered];
+    const ranked = ask.acceptPayment === undefined ? [] : rankByAcceptPayment(offered, ask.acceptPayment);
+    const methods = ranked.length ? ranked : [...offered];
+    if (this.settings.challenges === "always") return methods;
+    return ask.acceptPayment === undefined && !ask.credential ? [] : methods.slice(0, 1);
+  }
+
+  /** `WWW-Authenticate` values offering the MPP methods {@link methodsFor} `ask` for one call of `tool` at `priceUsd`. */
+  async challenges(tool: AnyTool, priceUsd = tool.priceUsd, ask: MppAsk = "all"): Promise<string[]> {
+    const methods = this.methodsFor(ask);
+    if (methods.length === 0) return [];
     const { engine, requirement } = await this.setup(tool, priceUsd);
     // No `description` (optional in the Payment scheme): the x402 requirements beside it describe the
     // resource already, and the 402's header block must stay small (http/payment-gate.ts).
     const opts = { amount: formatUnits(BigInt(requirement.amount), 6), scope: tool.name, expires: Expires.seconds(requirement.maxTimeoutSeconds) };
     const out: string[] = [];
-    if (this.settings.methods.includes("evm")) out.push(Challenge.serialize(await engine.challenge.evm.charge(opts)));
-    if (this.settings.methods.includes("tempo")) out.push(Challenge.serialize(await engine.challenge.tempo.charge(opts)));
+    for (const m of methods) out.push(Challenge.serialize(await (m === "evm" ? engine.challenge.evm.charge(opts) : engine.challenge.tempo.charge(opts))));
     return out;
   }
 

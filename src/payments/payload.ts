@@ -3,6 +3,7 @@ import { PaymentPayloadV2Schema } from "@x402/core/schemas";
 import type { PaymentPayload } from "@x402/core/types";
 import { isAddress, type Address, type Hex } from "viem";
 import { z } from "zod";
+import { solanaPayment } from "./solana-payload.js";
 
 /** The EIP-3009 authorization inside an `exact` EVM payload (x402 `exact` scheme, EIP-3009 transfer method). */
 export interface Authorization {
@@ -21,8 +22,18 @@ export interface Authorization {
 /** A decoded payment whose shape is known to be safe for the resource server, the facilitator and the ledger. */
 export interface CheckedPayload {
   payload: PaymentPayload;
-  auth: Authorization;
-  /** SHA-256 (hex) of the signed part (authorization + signature): proves "the same signed payment" without a signature check. */
+  /** The payer's address as the payment spells it (EVM: the authorization's `from`; Solana: the transfer's authority). */
+  from: string;
+  /** {@link from} normalised for comparison and ledger keys: EVM lower case, Solana base58 as is (it is case-sensitive). */
+  payer: string;
+  /**
+   * What makes the payment single-use, as the exactly-once ledger claims it: EVM the EIP-3009 nonce (lower
+   * case); Solana the payer's signature of the transaction (base58), one per transaction message.
+   */
+  nonce: string;
+  /** The EIP-3009 authorization (EVM payloads only: reconciliation reads its state on chain). */
+  auth?: Authorization;
+  /** SHA-256 (hex) of the signed part: proves "the same signed payment" without a signature check. */
   digest: string;
 }
 
@@ -57,8 +68,9 @@ function refusal(path: readonly PropertyKey[], message: string): PayloadRefusal 
 /**
  * Validates a decoded x402 payment payload (from `PAYMENT-SIGNATURE`, an upgraded `X-PAYMENT` /
  * `X-PAYMENT-PROOF`, an MPP `evm` credential or MCP `_meta["x402/payment"]`) before anything else reads
- * it: the x402 v2 envelope (official `@x402/core` schema) and, inside it, an EIP-3009 authorization and
- * signature of bounded size. Pure and cheap; never throws.
+ * it: the x402 v2 envelope (official `@x402/core` schema) and, inside it, by the network of `accepted`:
+ * an EIP-3009 authorization and signature of bounded size (EVM), or a bounded Solana transaction with a
+ * signed token transfer (`solana:*`, see `solana-payload.ts`). Pure and cheap; never throws.
  * @returns the checked payload, or the refusal reason for a 402.
  */
 export function checkPaymentPayload(raw: unknown): CheckedPayload | PayloadRefusal {
@@ -67,19 +79,37 @@ export function checkPaymentPayload(raw: unknown): CheckedPayload | PayloadRefus
     const issue = envelope.error.issues[0];
     return refusal(issue?.path ?? [], issue?.message ?? "not an x402 v2 PaymentPayload");
   }
+  if (envelope.data.accepted.network.startsWith("solana:")) {
+    const sol = solanaPayment(envelope.data.payload);
+    if ("field" in sol) return refusal(["payload", sol.field], sol.message);
+    return { payload: raw as PaymentPayload, from: sol.payer, payer: sol.payer, nonce: sol.signature, digest: sol.digest };
+  }
   const inner = ExactEvmEip3009.safeParse(envelope.data.payload);
   if (!inner.success) {
     const issue = inner.error.issues[0];
     return refusal(["payload", ...(issue?.path ?? [])], issue?.message ?? "not an exact EVM EIP-3009 payload");
   }
   const auth = inner.data.authorization as Authorization;
-  return { payload: raw as PaymentPayload, auth, digest: signedDigest(auth, inner.data.signature) };
+  return {
+    payload: raw as PaymentPayload,
+    from: auth.from,
+    payer: auth.from.toLowerCase(),
+    nonce: auth.nonce.toLowerCase(),
+    auth,
+    digest: signedDigest(auth, inner.data.signature),
+  };
 }
 
 /** SHA-256 (hex) of an authorization and its signature, case-normalised. */
 function signedDigest(a: Authorization, signature: string): string {
   const parts = [a.from.toLowerCase(), a.to.toLowerCase(), a.value, a.validAfter, a.validBefore, a.nonce.toLowerCase(), signature.toLowerCase()];
   return createHash("sha256").update(JSON.stringify(parts)).digest("hex");
+}
+
+/** Whether `address` (e.g. a facilitator's `payer`) is the payer of `checked`, compared as {@link CheckedPayload.payer} is normalised. */
+export function isPayerOf(address: string | undefined, checked: CheckedPayload): boolean {
+  if (!address) return false;
+  return (checked.auth ? address.toLowerCase() : address) === checked.payer;
 }
 
 /** Narrows the result of {@link checkPaymentPayload}. */

@@ -7,7 +7,7 @@ import { logger } from "../lib/log.js";
 import type { AnyTool } from "../registry/tool.js";
 import type { AuthorizationReader } from "./chain.js";
 import type { AuthorizationState, IdempotentRecord, PaymentLedger, PendingState, PrepaidState } from "./ledger.js";
-import { checkPaymentPayload, isRefusal, type Authorization, type CheckedPayload } from "./payload.js";
+import { checkPaymentPayload, isPayerOf, isRefusal, type Authorization, type CheckedPayload } from "./payload.js";
 import type { PaymentCheck, PaymentRequest, SettleOutcome, VerifiedPayment } from "./outcomes.js";
 import type { PaymentCatalog } from "./x402.js";
 
@@ -51,7 +51,8 @@ interface SettleAttempt {
   digest: string;
   payload: PaymentPayload;
   match: PaymentRequirements;
-  auth: Authorization;
+  /** The EIP-3009 authorization (EVM only; undefined for a Solana transaction). */
+  auth?: Authorization;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -117,6 +118,14 @@ const EXPIRED_UNUSED = "settlement_failed_authorization_expired";
 const NONCE_USED = /nonce_already_used|authorization_used|already used/i;
 
 /**
+ * The 402 reason for a payment already settled here: the official scheme's own reason on each network
+ * (EVM: the EIP-3009 nonce is used; Solana: the transaction was settled, `duplicate_settlement`).
+ */
+function alreadyUsed(network: string): string {
+  return network.startsWith("solana:") ? "duplicate_settlement" : "invalid_exact_evm_nonce_already_used";
+}
+
+/**
  * x402 payments, exactly once, for every transport (HTTP, MCP, MPP's EVM method), on the official
  * `x402ResourceServer`:
  * - one authorization (payer + nonce) runs the handler at most once, even when sent on many concurrent
@@ -156,8 +165,12 @@ export class PaymentProcessor {
     return rs.createPaymentRequiredResponse(accepts, resource, error, extensions, undefined, payload);
   }
 
-  private authKey(r: PaymentRequirements, a: Authorization): string {
-    return `${r.network}:${r.asset.toLowerCase()}:${a.from.toLowerCase()}:${a.nonce.toLowerCase()}`;
+  /**
+   * Ledger key of a payment: network, asset, payer and what makes it single-use (EVM: the EIP-3009 nonce;
+   * Solana: the payer's transaction signature), so one payment is claimed once across every replica.
+   */
+  private authKey(r: PaymentRequirements, c: CheckedPayload): string {
+    return `${r.network}:${r.asset.toLowerCase()}:${c.payer}:${c.nonce}`;
   }
 
   /**
@@ -185,7 +198,7 @@ export class PaymentProcessor {
 
     const id = paymentIdentifierOf(payload);
     if ("error" in id) return required(id.error, payload);
-    const idKey = id.id ? `${auth.from.toLowerCase()}:${id.id}` : undefined;
+    const idKey = id.id ? `${checked.payer}:${id.id}` : undefined;
     // What a request gets when its payment identifier is already recorded (the payer's answer, or 409).
     const recorded = async (rec: IdempotentRecord): Promise<PaymentCheck> => {
       if (!(await this.provenBy(rec.digest, checked, match))) return required(NOT_THE_PAYER, payload);
@@ -202,7 +215,7 @@ export class PaymentProcessor {
       if (rec && !unanswered) return recorded(rec);
     }
 
-    const key = this.authKey(match, auth);
+    const key = this.authKey(match, checked);
     const blocked = await this.ledger.claim(key);
     if (blocked?.state === "pending") {
       // The stored answer goes only to the same signed payload (a used authorization cannot be re-verified).
@@ -213,14 +226,14 @@ export class PaymentProcessor {
     if (unanswered && (blocked?.state === "in_flight" || blocked?.state === "settled")) throw IN_PROGRESS();
     if (blocked?.state === "prepaid") {
       if (blocked.digest !== digest) return required(NOT_THE_PAYER, payload);
-      if (blocked.fingerprint !== fingerprint) return required("invalid_exact_evm_nonce_already_used", payload);
+      if (blocked.fingerprint !== fingerprint) return required(alreadyUsed(match.network), payload);
       // Of concurrent retries, the one that swaps the observed state takes the owed run.
       if (await this.ledger.compareAndSet(key, blocked, { state: "in_flight" })) {
-        return { kind: "verified", payment: this.prepaidRun(key, idKey, fingerprint, auth.from, blocked) };
+        return { kind: "verified", payment: this.prepaidRun(key, idKey, fingerprint, checked.from, blocked) };
       }
       return required("authorization_in_use", payload);
     }
-    if (blocked) return required(blocked.state === "settled" ? "invalid_exact_evm_nonce_already_used" : "authorization_in_use", payload);
+    if (blocked) return required(blocked.state === "settled" ? alreadyUsed(match.network) : "authorization_in_use", payload);
     if (idKey) {
       // Another authorization with the same identifier may have started meanwhile: exactly one runs.
       const raced = await this.ledger.claimIdempotent(idKey, { fingerprint, digest });
@@ -330,7 +343,7 @@ export class PaymentProcessor {
   private async provenBy(digest: string | undefined, checked: CheckedPayload, match: PaymentRequirements): Promise<boolean> {
     if (digest !== undefined && digest === checked.digest) return true;
     const v = await this.catalog.resourceServer.verifyPayment(checked.payload, match);
-    return v.isValid && v.payer?.toLowerCase() === checked.auth.from.toLowerCase();
+    return v.isValid && isPayerOf(v.payer, checked);
   }
 
   /**
@@ -406,14 +419,16 @@ export class PaymentProcessor {
    * `authorizationState` until the transfer shows up (settled), the authorization expires unused
    * (expired, nothing charged), or the window ends (unknown).
    */
-  private async reconcile(match: PaymentRequirements, auth: Authorization): Promise<Reconciled> {
+  private async reconcile(match: PaymentRequirements, auth: Authorization | undefined): Promise<Reconciled> {
     const chain = this.opts.chain;
+    // The chain reader reads EIP-3009 state: a Solana payment (no authorization) is left to `resettle` on its retry.
+    if (!chain || !auth) return { kind: "unknown", retryAfterSec: 5 };
     const settledReceipt = async (): Promise<SettleResponse> => {
-      const transaction = chain ? ((await chain.transactionOf(match.asset as Address, auth.from, auth.nonce).catch(() => undefined)) ?? "") : "";
+      const transaction = (await chain.transactionOf(match.asset as Address, auth.from, auth.nonce).catch(() => undefined)) ?? "";
       return { success: true, transaction, network: match.network, payer: auth.from, amount: match.amount };
     };
     const deadline = Date.now() + this.reconcileWindowMs;
-    while (chain) {
+    for (;;) {
       try {
         if (await chain.used(match.asset as Address, auth.from, auth.nonce)) return { kind: "settled", receipt: await settledReceipt() };
       } catch (err) {
@@ -448,7 +463,7 @@ export class PaymentProcessor {
    * holds; the others are refused as `authorization_in_use`, like any authorization in use.
    */
   private async resumePending(key: string, idKey: string | undefined, pending: PendingState, r: PaymentRequest): Promise<PaymentCheck> {
-    const { auth, digest } = checkPaymentPayload(pending.payload) as CheckedPayload;
+    const { auth, from, digest } = checkPaymentPayload(pending.payload) as CheckedPayload;
     const refused = async (reason: string): Promise<PaymentCheck> => ({ kind: "payment_required", required: await this.paymentRequired(r, reason, pending.payload) });
     if ((pending.reconcilingUntilMs ?? 0) > Date.now()) return refused("authorization_in_use");
     const { reconcilingUntilMs: _expired, ...unheld } = pending;
@@ -457,7 +472,7 @@ export class PaymentProcessor {
     // From here every write is a compare-and-set from `held`: losing one means another retry took over.
     const swap = (next: AuthorizationState | undefined) => this.ledger.compareAndSet(key, held, next);
 
-    const outcome = this.opts.chain ? await this.reconcile(pending.requirements, auth) : await this.resettle(pending, auth.from);
+    const outcome = this.opts.chain && auth ? await this.reconcile(pending.requirements, auth) : await this.resettle(pending, from);
     if (outcome.kind === "unknown") {
       if (!(await swap(unheld))) return refused("authorization_in_use");
       throw new AppError("UPSTREAM_ERROR", "the settlement of this payment is still unconfirmed; retry shortly", { retryAfterSec: outcome.retryAfterSec });
@@ -478,9 +493,9 @@ export class PaymentProcessor {
     const owed: PrepaidState = { state: "prepaid", fingerprint: owedFor, digest, receipt: outcome.receipt };
     if (owedFor !== r.fingerprint) {
       // Owed to another request: kept for it (see the `prepaid` branch of `check`).
-      return refused((await swap(owed)) ? "invalid_exact_evm_nonce_already_used" : "authorization_in_use");
+      return refused((await swap(owed)) ? alreadyUsed(pending.requirements.network) : "authorization_in_use");
     }
     if (!(await swap({ state: "in_flight" }))) return refused("authorization_in_use");
-    return { kind: "verified", payment: this.prepaidRun(key, idKey, owedFor, auth.from, owed) };
+    return { kind: "verified", payment: this.prepaidRun(key, idKey, owedFor, from, owed) };
   }
 }

@@ -1,5 +1,6 @@
 import type { PaymentPayload, PaymentRequired, PaymentRequiredV1, PaymentRequirements } from "@x402/core/types";
 import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1";
+import { V1_TO_V2_NETWORK_MAP as SVM_V1_NETWORKS } from "@x402/svm";
 
 /*
  * x402 v1 compatibility. The spec's clients send the proof in `X-PAYMENT` / `X-PAYMENT-PROOF` and
@@ -8,8 +9,9 @@ import { EVM_NETWORK_CHAIN_ID_MAP } from "@x402/evm/v1";
  * requirements it was signed for.
  */
 
-/** v1 network name of a CAIP-2 EVM network (`eip155:8453` -> `base`), or undefined. */
+/** v1 network name of a CAIP-2 EVM or Solana network (`eip155:8453` -> `base`, `solana:5eykt4Us...` -> `solana`), or undefined. */
 export function v1NetworkName(network: string): string | undefined {
+  if (network.startsWith("solana:")) return Object.entries(SVM_V1_NETWORKS).find(([, caip2]) => caip2 === network)?.[0];
   const m = /^eip155:(\d+)$/.exec(network);
   if (!m) return undefined;
   const id = Number(m[1]);

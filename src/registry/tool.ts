@@ -35,6 +35,13 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
    * the long `description` to OpenAPI, /llms-full.txt and the docs. Keep it under 200 characters.
    */
   readonly mcpNote?: string;
+  /**
+   * Maxima of numeric input fields over MCP, below the schema's (which HTTP keeps), so that a result fits a model's
+   * context (80,000 characters of text; test/mcp/tool-result-budget.test.ts): the MCP input schema shows each as
+   * `maximum` (and as `default` when the field has none or a larger one), a larger value is refused (an isError
+   * BAD_REQUEST), and an absent field whose default is larger, or that has none, is sent as this maximum.
+   */
+  readonly mcpMaxima?: Readonly<Record<string, number>>;
   readonly description: string;
   /** Tags for grouping in OpenAPI and discovery. */
   readonly tags: readonly string[];

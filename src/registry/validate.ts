@@ -16,7 +16,7 @@ const PRICE = /^(free|\d+(\.\d{1,6})?)$/;
 /**
  * Checks the catalogue: unique snake_case names, unique method+path, valid prices (USDC has 6 decimals)
  * and TTLs, path params present in the input object, a valid example, schemas convertible to JSON Schema, a
- * deliberate `destructiveHint` on every tool that changes state, and a short `mcpNote`.
+ * deliberate `destructiveHint` on every tool that changes state, a short `mcpNote`, and `mcpMaxima` on numeric fields within their maxima.
  * @throws RegistryError with every problem found.
  */
 export function validateRegistry(tools: readonly AnyTool[]): void {
@@ -39,6 +39,12 @@ export function validateRegistry(tools: readonly AnyTool[]): void {
       problems.push(`${t.name}: a tool that changes state must set annotations.destructiveHint (MCP assumes true when absent)`);
     }
     if (t.mcpNote !== undefined && t.mcpNote.length > 200) problems.push(`${t.name}: mcpNote over 200 characters`);
+    for (const [field, max] of Object.entries(t.mcpMaxima ?? {})) {
+      const prop = (z.toJSONSchema(t.input, { io: "input" }) as { properties?: Record<string, { type?: string; maximum?: number }> }).properties?.[field];
+      if (!prop || (prop.type !== "integer" && prop.type !== "number")) problems.push(`${t.name}: mcpMaxima.${field} is not a numeric input field`);
+      else if (!Number.isInteger(max) || max < 1 || (prop.maximum !== undefined && max > prop.maximum))
+        problems.push(`${t.name}: mcpMaxima.${field} must be a positive integer within the field's maximum`);
+    }
     if (!t.input.safeParse(t.example).success) problems.push(`${t.name}: example input does not validate`);
     for (const [label, schema, io] of [
       ["input", t.input, "input"],

@@ -6,6 +6,9 @@ import type { DevAccount } from "../payments/local-chain/dev-accounts.js";
 import { DELIVERY_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyWebhookSignature } from "../alerts/webhook/sign.js";
 import type { HttpsReceiver } from "./https-receiver.js";
 
+/** Wrapped ether on Base: the token the demo watches by address. */
+const WETH_BASE = "0x4200000000000000000000000000000000000006";
+
 /** What the alert walk-through did, for tests. */
 export interface AlertDemoResult {
   alertId: string;
@@ -21,7 +24,10 @@ export interface AlertDemoResult {
   priceExtendStatus: number;
   cancelStatus: number;
   priceCancelStatus: number;
-  /** What the payer spent on chain: 0.06 + 0.03 + 0.04 + 0.02 USDC. */
+  /** `POST /dex/token-alert` (0.04 USDC): a price alert on a token by network and address. */
+  tokenCreateStatus: number;
+  tokenCancelStatus: number;
+  /** What the payer spent on chain: 0.06 + 0.03 + 0.04 + 0.02 + 0.04 USDC. */
   spentAtomic: bigint;
 }
 
@@ -31,8 +37,8 @@ export interface AlertDemoResult {
  * signed webhook and checks it as a receiver would (signature with the alert's `webhook_secret`,
  * timestamp within 5 minutes of this machine's clock, the service's clock being the real one here),
  * reads the alert's full record with its manage token and pays to extend it by 24 h; then pays for a price
- * alert on the same receiver (ETH above a price it will not reach, so it stays quiet) and pays to extend it;
- * then cancels both. With the market-data calls of `demo.ts` and the top-up of `credits-demo.ts`, the
+ * alert on the same receiver (ETH above a price it will not reach, so it stays quiet) and pays to extend it,
+ * and for a price alert on Base WETH by address (`dex_token_alert_create`); then cancels all three. With the market-data calls of `demo.ts` and the top-up of `credits-demo.ts`, the
  * sandbox pays every paid endpoint once.
  */
 export async function runAlertDemo(opts: {
@@ -94,12 +100,28 @@ export async function runAlertDemo(opts: {
   const priceExtended = (await priceExtend.json()) as { expires_at: string };
   print(`POST /price-alert/${price.alert_id}/extend {"add_hours":24} -> ${priceExtend.status} (0.02 USDC): expires ${priceExtended.expires_at}`);
 
+  const tokenPath = "/dex/token-alert";
+  const tokenRes = await pay(`${opts.baseUrl}${tokenPath}`, {
+    method: "POST",
+    headers: json,
+    body: JSON.stringify({ network: "base", address: WETH_BASE, condition: "above", target_price: 1_000_000, webhook_url: webhookUrl, expires_in_hours: 24 }),
+  });
+  const token = (await tokenRes.json()) as { alert_id: string; manage_token: string; symbol: string };
+  print(
+    `POST ${tokenPath} {"network":"base","address":"${WETH_BASE}","condition":"above","target_price":1000000} -> ${tokenRes.status} (0.04 USDC): ${token.alert_id} (${token.symbol})`,
+  );
+
   const cancel = await fetch(`${opts.baseUrl}/liquidation/alert/${created.alert_id}`, { method: "DELETE", headers: auth });
   print(`\nDELETE /liquidation/alert/${created.alert_id} (free, manage token) -> ${cancel.status} ${((await cancel.json()) as { status: string }).status}`);
   const priceCancel = await fetch(`${opts.baseUrl}/price-alert/${price.alert_id}`, { method: "DELETE", headers: { authorization: `Bearer ${price.manage_token}` } });
   print(`DELETE /price-alert/${price.alert_id} (free, manage token) -> ${priceCancel.status} ${((await priceCancel.json()) as { status: string }).status}`);
+  const tokenCancel = await fetch(`${opts.baseUrl}/price-alert/${encodeURIComponent(token.alert_id)}`, {
+    method: "DELETE",
+    headers: { authorization: `Bearer ${token.manage_token}` },
+  });
+  print(`DELETE /price-alert/${token.alert_id} (free, manage token) -> ${tokenCancel.status}`);
   const spent = before - (await opts.balanceOf(opts.payer.address));
-  print(`alerts cost ${formatUnits(spent, 6)} USDC (two creations and two extensions)`);
+  print(`alerts cost ${formatUnits(spent, 6)} USDC (three creations and two extensions)`);
   return {
     alertId: created.alert_id,
     createStatus: res.status,
@@ -111,6 +133,8 @@ export async function runAlertDemo(opts: {
     priceExtendStatus: priceExtend.status,
     cancelStatus: cancel.status,
     priceCancelStatus: priceCancel.status,
+    tokenCreateStatus: tokenRes.status,
+    tokenCancelStatus: tokenCancel.status,
     spentAtomic: spent,
   };
 }

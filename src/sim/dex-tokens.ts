@@ -12,8 +12,11 @@
  *   priced by the shared market model (`asset`);
  * - `stable`: USDC / USDT / DAI (≈ 1 USD);
  * - `other`: real non-catalogue tokens used as pool partners (AERO, CAKE, BONK, WIF — WIF follows the model's extra);
- * - `lookalike`: scam tokens reusing a real symbol ("ETH", "WETH", "BTC", "WBTC", "SOL", "PEPE", "USDT") at fake
- *   addresses with absurd prices.
+ * - `lookalike`: scam tokens reusing a real symbol ("ETH", "WETH", "BTC", "WBTC", "SOL", "PEPE", "USDT", "cbBTC") at fake
+ *   addresses with absurd prices; `cbBTC@base` is the young one (one thin pool created 2026-11-20, about 90 swaps a day)
+ *   for the token-by-address guards;
+ * - `thin`: a made-up token at a fake address (MOTH on Solana) whose one pool swaps about 150 times a day, so its
+ *   minute candles have gaps (intervals without swaps), as real small tokens do.
  */
 import { getAddress } from "viem";
 import { fnv1a, mix32 } from "./market.js";
@@ -33,7 +36,7 @@ export const SIM_DEX_CHAINS = {
 export type SimDexChain = keyof typeof SIM_DEX_CHAINS;
 export const SIM_DEX_CHAIN_KEYS = Object.keys(SIM_DEX_CHAINS) as SimDexChain[];
 
-export type SimDexTokenRole = "canonical" | "stable" | "other" | "lookalike";
+export type SimDexTokenRole = "canonical" | "stable" | "other" | "lookalike" | "thin";
 
 /** One token as the simulated DEX venues report it. */
 export interface SimDexToken {
@@ -250,6 +253,9 @@ fake("bsc", "BTC", "Bitcoin", "btc-bsc", 0.0071, 2, 21_000_000_000);
 fake("bsc", "PEPE", "Pepe", "pepe-bsc", 0.00042, 1.2, 420_690_000_000);
 fake("bsc", "USDT", "Tether USD", "usdt-bsc", 0.0127, 1, 10_000_000_000);
 fake("solana", "SOL", "Solana", "sol-solana", 0.00031, 3, 1_000_000_000, "pump");
+fake("base", "cbBTC", "Coinbase Wrapped BTC", "cbbtc-base-young", 0.93, 2.5, 21_000_000);
+// thin (fake address, few swaps: candles with gaps)
+tok("solana", "MOTH", "Mothcoin", fakeSolanaAddress("thin:moth-solana", "pump"), "thin", { supply: 1_000_000_000, level: 0.00042, vol: 1.6 });
 
 /** Every simulated DEX token (canonical, stable, other, look-alike). */
 export const SIM_DEX_TOKENS: readonly SimDexToken[] = tokens;
@@ -429,6 +435,7 @@ pool("base", "aerodrome", "aerodrome-base", "cbBTC", "USDC", 26e6, 38e6, 4_000, 
 pool("base", "uniswap", "uniswap-v3-base", "cbBTC", "WETH", 12e6, 16e6, 5_000, "2024-09-13T02:51:48Z", { labels: V3, fee: "0.05%" });
 pool("base", "aerodrome", "aerodrome-base", "AERO", "WETH", 18e6, 9e6, 900, "2023-08-28T20:03:12Z");
 pool("base", "aerodrome", "aerodrome-base", "fake:WETH", "USDC", 2.4e6, 1.8e6, 350, "2025-04-02T09:30:00Z");
+pool("base", "uniswap", "uniswap-v3-base", "fake:cbBTC", "USDC", 6_500, 4_000, 45, "2026-11-20T09:12:33Z", { labels: V3, fee: "1%" });
 // arbitrum ------------------------------------------------------------------------------------------------
 pool("arbitrum", "uniswap", "uniswap_v3_arbitrum", "WETH", "USDC", 26e6, 72e6, 3_000, "2023-06-10T10:25:43Z", { labels: V3, fee: "0.05%" });
 pool("arbitrum", "camelot", "camelot", "WETH", "USDT", 3.2e6, 2.1e6, 800, "2022-12-01T16:39:08Z");
@@ -501,6 +508,7 @@ pool("solana", "raydium", "raydium", "Bonk", "SOL", 6.2e6, 4.3e6, 150, "2022-12-
 pool("solana", "raydium", "raydium", "SOL", "Bonk", 42e3, 11e3, 80, "2023-01-04T11:20:44Z", { kind: "exotic_quote", devBp: 90 });
 pool("solana", "fluxbeam", "fluxbeam", "SOL", "USDC", 250, 40, 8, "2024-03-01T02:02:58Z", { kind: "dust" });
 pool("solana", "raydium", "raydium", "fake:SOL", "USDC", 15e3, 180e3, 90, "2025-08-30T19:46:27Z");
+pool("solana", "raydium", "raydium", "MOTH", "USDC", 62e3, 9e3, 60, "2026-10-01T14:03:51Z");
 
 /** Every simulated pool, in table order. */
 export const SIM_DEX_POOLS: readonly SimDexPool[] = pools;

@@ -12,6 +12,8 @@ import { DeribitPerpClient } from "./deribit/client.js";
 import { DexScreenerClient } from "./dexscreener/client.js";
 import { GatePerpClient } from "./gate/client.js";
 import { GeckoTerminalClient } from "./geckoterminal/client.js";
+import { GeckoTerminalTokenClient } from "./geckoterminal/token-client.js";
+import { DexTokenSource } from "./dex/token-source.js";
 import { HyperliquidPerpClient } from "./hyperliquid/client.js";
 import { OkxPerpClient } from "./okx/client.js";
 import { PERP_VENUES } from "./perp/types.js";
@@ -38,13 +40,21 @@ export function createVenues(config: Config, deps: { metrics: Metrics }): { venu
     aster: new AsterPerpClient(v.aster, common),
     deribit: new DeribitPerpClient(v.deribit, common),
   };
+  const dexscreener = new DexScreenerClient(v.dexscreener, { ...common, callsPerMin: config.dexscreenerCallsPerMin });
+  const geckoterminal = new GeckoTerminalClient(v.geckoterminal, { ...common, callsPerMin: config.geckoterminalCallsPerMin });
   const venues: Venues = {
     coingecko: new CoinGeckoClient(config.coingecko, common),
     perps,
     spot: binance,
     predictions: hyperliquid,
-    dexscreener: new DexScreenerClient(v.dexscreener, { ...common, callsPerMin: config.dexscreenerCallsPerMin }),
-    geckoterminal: new GeckoTerminalClient(v.geckoterminal, { ...common, callsPerMin: config.geckoterminalCallsPerMin }),
+    dexscreener,
+    geckoterminal,
+    dexTokens: new DexTokenSource({
+      gt: new GeckoTerminalTokenClient(geckoterminal.http),
+      ds: dexscreener,
+      gtCallsPerMin: config.geckoterminalCallsPerMin,
+      dsCallsPerMin: config.dexscreenerCallsPerMin,
+    }),
   };
   return { venues, health };
 }

@@ -136,7 +136,9 @@ describe("alert privacy over HTTP and MCP, on a paid offline stack", () => {
     expect(view.visibility).toBe("public");
     const text = JSON.stringify(view).toLowerCase();
     for (const s of secrets()) expect(text).not.toContain(s);
-    toolNamed(tool).output.parse(tool.endsWith("_list") ? { count: 1, wallet_filter: null, alerts: [view], timestamp: new Date().toISOString() } : view);
+    toolNamed(tool).output.parse(
+      tool.endsWith("_list") ? { count: 1, wallet_filter: null, alerts: [view], truncated: false, next_cursor: null, timestamp: new Date().toISOString() } : view,
+    );
   }
 
   beforeAll(async () => {

@@ -31,6 +31,16 @@ describe("GET /docs, /llms.txt, /llms-full.txt", () => {
     expect(page).toContain('"telemetry":false');
     expect(page).toContain('"proxyUrl":""');
     for (const words of ["402", "PAYMENT-REQUIRED", "PAYMENT-SIGNATURE", "MPP", "POST /api/v1/credits", "SIGN-IN-WITH-X"]) expect(page).toContain(words);
+    // The service icon as the favicon, served by the service.
+    expect(page).toContain('<link rel="icon" type="image/svg+xml" href="/favicon.svg">');
+    expect((await fetch(`${stack.url}/favicon.svg`)).headers.get("content-type")).toMatch(/^image\/svg\+xml/);
+    // Scalar's MCP button names this service's /mcp (its PUBLIC_URL's, else the page's origin's), never Scalar's own service.
+    const config = JSON.parse(/const config = (\{.*\});/.exec(page)![1]!) as { favicon: string; mcp: { name: string; url?: string } };
+    expect(config.favicon).toBe("/favicon.svg");
+    expect(page).toContain('"showDeveloperTools":"never"');
+    expect(config.mcp.name).toBe("marketgate");
+    if (config.mcp.url === undefined) expect(page).toContain('config.mcp.url = config.mcp.url || new URL("/mcp", location.href).href;');
+    else expect(config.mcp.url).toBe(`${stack.url}/mcp`);
 
     const openapi = await fetch(`${stack.url}/openapi.json`);
     expect(openapi.status).toBe(200);

@@ -122,7 +122,7 @@ describe("HTTP surface (payments off)", () => {
     const op = doc.paths["/api/v1/market/{id}/history"].get;
     expect(op.operationId).toBe("cex_market_history");
     expect(op["x-cache-ttl"]).toBe(300);
-    expect(op.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(["path:id", "query:days"]);
+    expect(op.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(["path:id", "query:days", "query:interval", "query:limit", "query:cursor"]);
     expect(doc.paths["/api/v1/status"].get["x-payment-info"]).toBeUndefined();
   });
 

@@ -56,10 +56,11 @@ describe("HEAD on paid routes", () => {
   it("a cold paid route answers HEAD with the unpaid GET's 402 headers and no body", async () => {
     const url = `${stack.url}/api/v1/market/bitcoin/history?days=7`;
     const calls = upstreamCalls();
-    const res = await head(url);
+    // As an MPP client asks (Accept-Payment), so that the 402 carries a WWW-Authenticate challenge too.
+    const res = await head(url, { "accept-payment": "evm/charge" });
     expect(res.status).toBe(402);
     expect(await res.text()).toBe("");
-    const get = await fetch(url);
+    const get = await fetch(url, { headers: { "accept-payment": "evm/charge" } });
     expect(get.status).toBe(402);
     expect(headerNames(res)).toEqual(headerNames(get));
     for (const name of ["payment-required", "www-authenticate", "cache-control", "access-control-expose-headers"]) expect(res.headers.get(name), name).not.toBeNull();
@@ -156,7 +157,7 @@ describe("HEAD on paid routes", () => {
       polyfill: false,
       methods: [evmClient.charge({ account: privateKeyToAccount(payer(4).privateKey), networks: [8453], currencies: [evmClient.assets.base.USDC], maxAmount: "1" })],
     });
-    const authorization = await mpp.createCredential(await fetch(url));
+    const authorization = await mpp.createCredential(await fetch(url, { headers: { "accept-payment": "evm/charge" } }));
     const before = await chainBalances();
     const res = await head(url, { authorization });
     expect(res.status).toBe(402);

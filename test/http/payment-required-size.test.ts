@@ -13,8 +13,9 @@ import { TOOLS } from "../../tools/index.js";
  * The 402's header block (status line and every header, as a reverse proxy reads it) must fit a proxy's response
  * buffer, or the proxy answers 502 instead: nginx reads it into one `proxy_buffer_size` buffer, 4 KB (one memory
  * page) by default, and refuses larger ones ("upstream sent too big header"). Bounds: under 8 KB with everything
- * on (credits' SIWX challenge, both MPP challenges); under 4 KB, nginx's default, without MPP
- * (docs/operations/deploy.md says what to raise with MPP on).
+ * on (credits' SIWX challenge, both MPP challenges: MPP_CHALLENGES=always); under 4 KB, nginx's default, for a client
+ * that does not speak MPP with MPP on as by default (MPP_CHALLENGES=negotiated: no challenge without Accept-Payment;
+ * docs/payments.md), which is also the 402 with MPP off.
  */
 
 /** Hard bound of any 402's header block, bytes. */
@@ -26,9 +27,9 @@ const NGINX_DEFAULT_PROXY_BUFFER = 4096;
 const WEBHOOK = "https://127.0.0.1/marketgate";
 
 /** The raw status line and headers of one HTTP/1.1 request, as the service writes them. */
-async function rawHeaderBlock(url: string, method: string, body?: string): Promise<{ status: number; block: string }> {
+async function rawHeaderBlock(url: string, method: string, body?: string, extra: readonly string[] = []): Promise<{ status: number; block: string }> {
   const u = new URL(url);
-  const head = [`${method} ${u.pathname}${u.search} HTTP/1.1`, `Host: ${u.host}`, "Connection: close", "Accept: application/json"];
+  const head = [`${method} ${u.pathname}${u.search} HTTP/1.1`, `Host: ${u.host}`, "Connection: close", "Accept: application/json", ...extra];
   if (body !== undefined) head.push("Content-Type: application/json", `Content-Length: ${Buffer.byteLength(body)}`);
   const request = `${head.join("\r\n")}\r\n\r\n${body ?? ""}`;
   return new Promise((resolve, reject) => {
@@ -57,8 +58,11 @@ function unpaidRequest(base: string, tool: AnyTool, ids: Record<string, string>)
   return tool.method === "POST" ? { url, method: "POST", body: JSON.stringify(example) } : { url, method: tool.method };
 }
 
-/** Header blocks of every paid tool's 402 on `stack`, by tool name (creating one alert of each kind to extend). */
-async function paidHeaderBlocks(stack: OfflineStack, payerIndex: number): Promise<Map<string, string>> {
+/**
+ * Header blocks of every paid tool's 402 on `stack`, by tool name (creating one alert of each kind to extend), the
+ * unpaid requests carrying `extra` request headers (e.g. an MPP client's `Accept-Payment`).
+ */
+async function paidHeaderBlocks(stack: OfflineStack, payerIndex: number, extra: readonly string[] = []): Promise<Map<string, string>> {
   const pay = wrapFetchWithPayment(fetch, new x402Client().register("eip155:8453", new ExactEvmScheme(privateKeyToAccount(stack.payers[payerIndex]!.privateKey))));
   const ids: Record<string, string> = {};
   for (const [create, extend] of [
@@ -77,7 +81,7 @@ async function paidHeaderBlocks(stack: OfflineStack, payerIndex: number): Promis
   const blocks = new Map<string, string>();
   for (const tool of TOOLS.filter((t) => !isFree(t))) {
     const r = unpaidRequest(stack.url, tool, ids);
-    const { status, block } = await rawHeaderBlock(r.url, r.method, r.body);
+    const { status, block } = await rawHeaderBlock(r.url, r.method, r.body, extra);
     expect(status, `${tool.name}: ${block.slice(0, 200)}`).toBe(402);
     blocks.set(tool.name, block);
   }
@@ -93,13 +97,13 @@ const headerValue = (block: string, name: string): string[] =>
 describe("every paid endpoint's 402 header block fits a reverse proxy's buffer", () => {
   let stack: OfflineStack;
   beforeAll(async () => {
-    // Credits (SIWX challenge) and MPP (evm and tempo challenges) are on by default.
-    stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000", WEBHOOK_ALLOW_LOOPBACK: "true" } });
+    // Credits (SIWX challenge) are on by default; MPP offers both challenges on every 402 (the largest case).
+    stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000", WEBHOOK_ALLOW_LOOPBACK: "true", MPP_CHALLENGES: "always" } });
   });
   afterAll(() => stack?.close());
 
-  it("stays under 8 KB with credits and MPP on, with no duplicate or non-standard header", async () => {
-    const blocks = await paidHeaderBlocks(stack, 6);
+  it("stays under 8 KB with credits and both MPP challenges, with no duplicate or non-standard header", async () => {
+    const blocks = await paidHeaderBlocks(stack, 6, ["Accept-Payment: evm/charge, tempo/charge"]);
     expect(blocks.size).toBe(TOOLS.filter((t) => !isFree(t)).length);
     const sizes: Record<string, number> = {};
     for (const [name, block] of blocks) {
@@ -122,19 +126,51 @@ describe("every paid endpoint's 402 header block fits a reverse proxy's buffer",
   });
 });
 
-describe("without MPP, every 402 header block fits nginx's default 4 KB proxy buffer", () => {
+describe("with MPP on (negotiated, the default), a 402 to a client that does not speak MPP fits nginx's default 4 KB proxy buffer", () => {
   let stack: OfflineStack;
   beforeAll(async () => {
-    stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000", WEBHOOK_ALLOW_LOOPBACK: "true", MPP: "off" } });
+    stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000", WEBHOOK_ALLOW_LOOPBACK: "true" } });
   });
   afterAll(() => stack?.close());
 
-  it("stays under 4 KB with credits on", async () => {
+  it("offers an MPP client one challenge, under 8 KB", async () => {
+    const blocks = await paidHeaderBlocks(stack, 5, ["Accept-Payment: tempo/charge;q=0.5, evm/charge"]);
+    const sizes = Object.fromEntries([...blocks].map(([name, block]) => [name, Buffer.byteLength(block, "latin1")]));
+    for (const [name, block] of blocks) {
+      expect(sizes[name], name).toBeLessThan(MAX_402_HEADER_BYTES);
+      expect(headerValue(block, "WWW-Authenticate"), name).toHaveLength(1);
+      expect(headerValue(block, "WWW-Authenticate")[0], name).toContain('method="evm"');
+    }
+  });
+
+  it("stays under 4 KB with credits on and no Accept-Payment (an x402 client)", async () => {
     const blocks = await paidHeaderBlocks(stack, 7);
     const sizes = Object.fromEntries([...blocks].map(([name, block]) => [name, Buffer.byteLength(block, "latin1")]));
     for (const [name, block] of blocks) {
       expect(sizes[name], `${name}; all: ${JSON.stringify(sizes)}`).toBeLessThan(NGINX_DEFAULT_PROXY_BUFFER);
       expect(headerValue(block, "WWW-Authenticate"), name).toEqual([]);
     }
+  });
+});
+
+describe("with Solana offered too (PAY_TO_SOLANA), a 402 lists both networks and stays under 8 KB", () => {
+  let stack: OfflineStack;
+  beforeAll(async () => {
+    stack = await startOfflineStack({ solana: true, env: { RATE_LIMIT_PER_MIN: "100000", WEBHOOK_ALLOW_LOOPBACK: "true", MPP_CHALLENGES: "always" } });
+  });
+  afterAll(() => stack?.close());
+
+  it("under 8 KB with both accepts entries, credits and both MPP challenges (docs/operations/deploy.md: proxy_buffer_size 8k)", async () => {
+    const blocks = await paidHeaderBlocks(stack, 4, ["Accept-Payment: evm/charge, tempo/charge"]);
+    const sizes = Object.fromEntries([...blocks].map(([name, block]) => [name, Buffer.byteLength(block, "latin1")]));
+    for (const [name, block] of blocks) {
+      expect(sizes[name], `${name}; all: ${JSON.stringify(sizes)}`).toBeLessThan(MAX_402_HEADER_BYTES);
+      const required = decodePaymentRequiredHeader(headerValue(block, "PAYMENT-REQUIRED")[0]!);
+      expect(
+        required.accepts.map((a) => a.network),
+        name,
+      ).toEqual(["eip155:8453", "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp"]);
+    }
+    console.info(`402 header blocks with Solana: largest ${Math.max(...Object.values(sizes))} bytes`);
   });
 });

@@ -199,3 +199,19 @@ describe("LiquidationStore reads", () => {
     });
   });
 });
+
+describe("LiquidationStore pages (recent with before)", () => {
+  it("continues after the cursor's event, equal times in buffer order, and by time once that event has left", () => {
+    const c = clock(T0 + 10_000);
+    const { s } = mem(c.now, { maxEvents: 5 });
+    // Three events at the same millisecond and two later ones: buffer order is (time, arrival).
+    const [a, b, d, e, f] = s.add([liq({ time: T0 }), liq({ time: T0 }), liq({ time: T0 }), liq({ time: T0 + 1 }), liq({ time: T0 + 2 })]);
+    expect(s.recent({ limit: 2 }).map((x) => x.id)).toEqual([f!.id, e!.id]);
+    expect(s.recent({ limit: 2, before: { id: e!.id, timeMs: e!.time } }).map((x) => x.id)).toEqual([d!.id, b!.id]);
+    expect(s.recent({ limit: 5, before: { id: b!.id, timeMs: b!.time } }).map((x) => x.id)).toEqual([a!.id]);
+    // The cap evicts the two oldest: a cursor on an evicted event continues with the events strictly older than it.
+    s.add([liq({ time: T0 + 3 }), liq({ time: T0 + 4 })]);
+    expect(s.recent({ limit: 5, before: { id: b!.id, timeMs: b!.time } })).toEqual([]);
+    expect(s.recent({ limit: 5, before: { id: "liq_gone_1", timeMs: T0 + 2 } }).map((x) => x.id)).toEqual([e!.id, d!.id]);
+  });
+});

@@ -7,6 +7,8 @@ import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from "@x402/
 import { x402Client } from "@x402/core/client";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment } from "@x402/fetch";
+import { Challenge, Receipt } from "mppx";
+import { Mppx as MppxClient, evm as evmClient } from "mppx/client";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { requestPath } from "../../src/registry/tool.js";
@@ -16,8 +18,9 @@ import { TOOLS } from "../../tools/index.js";
 /*
  * The service behind a real nginx (Debian's package, installed by .ci/run) with nginx's default response buffers:
  * `proxy_buffer_size` is not set, so it is one memory page (4 KB), and a 402 whose header block is larger becomes a
- * 502 ("upstream sent too big header"). MPP is off here: its two WWW-Authenticate challenges need
- * `proxy_buffer_size 8k` (docs/operations/deploy.md; test/http/payment-required-size.test.ts bounds both cases).
+ * 502 ("upstream sent too big header"). Run with MPP off and on: with MPP on (MPP_CHALLENGES=negotiated, the default)
+ * a client that sends no Accept-Payment gets no MPP challenge and an MPP client one (docs/payments.md), so both pass
+ * (test/http/payment-required-size.test.ts bounds every tool's 402).
  * Outside CI, a machine without nginx skips this file with a message; in CI (CI=true) a missing nginx fails it.
  */
 
@@ -89,7 +92,7 @@ async function waitForHttp(url: string, timeoutMs = 10_000): Promise<void> {
   }
 }
 
-describe.skipIf(!NGINX)("behind a real nginx with default proxy buffers", { timeout: 60_000 }, () => {
+describe.skipIf(!NGINX).each(["off", "on"])("behind a real nginx with default proxy buffers, MPP %s", { timeout: 60_000 }, (mpp) => {
   let stack: OfflineStack;
   let nginx: ChildProcess | undefined;
   let dir: string;
@@ -100,7 +103,7 @@ describe.skipIf(!NGINX)("behind a real nginx with default proxy buffers", { time
     const port = await freePort();
     proxied = `http://127.0.0.1:${port}`;
     // The public URL is the proxy's: 402s name it, and SIWX proofs are bound to it.
-    stack = await startOfflineStack({ env: { MPP: "off", PUBLIC_URL: proxied, TRUST_PROXY: "loopback", RATE_LIMIT_PER_MIN: "100000" } });
+    stack = await startOfflineStack({ env: { MPP: mpp, PUBLIC_URL: proxied, TRUST_PROXY: "loopback", RATE_LIMIT_PER_MIN: "100000" } });
     dir = mkdtempSync(join(tmpdir(), "marketgate-nginx-"));
     for (const d of ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"]) mkdirSync(join(dir, d));
     const conf = join(dir, "nginx.conf");
@@ -140,6 +143,22 @@ describe.skipIf(!NGINX)("behind a real nginx with default proxy buffers", { time
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ success: true, data: { id: "solana" } });
     expect(decodePaymentResponseHeader(res.headers.get("payment-response")!)).toMatchObject({ success: true, payer: payer.address });
+    expect(await stack.balanceOf(payer.address)).toBe(before - 5000n);
+  });
+
+  it.runIf(mpp === "on")("passes an MPP client's 402 (one challenge) and its paid 200 through", async () => {
+    const payer = stack.payers[7]!;
+    const before = await stack.balanceOf(payer.address);
+    const unpaid = await fetch(`${proxied}/api/v1/market/cardano`, { headers: { "accept-payment": "evm/charge" } });
+    expect(unpaid.status, readFileSync(join(dir, "error.log"), "utf8")).toBe(402);
+    expect(Challenge.fromResponseList(unpaid).map((c) => c.method)).toEqual(["evm"]);
+    const client = MppxClient.create({
+      polyfill: false,
+      methods: [evmClient.charge({ account: privateKeyToAccount(payer.privateKey), networks: [8453], currencies: [evmClient.assets.base.USDC], maxAmount: "1" })],
+    });
+    const res = await client.fetch(`${proxied}/api/v1/market/cardano`);
+    expect(res.status).toBe(200);
+    expect(Receipt.deserialize(res.headers.get("payment-receipt")!)).toMatchObject({ method: "evm", status: "success" });
     expect(await stack.balanceOf(payer.address)).toBe(before - 5000n);
   });
 

@@ -24,7 +24,8 @@ import { until } from "../helpers/wait.js";
  * Settings whose names look like credentials (or URLs, which carry keys in their path, query or user info)
  * but are not secrets. Any other such name must be in SECRET_SETTINGS.
  */
-const NOT_SECRET = new Set(["PUBLIC_URL"]);
+// RECEIPT_PREVIOUS_KEYS: retired receipt keys' public halves, published in /.well-known/x402.json.
+const NOT_SECRET = new Set(["PUBLIC_URL", "RECEIPT_PREVIOUS_KEYS"]);
 const LOOKS_SECRET = /SECRET|KEY|TOKEN|PASS|AUTH|PRIVATE|CREDENTIAL|_URLS?$/;
 
 /**
@@ -70,6 +71,20 @@ describe.skipIf(!redisAvailable)("secret settings never reach the logs", () => {
       case "RELAYER_PRIVATE_KEY":
         needles.set(setting, chain.relayer.privateKey);
         return chain.relayer.privateKey;
+      case "SOLANA_FEE_PAYER_PRIVATE_KEY": {
+        // A valid key is needed (the setting is checked as base58 of 64 bytes): a public test key of our own.
+        const key = "miN8mqGdYCn7ABCfmmN2RxBq44wj89qhUGkpAmf65Q3KLZFwGhnunVgsGAWuSRQHonapEmCdrDwfD7vA8hSpKoD";
+        needles.set(setting, key);
+        return key;
+      }
+      case "SOLANA_RPC_URL":
+        return `${gateway.url}/${t}`;
+      case "RECEIPT_SIGNING_KEY": {
+        // A valid key is needed (a 32-byte Ed25519 seed in hex): a fresh one per run.
+        const seed = randomBytes(32).toString("hex");
+        needles.set(setting, seed);
+        return seed;
+      }
       case "REDIS_URL": {
         const u = new URL(redis.url);
         u.username = "default";

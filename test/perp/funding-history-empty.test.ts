@@ -23,7 +23,7 @@ const ctxWith = (currentIntervalHours: number | null) =>
 describe("funding history without any settlement", () => {
   it("answers count 0, no rows and summary null, with the venue's current interval", async () => {
     const body = await fundingHistory.handler({ symbol: "NEWCOIN", limit: 100, exchange: "binance" }, ctxWith(4), {} as CallerInfo);
-    expect(body).toEqual({ symbol: "NEWCOINUSDT", exchange: "binance", funding_interval_hours: 4, count: 0, history: [], summary: null });
+    expect(body).toEqual({ symbol: "NEWCOINUSDT", exchange: "binance", funding_interval_hours: 4, count: 0, history: [], truncated: false, next_cursor: null, summary: null });
     expect(fundingHistory.output.safeParse(body).success).toBe(true);
   });
 

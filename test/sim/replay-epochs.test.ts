@@ -9,6 +9,7 @@ import { createService, type Service } from "../../src/service.js";
 import { REPLAY_FILES } from "../../src/sim/replay.js";
 import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 import { json } from "../helpers/json.js";
+import { alertSignals } from "../../tools/alerts/signals.js";
 
 /*
  * Sandbox replay never mixes epochs (issue 25, part 4): an answer comes from one recording alone or from the model
@@ -50,6 +51,10 @@ describe("sandbox replay: one epoch per answer", () => {
     const sources = sourcesOf(body);
     expect(sources).toContain(`binance GET /fapi/v1/premiumIndex recording ${PREMIUM_INDEX}`);
     expect(sources).toContain("binance GET /api/v3/ticker/price model");
+  });
+
+  it("refuses a liquidation alert's background reading that would mix epochs, like the heatmap tool", async () => {
+    await expect(alertSignals(service.ctx).liquidationRisk("BTC")).rejects.toMatchObject({ code: "CONFLICT" });
   });
 
   it("refuses an arbitrage that would compare a 2024 recorded rate with simulated ones", async () => {

@@ -1,9 +1,18 @@
 import { z } from "zod";
 import { defineTool, type AnyTool } from "../../src/registry/tool.js";
 import { isoNow, Timestamp } from "../common.js";
+import { CursorParam, page, PageFields, pager } from "../paging.js";
 import { AlertId, alertService, alertView, AlertViewBase, beforePayment, ExtendInput, type AlertKindSpec } from "./common.js";
 
 const EvmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, "expected a 0x-prefixed 20-byte wallet address");
+
+/** Most alerts one answer lists, pages included. */
+const MAX_LISTED = 1000;
+/**
+ * Most alerts one MCP answer lists: an owner view carries the webhook URL (up to 2,048 characters), so 25 stay
+ * within a model's context (docs/mcp.md, "Result sizes").
+ */
+const MCP_MAX_LISTED = 25;
 
 /**
  * The four lifecycle endpoints of one alert kind (docs/alerts.md): read one (free; private fields only
@@ -64,6 +73,13 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     },
   });
 
+  /** Pages of a listing, oldest first: the next page starts after the last alert served (created_at, then id). */
+  const listPager = pager(
+    `${k.name}s_list`,
+    (input: { wallet?: string | undefined }) => [input.wallet?.toLowerCase() ?? null],
+    z.strictObject({ created_ms: z.number().int(), id: z.string().max(120) }),
+  );
+
   const list = defineTool({
     name: `${k.name}s_list`,
     title: `List active ${k.label}s`,
@@ -73,18 +89,32 @@ export function lifecycleTools(k: AlertKindSpec): AnyTool[] {
     cacheTtlSec: 0,
     tags: ["alerts"],
     summary: `Active ${k.label}s (public fields), or one owner wallet's in full`,
-    description: `Active ${k.label}s only, oldest first. Without wallet: every active ${k.label} with its public fields only (${publicFields}), never the owner, webhook or deliveries. With wallet (the owner, paying wallet): that wallet's alerts in the owner view (every field but deliveries), which needs a signature by that wallet: X-Wallet-Signature = EIP-191 signature of 'marketgate:list:<wallet in lowercase>:<unix_seconds>' and X-Signed-At = those seconds (within 5 minutes); without it 403, since the filter alone would tell who owns which alert.`,
+    description: `Active ${k.label}s only, oldest first. Without wallet: every active ${k.label} with its public fields only (${publicFields}), never the owner, webhook or deliveries. With wallet (the owner, paying wallet): that wallet's alerts in the owner view (every field but deliveries), which needs a signature by that wallet: X-Wallet-Signature = EIP-191 signature of 'marketgate:list:<wallet in lowercase>:<unix_seconds>' and X-Signed-At = those seconds (within 5 minutes); without it 403, since the filter alone would tell who owns which alert. limit caps the alerts per answer (default and maximum ${MAX_LISTED}; over MCP ${MCP_MAX_LISTED}); truncated says more follow, and next_cursor (sent back as cursor) reads the next page.`,
+    mcpNote: `At most ${MCP_MAX_LISTED} alerts per call; when truncated, call again with cursor = next_cursor`,
+    mcpMaxima: { limit: MCP_MAX_LISTED },
     example: {},
-    input: z.object({ wallet: EvmAddress.optional().describe("owner wallet address filter; needs that wallet's signature") }),
-    output: z.object({ count: z.number().int(), wallet_filter: z.string().nullable(), alerts: z.array(View), timestamp: Timestamp }),
+    input: z
+      .object({
+        wallet: EvmAddress.optional().describe("owner wallet address filter; needs that wallet's signature"),
+        limit: z.number().int().min(1).max(MAX_LISTED).optional().describe(`alerts, oldest first (default ${MAX_LISTED})`),
+        cursor: CursorParam,
+      })
+      .superRefine(listPager.refine),
+    output: z.object({ count: z.number().int(), wallet_filter: z.string().nullable(), alerts: z.array(View), ...PageFields, timestamp: Timestamp }),
     acceptsCredentials: true,
     stateful: true,
-    async handler({ wallet }, ctx, caller) {
+    async handler(input, ctx, caller) {
+      const { wallet } = input;
       const svc = alertService(ctx);
       if (wallet) await svc.requireWallet(wallet, caller.credentials);
       const visibility = wallet ? "owner" : "public";
-      const alerts = await Promise.all((await svc.listActive(k.kind, wallet)).map((a) => alertView(svc, a, { visibility, withDeliveries: false })));
-      return { count: alerts.length, wallet_filter: wallet?.toLowerCase() ?? null, alerts, timestamp: isoNow(ctx) };
+      const after = listPager.decode(input);
+      // Listed oldest first by (created_at, id): the page starts after the cursor's alert.
+      const all = await svc.listActive(k.kind, wallet);
+      const rest = after ? all.filter((a) => a.createdAt > after.created_ms || (a.createdAt === after.created_ms && a.id > after.id)) : all;
+      const paged = page(rest, Math.min(input.limit ?? rest.length, MAX_LISTED), (last) => listPager.encode(input, { created_ms: last.createdAt, id: last.id }));
+      const alerts = await Promise.all(paged.items.map((a) => alertView(svc, a, { visibility, withDeliveries: false })));
+      return { count: alerts.length, wallet_filter: wallet?.toLowerCase() ?? null, alerts, truncated: paged.truncated, next_cursor: paged.next_cursor, timestamp: isoNow(ctx) };
     },
   });
 

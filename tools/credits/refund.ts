@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AppError } from "../../src/errors.js";
 import { microToUsd } from "../../src/payments/credits/ledger.js";
+import { isSolanaWallet } from "../../src/payments/credits/shared.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { creditsOf, walletOf } from "./common.js";
 
@@ -35,6 +36,8 @@ export const creditsRefund = defineTool({
     const svc = creditsOf(ctx);
     const wallet = walletOf(caller);
     if (!svc.settings.refund || !svc.refunds) throw new AppError("FORBIDDEN", "refunds are off on this service (CREDITS_REFUND=off): credits are spent by calls only");
+    // Refunds are sent by the Base relayer: a Solana wallet's credits are spent by calls only.
+    if (isSolanaWallet(wallet)) throw new AppError("FORBIDDEN", "refunds are paid in USDC on Base only: credits topped up from a Solana wallet are spent by calls only");
     const r = await svc.refunds.refund(wallet);
     if (r.status === "none") return { wallet, status: "none" as const, amount_usd: "0", tx_hash: null, refund_id: null };
     return { wallet, status: r.status, amount_usd: microToUsd(r.refund.amountMicro), tx_hash: r.refund.tx?.txHash ?? null, refund_id: r.refund.id };

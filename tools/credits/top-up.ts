@@ -43,7 +43,8 @@ export const creditsTopUp = defineTool({
     const svc = creditsOf(ctx);
     if (!caller.payer || !caller.paymentReference) throw new AppError("BAD_REQUEST", "a top-up must be paid with x402 or MPP (payments are off?)");
     const amount = usdToMicro(amount_usd);
-    const { credited, account } = await svc.ledger.credit(caller.payer.toLowerCase(), amount, caller.paymentReference);
+    // The ledger keys the wallet (EVM lower case; a Solana payer's base58 address as it is).
+    const { credited, account } = await svc.ledger.credit(caller.payer, amount, caller.paymentReference);
     if (credited) svc.onCredited(amount);
     return { ...(await withRefund(svc, account)), credited_now_usd: credited ? microToUsd(amount) : "0", payment_reference: caller.paymentReference };
   },

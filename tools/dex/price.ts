@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { priceSpreadPct, weightedAverage } from "../../src/analytics/dex.js";
+import { canonicalTokens } from "../../src/assets/tokens.js";
 import { defineTool } from "../../src/registry/tool.js";
+import { CAIP2, NETWORK_SLUG } from "../../src/venues/dex/token-address.js";
 import { isoNow, RequireField, Timestamp } from "../common.js";
 import { acceptedPools, DexSymbol, MissingSources } from "./common.js";
 
@@ -43,6 +45,9 @@ export const dexPrice = defineTool({
     timestamp: Timestamp,
     sources: z.array(Source).optional(),
     missing_sources: MissingSources,
+    resolved_addresses: z
+      .array(z.object({ network: z.string(), caip2: z.string(), address: z.string(), token_symbol: z.string() }))
+      .describe("the contracts the symbol resolves to, per network (the canonical registry); any other contract is a look-alike here"),
   }),
   async handler({ symbol, include_sources }, ctx) {
     const { pools, rejected, missing_sources } = await acceptedPools(symbol, ctx);
@@ -74,6 +79,7 @@ export const dexPrice = defineTool({
           }
         : {}),
       missing_sources,
+      resolved_addresses: canonicalTokens(symbol).map((t) => ({ network: NETWORK_SLUG[t.chain], caip2: CAIP2[t.chain], address: t.address, token_symbol: t.symbol })),
     };
   },
 });

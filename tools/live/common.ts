@@ -9,6 +9,10 @@ export const CONTROL_EVENTS = {
       price_usd: z.string().describe("debited for this minute"),
       remaining_usd: z.string().describe("credits left after the debit"),
       session: z.string().optional().describe("a fresh X-Credits-Session token (reopen streams with it and Last-Event-ID, no new signature)"),
+      receipt: z
+        .object({ format: z.literal("jws"), signature: z.string() })
+        .optional()
+        .describe("the minute's receipt signed by the service (offer-receipt extension, JWS; docs/receipts.md), when receipts are on"),
     })
     .describe("a stream-minute was debited from prepaid credits (sent at the start of each minute)"),
   payment_required: z

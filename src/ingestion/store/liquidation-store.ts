@@ -341,20 +341,32 @@ export class LiquidationStore {
   /**
    * Newest first, at most `limit` (default 50, clamped to 1…1000). `symbol` filters by base: `BTC`,
    * `BTCUSDT`, `BTC-USDT-SWAP` all match base `BTC` (see {@link liquidationFilterBase}); an exact venue
-   * symbol matches too. Events older than 24 h are never returned.
+   * symbol matches too. Events older than 24 h are never returned. `before` (a page cursor's last event) starts
+   * after that event: older than it in buffer order when it is still held, else strictly older than its time.
    */
-  recent(opts: { limit?: number; symbol?: string } = {}): LiquidationRecord[] {
+  recent(opts: { limit?: number; symbol?: string; before?: { id: string; timeMs: number } } = {}): LiquidationRecord[] {
     this.expire(this.now());
     const limit = Math.min(Math.max(Math.floor(opts.limit ?? 50), 1), LIQUIDATION_MAX_EVENTS);
     const raw = opts.symbol?.trim().toUpperCase();
     const base = raw ? liquidationFilterBase(raw) : undefined;
     const out: LiquidationRecord[] = [];
-    for (let i = this.events.length - 1; i >= 0 && out.length < limit; i--) {
+    for (let i = this.startBefore(opts.before); i >= 0 && out.length < limit; i--) {
       const e = this.events[i]!;
       if (raw !== undefined && raw !== "" && e.base.toUpperCase() !== base && e.venueSymbol.toUpperCase() !== raw) continue;
       out.push(this.publicCopy(e));
     }
     return out;
+  }
+
+  /** Index of the newest event older than `before` (see {@link recent}); the newest event's without one. */
+  private startBefore(before: { id: string; timeMs: number } | undefined): number {
+    if (!before) return this.events.length - 1;
+    for (let i = this.events.length - 1; i >= 0; i--) {
+      const e = this.events[i]!;
+      if (e.id === before.id) return i - 1;
+      if (e.time < before.timeMs) return i;
+    }
+    return -1;
   }
 
   /**

@@ -64,7 +64,8 @@ export function createCreditService(
   if (!c) return undefined;
   const ledger = createCreditLedger({ dataDir: c.dataDir, redis: deps.redis, holdTtlMs: config.requestDeadlineMs + HOLD_MARGIN_MS });
   const micro = (v?: string) => (v === undefined ? undefined : usdToMicro(v));
-  const siwx = new SiwxVerifier(ledger, { networks: [config.payments.network], rpcUrl: config.payments.rpcUrl });
+  const networks = [config.payments.network, ...(config.payments.solana ? [config.payments.solana.network] : [])];
+  const siwx = new SiwxVerifier(ledger, { networks, rpcUrl: config.payments.rpcUrl });
   const gate = new CreditGate(
     ledger,
     siwx,

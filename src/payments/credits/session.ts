@@ -27,7 +27,7 @@ export class CreditSessions {
     return createHmac("sha256", this.secret).update(`v1|${wallet}|${origin}|${exp}`).digest("base64url");
   }
 
-  /** A token for `wallet` (lower case) on `origin`, valid `ttlSec` from `nowMs`. */
+  /** A token for `wallet` (as the ledgers key it: EVM lower case, Solana base58) on `origin`, valid `ttlSec` from `nowMs`. */
   mint(wallet: string, origin: string, nowMs = Date.now()): string {
     const exp = Math.floor(nowMs / 1000) + this.ttlSec;
     return `v1.${wallet}.${exp}.${this.mac(wallet, origin, exp)}`;
@@ -35,7 +35,7 @@ export class CreditSessions {
 
   /** The wallet of a valid, unexpired token for `origin`, or the refusal reason. Never throws. */
   verify(token: unknown, origin: string, nowMs = Date.now()): { wallet: string } | { refusal: string } {
-    const m = typeof token === "string" ? /^v1\.(0x[0-9a-f]{40})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token.trim()) : null;
+    const m = typeof token === "string" ? /^v1\.(0x[0-9a-f]{40}|[1-9A-HJ-NP-Za-km-z]{32,44})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token.trim()) : null;
     if (!m) return { refusal: "invalid_credits_session: malformed token" };
     const [, wallet, expRaw, mac] = m as unknown as [string, string, string, string];
     const exp = Number(expRaw);

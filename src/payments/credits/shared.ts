@@ -22,16 +22,25 @@ export const DAY_MS = 86_400_000;
 /** The cap fields of {@link SpendCaps}, in the order they are checked. */
 const CAP_KEYS = ["perCallMaxMicro", "perHourMaxMicro", "perDayMaxMicro"] as const;
 
-const WALLET = /^0x[0-9a-f]{40}$/;
+const EVM_WALLET = /^0x[0-9a-f]{40}$/;
+/** A Solana address: base58 of 32 bytes. Case-sensitive, so kept as it is. */
+const SOLANA_WALLET = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
 /**
- * A wallet as the ledgers key it: lower-cased, `0x` + 40 hex digits.
+ * A wallet as the ledgers key it: an EVM address lower-cased (`0x` + 40 hex digits), or a Solana address
+ * (base58, case-sensitive) as it is: credits paid from Solana belong to the Solana wallet that paid.
  * @throws RangeError for anything else (it becomes part of a storage key).
  */
 export function normWallet(wallet: string): string {
+  if (typeof wallet === "string" && SOLANA_WALLET.test(wallet) && !wallet.startsWith("0x")) return wallet;
   const w = typeof wallet === "string" ? wallet.toLowerCase() : "";
-  if (!WALLET.test(w)) throw new RangeError(`not a 0x wallet address: ${String(wallet)}`);
+  if (!EVM_WALLET.test(w)) throw new RangeError(`not a wallet address (0x EVM or base58 Solana): ${String(wallet).slice(0, 100)}`);
   return w;
+}
+
+/** Whether a ledger wallet ({@link normWallet}) is a Solana one. */
+export function isSolanaWallet(wallet: string): boolean {
+  return !wallet.startsWith("0x");
 }
 
 /**

@@ -11,11 +11,12 @@ import {
 } from "@x402/extensions/sign-in-with-x";
 import { createPublicClient, http } from "viem";
 import type { CreditLedger } from "./ledger.js";
+import { normWallet } from "./shared.js";
 
 /** Header (and, lower-cased, the MCP `_meta` key `x402/sign-in-with-x`) carrying a SIWX proof. */
 export const SIWX_HEADER = "SIGN-IN-WITH-X";
 
-/** A proof that verified: the wallet (lower case) and what the request may use from it. */
+/** A proof that verified: the wallet (as the ledgers key it: EVM lower case, Solana base58) and what the request may use from it. */
 export interface SiwxIdentity {
   wallet: string;
   /** EIP-4361 `Request ID`, when the client set one: the idempotency key of a credit-paid call. */
@@ -29,7 +30,7 @@ export interface SiwxRefusal {
 
 /** Options of {@link SiwxVerifier}. */
 export interface SiwxVerifierOptions {
-  /** CAIP-2 networks whose wallets may sign (the x402 payment network). */
+  /** CAIP-2 networks whose wallets may sign (the x402 payment networks: Base, and Solana when offered). */
   networks: readonly string[];
   /** Oldest acceptable `issuedAt` (default 300,000 ms, the SIWX default). */
   maxAgeMs?: number;
@@ -118,7 +119,7 @@ export class SiwxVerifier {
     // Spent only by a valid proof, and atomically: of concurrent replays exactly one passes. Keyed by the
     // nonce alone: whatever origin or Host a request names, a nonce is spent once for the whole service.
     if (!(await this.nonces.claimNonce(p.nonce, this.maxAgeMs + 2 * this.skewMs, nowMs))) return refuse("nonce", "nonce already used; sign a new proof");
-    return { wallet: verified.payer.toLowerCase(), ...(p.requestId ? { requestId: p.requestId } : {}) };
+    return { wallet: normWallet(verified.payer), ...(p.requestId ? { requestId: p.requestId } : {}) };
   }
 }
 

@@ -26,8 +26,13 @@ export interface AnvilHandle {
 
 const localRequire = createRequire(import.meta.url);
 
-/** The npm binary packages `@foundry-rs/anvil` lists as optional dependencies, by `<platform>-<arch>`. */
-const PLATFORM_PACKAGES: Record<string, string> = {
+/**
+ * The npm binary packages of anvil, by Node's `<platform>-<arch>`: the five that `@foundry-rs/anvil` lists as
+ * optional dependencies. package.json declares them all directly as optional dependencies (each has `os`/`cpu`,
+ * so npm installs only this machine's), rather than the wrapper, whose postinstall downloads a binary when its
+ * platform package is missing.
+ */
+export const PLATFORM_PACKAGES: Readonly<Record<string, string>> = {
   "linux-x64": "@foundry-rs/anvil-linux-amd64",
   "linux-arm64": "@foundry-rs/anvil-linux-arm64",
   "darwin-x64": "@foundry-rs/anvil-darwin-amd64",
@@ -37,10 +42,10 @@ const PLATFORM_PACKAGES: Record<string, string> = {
 
 /**
  * Where the anvil binary may be, in the order `@foundry-rs/anvil`'s own launcher (`bin.mjs`) and installer
- * (`postinstall.mjs`) look: the platform package's `bin/anvil` (resolved from `@foundry-rs/anvil`, whose
- * optional dependency it is), the binary its postinstall downloads into its own folder when npm skipped the
- * platform package, and its launcher's `dist` fallback. `ANVIL_BINARY` (an explicit path, e.g. a
- * `foundryup` install) comes first when set.
+ * (`postinstall.mjs`) look: the platform package's `bin/anvil` (installed directly from package.json, or
+ * resolved from `@foundry-rs/anvil` when that wrapper is installed instead), the binary the wrapper's postinstall
+ * downloads into its own folder when npm skipped the platform package, and its launcher's `dist` fallback.
+ * `ANVIL_BINARY` (an explicit path, e.g. a `foundryup` install) comes first when set.
  */
 function anvilCandidates(env: Record<string, string | undefined>, platform: string, arch: string): { tried: string[]; found?: string } {
   const tried: string[] = [];

@@ -15,6 +15,10 @@
  *   STARTING strictly before it; intervals without swaps are skipped unless `include_empty_intervals=true` (then flat
  *   at the last price, volume 0); `token=quote` (or the quote address) charts the quote token (and swaps `meta`);
  *   `currency=token` prices in the other token, volume in its units;
+ * - `GET /networks/{network}/tokens/{token}?include=top_pools` and `GET /networks/{network}/tokens/multi/{a,b,…}` (≤ 30;
+ *   unknown addresses left out, a single unknown token 404) — token resources (price from the most liquid pool, total
+ *   reserve, 24h volume of its pools, `top_pools` by liquidity, at most 20, as `included` pools when asked), shape of
+ *   the observed BSC ETH body in src/venues/geckoterminal/fixtures;
  * - `GET /simple/networks/{network}/token_price/{a,b,…}` (≤ 30; price from the token's most liquid pool; unknown
  *   addresses omitted; `include_market_cap`, `include_24hr_vol`, `include_24hr_price_change`,
  *   `include_total_reserve_in_usd`).
@@ -50,6 +54,8 @@ const MAX_PAGE = 10;
 const DEFAULT_LIMIT = 100;
 const MAX_LIMIT = 1000;
 const MAX_ADDRESSES = 30;
+/** Most pools a token resource lists in `top_pools`. */
+const TOP_POOLS = 20;
 const PRICING_URL = "https://www.coingecko.com/en/api/pricing";
 /** The recorded CBRL/SOL PumpSwap pool (see replay.ts). */
 const REPLAY_CBRL_POOL = "7bqJG2ZdMKbEkgSmfuqNVBvqEvWavgL8UEo33ZqdL3NP";
@@ -174,6 +180,14 @@ function pageParam(req: Request): number | null {
   return n >= 1 ? n : null;
 }
 
+/** Decimals of a simulated token: the real ones of the common tokens (USDC/USDT 6 except on BNB Chain, BTC wrappers 8, SOL 9, Bonk 5, Solana memecoins 6), 18 otherwise. */
+function simDecimals(t: SimDexToken): number {
+  if (t.chain === "solana") return t.symbol === "SOL" ? 9 : t.symbol === "Bonk" ? 5 : 6;
+  if (t.chain !== "bsc" && (t.role === "stable" || t.symbol === "USDt")) return 6;
+  if (["WBTC", "cbBTC", "BTC.b", "WBTC.e"].includes(t.symbol)) return 8;
+  return 18;
+}
+
 function tokenMeta(t: SimDexToken): Record<string, unknown> {
   return { address: gtAddress(t.address), name: t.name, symbol: t.symbol, coingecko_coin_id: t.coingeckoId };
 }
@@ -229,6 +243,75 @@ export function createGeckoterminalRouter(ctx: VenueContext): Router {
     const pools = simDexPoolsOfToken(chain, address);
     if (!token || pools.length === 0) return notFound(res);
     paged(res, req, pools, clock.now(), token);
+  });
+
+  /** JSON:API token resource with its top pools (by liquidity), or undefined when the token has no pool. */
+  const tokenBody = (chain: SimDexChain, address: string, now: number): { data: Record<string, unknown>; pools: SimDexPool[] } | undefined => {
+    const token = simDexTokenAt(chain, address);
+    const pools = simDexPoolsOfToken(chain, address);
+    if (!token || pools.length === 0) return undefined;
+    const liq = pools.map((p) => [p, dex.liquidityUsd(p, now)] as const).sort((x, y) => y[1] - x[1]);
+    const top = liq.slice(0, TOP_POOLS).map((x) => x[0]);
+    const best = top[0]!;
+    const usd = dex.sideUsd(best, sameAddress(best.base.address, token.address) ? "base" : "quote", now);
+    const sup = dex.supply(token);
+    const net = SIM_DEX_CHAINS[chain].geckoterminal;
+    return {
+      pools: top,
+      data: {
+        id: tokenId(chain, token),
+        type: "token",
+        attributes: {
+          address: token.address,
+          name: token.name,
+          symbol: token.symbol,
+          decimals: simDecimals(token),
+          image_url: null,
+          coingecko_coin_id: token.coingeckoId,
+          total_supply: intString(sup.total * 10 ** simDecimals(token)),
+          price_usd: gtPrice(usd),
+          fdv_usd: intString(usd * sup.total),
+          total_reserve_in_usd: gtReserve(liq.reduce((s, x) => s + x[1], 0)),
+          volume_usd: { h24: gtVolume(pools.reduce((s, p) => s + h24Volume(p, now), 0)) },
+          market_cap_usd: sup.fromModel ? gtMcap(usd * sup.circulating) : null,
+        },
+        relationships: { top_pools: { data: top.map((p) => ({ id: `${net}_${gtAddress(p.address)}`, type: "pool" })) } },
+      },
+    };
+  };
+  const wantsTopPools = (req: Request) => (qp(req, "include") ?? "").split(",").some((s) => s.trim() === "top_pools");
+
+  router.get("/networks/:network/tokens/multi/:addresses", (req: Request, res: Response) => {
+    const chain = chainOfVenueId("geckoterminal", String(req.params.network));
+    if (!chain) return notFound(res);
+    const addrs = [
+      ...new Set(
+        String(req.params.addresses)
+          .split(",")
+          .map((s) => s.trim())
+          .filter((s) => s.length > 0),
+      ),
+    ];
+    if (addrs.length > MAX_ADDRESSES) return badRequest(res, `Too many addresses, at most ${MAX_ADDRESSES}`);
+    const now = clock.now();
+    const found = addrs.flatMap((a) => tokenBody(chain, a, now) ?? []);
+    const body: Record<string, unknown> = { data: found.map((f) => f.data) };
+    if (wantsTopPools(req)) {
+      const seen = new Set<number>();
+      body.included = found.flatMap((f) => f.pools.filter((p) => !seen.has(p.index) && seen.add(p.index))).map((p) => geckoterminalPool(dex, p, now));
+    }
+    res.json(body);
+  });
+
+  router.get("/networks/:network/tokens/:token", (req: Request, res: Response) => {
+    const chain = chainOfVenueId("geckoterminal", String(req.params.network));
+    if (!chain) return notFound(res);
+    const now = clock.now();
+    const found = tokenBody(chain, String(req.params.token).trim(), now);
+    if (!found) return notFound(res);
+    const body: Record<string, unknown> = { data: found.data };
+    if (wantsTopPools(req)) body.included = found.pools.map((p) => geckoterminalPool(dex, p, now));
+    res.json(body);
   });
 
   router.get("/networks/:network/pools", (req: Request, res: Response) => {

@@ -30,7 +30,8 @@ export type GeckoTerminalClientOptions = VenueClientOptions;
  * Errors: see {@link VenueHttpClient}; HTTP 404 (unknown token or pool) → `NOT_FOUND`; other refusals → `UPSTREAM_ERROR`.
  */
 export class GeckoTerminalClient {
-  private readonly http: VenueHttpClient;
+  /** The request budget and transport, shared with the token-by-address client (token-client.ts) so both spend one budget. */
+  readonly http: VenueHttpClient;
   private readonly pools: LRUCache<string, DexPool[], { chain: DexChain; address: string }>;
 
   constructor(baseUrl: string, opts: GeckoTerminalClientOptions) {

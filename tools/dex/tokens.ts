@@ -1,0 +1,120 @@
+import { z } from "zod";
+import { describeToken } from "../../src/analytics/dex-token.js";
+import { defineTool } from "../../src/registry/tool.js";
+import { checkTokenAddress, NETWORK_SLUG } from "../../src/venues/dex/token-address.js";
+import { MAX_BATCH } from "../../src/venues/dex/token-source.js";
+import type { DexChain } from "../../src/venues/dex/types.js";
+import { isoNow, sourceLabel, Timestamp } from "../common.js";
+import { MissingSources } from "./common.js";
+import { GuardFields, guardFields, NetworkParam, networkFields } from "./token-common.js";
+
+/** The distinct, trimmed, non-empty entries of a comma-separated list. */
+function splitList(raw: string): string[] {
+  return [
+    ...new Set(
+      raw
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
+}
+
+/** Object-level check of the address list: 1..30 addresses, each valid on the network (400 naming the bad ones). */
+function refineList(v: { network: DexChain; addresses: string }, ctx: z.RefinementCtx): void {
+  const list = splitList(v.addresses);
+  if (list.length === 0) return void ctx.addIssue({ code: "custom", path: ["addresses"], message: "give at least one address" });
+  if (list.length > MAX_BATCH) return void ctx.addIssue({ code: "custom", path: ["addresses"], message: `at most ${MAX_BATCH} addresses, got ${list.length}` });
+  const bad = list.flatMap((a) => {
+    const r = checkTokenAddress(v.network, a);
+    return r.ok ? [] : [`${a.slice(0, 64)}: ${r.reason}`];
+  });
+  if (bad.length)
+    ctx.addIssue({
+      code: "custom",
+      path: ["addresses"],
+      message: `not ${NETWORK_SLUG[v.network]} token addresses: ${bad.slice(0, 3).join("; ")}${bad.length > 3 ? ` (+${bad.length - 3} more)` : ""}`,
+    });
+}
+
+const { price_usd_by_source: _p, floors: _f, ...SummaryGuards } = GuardFields;
+
+const Item = z.object({
+  requested: z.string().describe("the address as sent"),
+  address: z.string().describe("checksummed (EVM) or as given (Solana)"),
+  status: z
+    .enum(["found", "not_found", "refused", "unavailable"])
+    .describe(
+      "found; not_found (no source knows a pool of it); refused (found but below a guard floor: the data is given, marked, and reasons say why); unavailable (a source failed and the other knows no pool of it)",
+    ),
+  reasons: z.array(z.string()).describe("for refused: low_liquidity and/or unverified; for unavailable: the failed sources"),
+  ...Object.fromEntries(Object.entries(SummaryGuards).map(([k, s]) => [k, (s as z.ZodType).optional()])),
+});
+
+/** `GET /dex/tokens/:network?addresses=`: up to 30 tokens of one network in one call, one answer per address. */
+export const dexTokens = defineTool({
+  name: "dex_tokens",
+  title: "DEX tokens by address (batch)",
+  method: "GET",
+  path: "/dex/tokens/:network",
+  priceUsd: "0.05",
+  cacheTtlSec: 30,
+  tags: ["tokens", "dex"],
+  summary: "Up to 30 tokens of one network by address in one call: price, liquidity and look-alike guards for each",
+  mcpNote: "addresses: comma-separated, ≤ 30, one network. Each result is found, not_found or refused (below a guard floor, data still given).",
+  description:
+    "One answer per distinct address, in request order: found (price and guard fields as in dex_token, without the pool list), not_found (no pool at GeckoTerminal or DexScreener), unavailable (a source failed and the other knows none), or refused (found, but below the low_liquidity / unverified floors; the data is still given and `reasons` say why). The batch costs one GeckoTerminal call and one DexScreener call. A malformed address makes the whole request a 400 before payment.",
+  example: { network: "base", addresses: "0x4200000000000000000000000000000000000006,0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" },
+  input: z
+    .object({
+      network: NetworkParam,
+      addresses: z
+        .string()
+        .min(1)
+        .max(64 * MAX_BATCH)
+        .describe(`comma-separated token addresses of this network, at most ${MAX_BATCH}`),
+    })
+    .superRefine(refineList),
+  output: z.object({
+    network: z.string(),
+    caip2: z.string(),
+    count: z.number().int(),
+    found: z.number().int(),
+    results: z.array(Item),
+    sources: z.array(z.string()),
+    missing_sources: MissingSources,
+    timestamp: Timestamp,
+  }),
+  async handler({ network, addresses }, ctx) {
+    const list = splitList(addresses);
+    const canonical = list.map((a) => {
+      const r = checkTokenAddress(network, a);
+      return r.ok ? r.address : a;
+    });
+    const snaps = await ctx.venues.dexTokens.snapshots(network, canonical, "paid");
+    const now = ctx.now();
+    const missing = new Map<string, string>();
+    let found = 0;
+    const results = snaps.map((snap, i) => {
+      for (const f of snap.failed) missing.set(f.source, f.reason);
+      const base = { requested: list[i]!, address: canonical[i]! };
+      if (!snap.gt && snap.dsPools.length === 0) {
+        if (snap.failed.length) return { ...base, status: "unavailable" as const, reasons: snap.failed.map((f) => `${f.source} failed`) };
+        return { ...base, status: "not_found" as const, reasons: [] };
+      }
+      found++;
+      const { price_usd_by_source: _ps, floors: _fl, ...g } = guardFields(describeToken(snap, now));
+      const reasons = [...(g.low_liquidity ? ["low_liquidity"] : []), ...(g.unverified ? ["unverified"] : [])];
+      return { ...base, status: reasons.length ? ("refused" as const) : ("found" as const), reasons, ...g };
+    });
+    return {
+      ...networkFields(network),
+      count: results.length,
+      found,
+      results,
+      sources: [sourceLabel(ctx, "geckoterminal"), sourceLabel(ctx, "dexscreener")],
+      missing_sources: [...missing].map(([source, reason]) => ({ source, reason })),
+      timestamp: isoNow(ctx),
+    };
+  },
+});
