@@ -13,7 +13,6 @@ import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
-import { listAssets } from "../src/assets/catalogue.js";
 import { loadConfig } from "../src/config.js";
 import { startOfflineStack } from "../src/sandbox/offline-stack.js";
 import { simEnv } from "../src/sandbox/sim-env.js";
@@ -22,29 +21,12 @@ import { startSimulator } from "../src/sim/server.js";
 import { SqliteCreditLedger } from "../src/payments/credits/sqlite-ledger.js";
 import { SiwxVerifier } from "../src/payments/credits/siwx.js";
 import { siwxHeader } from "../src/payments/credits/client.js";
+import { pricePaths, timeEach } from "./paid-calls.js";
 import { percentile, writeResults, writeSection } from "./report.js";
 
 process.env.LOG_LEVEL ??= "silent";
 const N = Number(process.env.BENCH_PAID_REQUESTS ?? 120);
 const THROUGHPUT_CALLS = Number(process.env.BENCH_CREDIT_CALLS ?? 1500);
-
-/** `n` distinct batch-price paths (every one a cache miss), starting at `offset` in a long sequence. */
-function pricePaths(n: number, offset: number): string[] {
-  const syms = listAssets().map((a) => a.symbol.toLowerCase());
-  return Array.from({ length: n }, (_, i) => `/api/v1/prices?symbols=${syms[(i + offset) % syms.length]},zz${i + offset}`);
-}
-
-async function timeEach(list: string[], call: (path: string) => Promise<Response>): Promise<number[]> {
-  const ms: number[] = [];
-  for (const p of list) {
-    const t0 = performance.now();
-    const res = await call(p);
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`${p} answered ${res.status}`);
-    ms.push(performance.now() - t0);
-  }
-  return ms.sort((a, b) => a - b);
-}
 
 /** Operations per second of `op` run `n` times one after another (one core). */
 async function rate(n: number, op: (i: number) => Promise<unknown>): Promise<number> {

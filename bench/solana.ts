@@ -12,35 +12,16 @@ import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { SOLANA_MAINNET_CAIP2 } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { privateKeyToAccount } from "viem/accounts";
-import { listAssets } from "../src/assets/catalogue.js";
 import { loadConfig } from "../src/config.js";
 import { startOfflineStack } from "../src/sandbox/offline-stack.js";
 import { simEnv } from "../src/sandbox/sim-env.js";
 import { createService } from "../src/service.js";
 import { startSimulator } from "../src/sim/server.js";
+import { pricePaths, timeEach } from "./paid-calls.js";
 import { percentile, writeResults, writeSection } from "./report.js";
 
 process.env.LOG_LEVEL ??= "silent";
 const N = Number(process.env.BENCH_PAID_REQUESTS ?? 120);
-
-/** `n` distinct batch-price paths (every one a cache miss), starting at `offset` in a long sequence. */
-function pricePaths(n: number, offset: number): string[] {
-  const syms = listAssets().map((a) => a.symbol.toLowerCase());
-  return Array.from({ length: n }, (_, i) => `/api/v1/prices?symbols=${syms[(i + offset) % syms.length]},zz${i + offset}`);
-}
-
-/** Each request's latency, ms, sorted. @throws when one does not answer 200. */
-async function timeEach(list: string[], call: (path: string) => Promise<Response>): Promise<number[]> {
-  const ms: number[] = [];
-  for (const p of list) {
-    const t0 = performance.now();
-    const res = await call(p);
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`${p} answered ${res.status}`);
-    ms.push(performance.now() - t0);
-  }
-  return ms.sort((a, b) => a - b);
-}
 
 async function main(): Promise<void> {
   // The simulated CoinGecko's budget is raised so that misses measure our path, not the venue's limit.

@@ -284,14 +284,7 @@ export function createGeckoterminalRouter(ctx: VenueContext): Router {
   router.get("/networks/:network/tokens/multi/:addresses", (req: Request, res: Response) => {
     const chain = chainOfVenueId("geckoterminal", String(req.params.network));
     if (!chain) return notFound(res);
-    const addrs = [
-      ...new Set(
-        String(req.params.addresses)
-          .split(",")
-          .map((s) => s.trim())
-          .filter((s) => s.length > 0),
-      ),
-    ];
+    const addrs = addressList(req);
     if (addrs.length > MAX_ADDRESSES) return badRequest(res, `Too many addresses, at most ${MAX_ADDRESSES}`);
     const now = clock.now();
     const found = addrs.flatMap((a) => tokenBody(chain, a, now) ?? []);
@@ -401,14 +394,7 @@ export function createGeckoterminalRouter(ctx: VenueContext): Router {
   router.get("/simple/networks/:network/token_price/:addresses", (req: Request, res: Response) => {
     const chain = chainOfVenueId("geckoterminal", String(req.params.network));
     if (!chain) return notFound(res);
-    const addrs = [
-      ...new Set(
-        String(req.params.addresses)
-          .split(",")
-          .map((s) => s.trim())
-          .filter((s) => s.length > 0),
-      ),
-    ];
+    const addrs = addressList(req);
     if (addrs.length > MAX_ADDRESSES) return badRequest(res, `Too many addresses, at most ${MAX_ADDRESSES}`);
     const now = clock.now();
     const prices: Record<string, string> = {};
@@ -451,3 +437,12 @@ export const geckoterminalVenue = {
   createRouter: createGeckoterminalRouter,
   faultResponses: geckoterminalFaultResponses,
 } as const satisfies SimVenue<"geckoterminal">;
+
+/** The distinct, non-empty addresses of a `:addresses` path parameter (comma-separated, as GeckoTerminal takes them). */
+function addressList(req: Request): string[] {
+  const parts = String(req.params.addresses)
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  return [...new Set(parts)];
+}
