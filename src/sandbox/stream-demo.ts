@@ -47,14 +47,16 @@ export interface StreamDemoResult {
 
 /**
  * Counts the liquidations of the simulator's tape with venue times in [fromMs, toMs) that reach the
- * service: Binance's and OKX's all-market streams, and Bybit's per-symbol topics of the symbols the
- * service follows (`bybitBases`, by default the pre-subscribed ones).
+ * service: the all-market streams of Binance, OKX, Gate and Aster, and the per-symbol topics of Bybit and Deribit
+ * (liquidations flagged on its trades) for the symbols the service follows (`subscribedBases`, by default the
+ * pre-subscribed ones). Hyperliquid and Bitget publish no liquidation stream.
  */
-export function simulatedLiquidations(sim: Pick<RunningSimulator, "tape">, bybitBases: readonly string[] = PRE_SUBSCRIBED): (fromMs: number, toMs: number) => number {
+export function simulatedLiquidations(sim: Pick<RunningSimulator, "tape">, subscribedBases: readonly string[] = PRE_SUBSCRIBED): (fromMs: number, toMs: number) => number {
+  const allMarket = ["binance", "okx", "gate", "aster"] as const;
+  const perSymbol = ["bybit", "deribit"] as const;
   return (fromMs, toMs) =>
-    sim.tape.liquidations("binance", "*", fromMs, toMs).length +
-    sim.tape.liquidations("okx", "*", fromMs, toMs).length +
-    sim.tape.liquidations("bybit", "*", fromMs, toMs).filter((l) => bybitBases.includes(l.base)).length;
+    allMarket.reduce((n, v) => n + sim.tape.liquidations(v, "*", fromMs, toMs).length, 0) +
+    perSymbol.reduce((n, v) => n + sim.tape.liquidations(v, "*", fromMs, toMs).filter((l) => subscribedBases.includes(l.base)).length, 0);
 }
 
 const micro = (usd: string) => Math.round(Number(usd) * 1e6);

@@ -40,7 +40,11 @@ describe("sandbox stream demo", () => {
     // Events: simulated liquidations as /liquidation/recent lists them; the demo waits (up to 15 billed
     // minutes) for a first one, so none means the simulated market had (almost) nothing to liquidate.
     for (const e of r.liquidations) {
-      expect(e).toMatchObject({ id: expect.stringMatching(/^liq_\d+_\d+$/), symbol: expect.stringMatching(/USDT$/), exchange: expect.stringMatching(/^(BINANCE|BYBIT|OKX)$/) });
+      expect(e).toMatchObject({
+        id: expect.stringMatching(/^liq_\d+_\d+$/),
+        symbol: expect.stringMatching(/USDT$/),
+        exchange: expect.stringMatching(/^(BINANCE|BYBIT|OKX|GATE|ASTER|DERIBIT)$/),
+      });
     }
     // Every one came from the simulator's feeds, and none they published while the stream was open was
     // missed (a second of margin at both ends: sign-in before the subscription, venue push batches).
