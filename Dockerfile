@@ -8,7 +8,7 @@
 
 # Node 22 LTS, as package.json "engines" asks. Not 24 yet: better-sqlite3 12 aborts there ("Assertion failed:
 # (env) != nullptr" in a Statement destructor); better-sqlite3 13 fixes it but needs Node >= 22 everywhere.
-ARG NODE_IMAGE=node:22-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 # --- build: every dependency (TypeScript and the other dev tools), then `npm run build` into dist/ ---
 FROM ${NODE_IMAGE} AS build
