@@ -237,6 +237,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
     venues: ctx.venues,
     redis,
     rpcUrl: config.payments.rpcUrl,
+    solanaRpcUrl: config.payments.solana ? config.payments.facilitators.find((f) => f.kind === "self")?.solana?.rpcUrl : undefined,
     network: config.payments.network,
     facilitator: paid?.facilitator,
   });

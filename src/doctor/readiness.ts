@@ -7,6 +7,7 @@
  * answer `not_ready`):
  * - `redis`: a PING on the shared Redis, when `REDIS_URL` is set;
  * - `chain_rpc`: `eth_chainId` on `RPC_URL`, when set (and the chain id must match an `eip155` `NETWORK`);
+ * - `solana_rpc`: `getLatestBlockhash` on `SOLANA_RPC_URL`, when the self facilitator settles Solana payments;
  * - `facilitator`: the facilitators' `supported` kinds (the first that answers, as payments use them), when
  *   payments are on;
  * - `perp_venues`, `dex_venues`, `cex_venues`: at least one venue of the family reachable, from recent calls or
@@ -41,6 +42,8 @@ export interface ReadinessDeps {
   redis?: RedisHandle;
   /** `RPC_URL`, when set. */
   rpcUrl?: string;
+  /** `SOLANA_RPC_URL` of the self facilitator, when it settles Solana payments. */
+  solanaRpcUrl?: string;
   /** CAIP-2 `NETWORK`: an `eip155:<id>` network makes `chain_rpc` compare the chain id. */
   network?: string;
   /** The payment facilitator(s); undefined when payments are off. */
@@ -93,6 +96,23 @@ async function chainRpcReadiness({ rpcUrl, network, timeoutMs }: Bounded): Promi
   }, timeoutMs);
 }
 
+/** `getLatestBlockhash` on `SOLANA_RPC_URL` (`slot` of its context in the answer): the self facilitator settles through it. */
+async function solanaRpcReadiness({ solanaRpcUrl, timeoutMs }: Bounded): Promise<ComponentReadiness> {
+  if (!solanaRpcUrl) return { status: "not_configured" };
+  return timed(async () => {
+    const res = await fetch(solanaRpcUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getLatestBlockhash", params: [{ commitment: "confirmed" }] }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    if (!res.ok) throw new Error(`getLatestBlockhash: HTTP ${res.status}`);
+    const body = (await res.json()) as { result?: { context?: { slot?: unknown }; value?: { blockhash?: unknown } } };
+    if (typeof body.result?.value?.blockhash !== "string") throw new Error("getLatestBlockhash: no blockhash");
+    return { slot: typeof body.result.context?.slot === "number" ? body.result.context.slot : null };
+  }, timeoutMs);
+}
+
 /** The facilitators' `supported` kinds (`kinds`: how many). */
 async function facilitatorReadiness({ facilitator, timeoutMs }: Bounded): Promise<ComponentReadiness> {
   if (!facilitator) return { status: "not_configured" };
@@ -106,6 +126,7 @@ async function facilitatorReadiness({ facilitator, timeoutMs }: Bounded): Promis
 export const READINESS_CHECKS: readonly ReadinessCheck[] = [
   { component: "redis", run: redisReadiness },
   { component: "chain_rpc", run: chainRpcReadiness },
+  { component: "solana_rpc", run: solanaRpcReadiness },
   { component: "facilitator", run: facilitatorReadiness },
   ...VENUE_FAMILIES.map((f) => ({ component: f.component, run: (deps: Bounded) => familyReadiness(f, deps) })),
 ];

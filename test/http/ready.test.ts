@@ -4,6 +4,7 @@ import type { FacilitatorClient } from "@x402/core/server";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Readiness } from "../../src/doctor/readiness.js";
 import { logger } from "../../src/lib/log.js";
+import { startLocalSolana } from "../../src/payments/local-chain/solana/index.js";
 import { RedisHandle } from "../../src/state/redis.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 
@@ -37,6 +38,7 @@ describe("GET /ready beside /health", () => {
       components: {
         redis: { status: "not_configured" },
         chain_rpc: { status: "not_configured" },
+        solana_rpc: { status: "not_configured" },
         facilitator: { status: "not_configured" },
         perp_venues: { status: "ok" },
         dex_venues: { status: "ok" },
@@ -93,6 +95,21 @@ describe("GET /ready beside /health", () => {
       expect(Date.now() - started).toBeLessThan(4000);
     } finally {
       s.sim.faults.clear();
+    }
+  });
+
+  it("checks the Solana RPC the self facilitator settles through: the local VM's answers, a dead port fails", async () => {
+    const { health, venues } = s.service.ctx;
+    const solana = await startLocalSolana({ rpcPort: 0 });
+    try {
+      const good = await new Readiness({ health, venues, solanaRpcUrl: solana.rpc.url }).check();
+      expect(good.components.solana_rpc).toMatchObject({ status: "ok" });
+      expect(good.status).toBe("ready");
+      const bad = await new Readiness({ health, venues, solanaRpcUrl: "http://127.0.0.1:1/", timeoutMs: 1000 }).check();
+      expect(bad.components.solana_rpc).toMatchObject({ status: "fail" });
+      expect(bad.status).toBe("not_ready");
+    } finally {
+      await solana.close();
     }
   });
 
