@@ -76,21 +76,26 @@ async function redisReadiness({ redis, timeoutMs }: Bounded): Promise<ComponentR
   }, timeoutMs);
 }
 
+/** The `result` of one JSON-RPC call to `url` (`undefined` when absent). @throws Error naming `method` on an HTTP failure. */
+async function rpcResult(url: string, method: string, params: unknown[], timeoutMs: number): Promise<unknown> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+    signal: AbortSignal.timeout(timeoutMs),
+  });
+  if (!res.ok) throw new Error(`${method}: HTTP ${res.status}`);
+  return ((await res.json()) as { result?: unknown }).result;
+}
+
 /** `eth_chainId` on `RPC_URL` (`chain_id` in the answer), compared with an `eip155:<id>` `NETWORK`. */
 async function chainRpcReadiness({ rpcUrl, network, timeoutMs }: Bounded): Promise<ComponentReadiness> {
   if (!rpcUrl) return { status: "not_configured" };
   const expected = /^eip155:(\d+)$/.exec(network ?? "")?.[1];
   return timed(async () => {
-    const res = await fetch(rpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "eth_chainId", params: [] }),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    if (!res.ok) throw new Error(`eth_chainId: HTTP ${res.status}`);
-    const body = (await res.json()) as { result?: unknown };
-    if (typeof body.result !== "string") throw new Error("eth_chainId: no result");
-    const chainId = Number.parseInt(body.result, 16);
+    const result = await rpcResult(rpcUrl, "eth_chainId", [], timeoutMs);
+    if (typeof result !== "string") throw new Error("eth_chainId: no result");
+    const chainId = Number.parseInt(result, 16);
     if (expected !== undefined && chainId !== Number(expected)) throw new Error(`eth_chainId ${chainId}, NETWORK expects ${expected}`);
     return { chain_id: chainId };
   }, timeoutMs);
@@ -100,16 +105,10 @@ async function chainRpcReadiness({ rpcUrl, network, timeoutMs }: Bounded): Promi
 async function solanaRpcReadiness({ solanaRpcUrl, timeoutMs }: Bounded): Promise<ComponentReadiness> {
   if (!solanaRpcUrl) return { status: "not_configured" };
   return timed(async () => {
-    const res = await fetch(solanaRpcUrl, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "getLatestBlockhash", params: [{ commitment: "confirmed" }] }),
-      signal: AbortSignal.timeout(timeoutMs),
-    });
-    if (!res.ok) throw new Error(`getLatestBlockhash: HTTP ${res.status}`);
-    const body = (await res.json()) as { result?: { context?: { slot?: unknown }; value?: { blockhash?: unknown } } };
-    if (typeof body.result?.value?.blockhash !== "string") throw new Error("getLatestBlockhash: no blockhash");
-    return { slot: typeof body.result.context?.slot === "number" ? body.result.context.slot : null };
+    const result = (await rpcResult(solanaRpcUrl, "getLatestBlockhash", [{ commitment: "confirmed" }], timeoutMs)) as
+      { context?: { slot?: unknown }; value?: { blockhash?: unknown } } | undefined;
+    if (typeof result?.value?.blockhash !== "string") throw new Error("getLatestBlockhash: no blockhash");
+    return { slot: typeof result.context?.slot === "number" ? result.context.slot : null };
   }, timeoutMs);
 }
 
