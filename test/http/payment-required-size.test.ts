@@ -150,6 +150,8 @@ describe("with MPP on (negotiated, the default), a 402 to a client that does not
       expect(sizes[name], `${name}; all: ${JSON.stringify(sizes)}`).toBeLessThan(NGINX_DEFAULT_PROXY_BUFFER);
       expect(headerValue(block, "WWW-Authenticate"), name).toEqual([]);
     }
+    const largest = Object.entries(sizes).sort((a, b) => b[1] - a[1])[0]!;
+    console.info(`402 header blocks for an x402 client: largest ${largest[1]} bytes (${largest[0]})`);
   });
 });
 
