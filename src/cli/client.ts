@@ -4,7 +4,8 @@ import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from "@
 import { formatUnits } from "viem";
 import { privateKeyToAccount } from "viem/accounts";
 import { siwxHeader, solanaSiwxHeader } from "../payments/credits/client.js";
-import { SOLANA_NETWORK, solanaScheme, solanaSigner } from "./solana-payer.js";
+import { SOLANA_MAINNET_CAIP2 } from "@x402/svm";
+import { solanaScheme, solanaSigner } from "./solana-payer.js";
 
 /*
  * The client commands of the `marketgate` CLI, for people and scripts:
@@ -166,7 +167,7 @@ async function call(argv: string[], io: CliIo): Promise<number> {
   const payer = onSolana ? sol : key;
   if (payer) {
     const client = sol
-      ? new x402Client().register(SOLANA_NETWORK, solanaScheme(sol, io.env))
+      ? new x402Client().register(SOLANA_MAINNET_CAIP2, solanaScheme(sol, io.env))
       : new x402Client().register("eip155:*", new ExactEvmScheme(privateKeyToAccount(key!)));
     // The official client refuses payments above $1 unless told otherwise (top-ups are larger).
     if (maxUsd !== undefined) client.setSpendControls({ maxAmountPerPayment: `$${maxUsd}` });

@@ -1,10 +1,6 @@
 import type { KeyPairSigner } from "@solana/kit";
-import { SOLANA_MAINNET_CAIP2 } from "@x402/svm";
 import { ExactSvmScheme } from "@x402/svm/exact/client";
 import { signerFromSecretKey } from "../payments/solana-keys.js";
-
-/** Solana mainnet's CAIP-2 id: the network `--network solana` pays on. */
-export const SOLANA_NETWORK = SOLANA_MAINNET_CAIP2;
 
 /**
  * The Solana payer of `marketgate call --network solana`: the key in `SOLANA_PRIVATE_KEY` (base58 of the

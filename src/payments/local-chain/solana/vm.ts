@@ -1,10 +1,11 @@
 import { address, lamports, type Address } from "@solana/kit";
 import { AccountState, findAssociatedTokenPda, getMintEncoder, getTokenDecoder, getTokenEncoder, TOKEN_PROGRAM_ADDRESS } from "@solana-program/token";
+import { getUsdcAddress, SOLANA_MAINNET_CAIP2 } from "@x402/svm";
 import { LiteSVM } from "litesvm";
 import { devKeyFromLabel, type SolanaDevKey } from "./keys.js";
 
-/** USDC's mint on Solana mainnet: what x402's default asset table resolves "$0.01" to on `solana:5eykt4Us...`. */
-export const SOLANA_USDC_MINT: Address = address("EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v");
+/** USDC's mint on Solana mainnet (`EPjFWdd5…`), from x402's own asset table: what it resolves "$0.01" to there. */
+export const SOLANA_USDC_MINT: Address = address(getUsdcAddress(SOLANA_MAINNET_CAIP2));
 
 /** USDC has 6 decimals on Solana, as on Base. */
 const USDC_DECIMALS = 6;
