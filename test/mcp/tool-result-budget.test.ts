@@ -139,13 +139,17 @@ describe("every MCP tool result fits a model's context (80,000 characters of tex
 
   it("pages the full liquidation buffer over MCP: every event once, newest first, the last page not truncated", async () => {
     const pages = await allPages("liquidation_recent", { limit: 250 });
-    expect(pages.map((p) => (p.events as unknown[]).length)).toEqual([250, 250, 250, 250]);
     const ids = pages.flatMap((p) => (p.events as { id: string }[]).map((e) => e.id));
-    expect(new Set(ids).size).toBe(1000);
-    // The simulator's own liquidations keep arriving: newer ones precede the first page, the oldest leave the buffer.
+    expect(new Set(ids).size).toBe(ids.length);
+    // The simulator's own liquidations keep arriving: newer ones precede the first page, and each pushes the oldest
+    // out of the 1,000-event buffer, so the last page lacks at most as many as arrived while paging.
     const rest = (await s.get("/liquidation/recent?limit=1000")).body.events.map((e: { id: string }) => e.id) as string[];
     const from = rest.indexOf(ids[0]!);
     expect(from).toBeGreaterThanOrEqual(0);
+    expect(pages.slice(0, 3).map((p) => (p.events as unknown[]).length)).toEqual([250, 250, 250]);
+    expect(pages).toHaveLength(4);
+    expect(ids.length).toBeLessThanOrEqual(1000);
+    expect(ids.length).toBeGreaterThanOrEqual(1000 - from);
     expect(rest.slice(from)).toEqual(ids.slice(0, rest.length - from));
     // A symbol filter pages within the filter.
     const shib = (await allPages("liquidation_recent", { limit: 200, symbol: "1000SHIB" })).flatMap((p) => p.events as { id: string; symbol: string }[]);
@@ -219,8 +223,20 @@ describe("every MCP tool result fits a model's context (80,000 characters of tex
     expect(alerts.length).toBeGreaterThanOrEqual(ALERTS);
     expect(pages.map((p) => p.count)).toEqual(pages.map((_, i) => Math.min(25, alerts.length - 25 * i)));
     expect(new Set(alerts.map((a) => a.alert_id)).size).toBe(alerts.length);
+    // Oldest first by (created_at, id), the documented order: alerts made in the same millisecond follow their ids.
+    const key = (a: { created_at: string; alert_id: string }) => [Date.parse(a.created_at), a.alert_id] as const;
+    alerts.slice(1).forEach((a, i) => {
+      const [t0, id0] = key(alerts[i]!);
+      const [t1, id1] = key(a);
+      expect(t1 > t0 || (t1 === t0 && id1 > id0), `${alerts[i]!.alert_id} before ${a.alert_id}`).toBe(true);
+    });
     // The first ones created (the maximum-parameter calls above may have added more at the end).
-    expect(alerts.slice(0, ALERTS).map((a) => a.target_price)).toEqual(Array.from({ length: ALERTS }, (_, i) => 5000 + i));
+    expect(
+      alerts
+        .slice(0, ALERTS)
+        .map((a) => a.target_price)
+        .sort((x, y) => x - y),
+    ).toEqual(Array.from({ length: ALERTS }, (_, i) => 5000 + i));
     const rest = await s.get("/price-alerts");
     expect(rest.status).toBe(200);
     expect(rest.body.alerts.map((a: { alert_id: string }) => a.alert_id)).toEqual(alerts.map((a) => a.alert_id));
