@@ -174,11 +174,24 @@ describe("liquidation and price alerts over HTTP, paid on anvil, delivered to a 
     cleanup.push(() => receiver.respond(() => ({ status: 200 })));
     const a = await create("/liquidation/alert", { symbol: "SOL", threshold_pct: 0.0001, webhook_url: receiver.url("/liq-c"), expires_in_hours: 24 });
     await round();
+    // The service clock moves only once the dispatcher has recorded an attempt (its next one is due from that
+    // record's time): advanced earlier, the retry would be scheduled after the moved clock and never come.
+    const recorded = async (n: number) => {
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        const ds = (await json(await get(`/liquidation/alert/${a.alert_id}`, { authorization: `Bearer ${a.manage_token}` }))).deliveries;
+        if ((ds[0]?.attempts.length ?? 0) >= n) return;
+        if (Date.now() > deadline) throw new Error(`expected ${n} recorded attempt(s)`);
+        await sleep(20);
+      }
+    };
     await waitForPath("/liq-c", 1);
+    await recorded(1);
     await sleep(150);
     expect(hooksTo("/liq-c")).toHaveLength(1); // next attempt not due before 1 s of service time
     clock.t += 1000;
     await waitForPath("/liq-c", 2);
+    await recorded(2);
     clock.t += 3000;
     const hooks = await waitForPath("/liq-c", 3);
     expect(new Set(hooks.map((h) => h.headers["x-marketgate-delivery"])).size).toBe(1);
