@@ -41,7 +41,12 @@ export interface HttpsReceiver {
 // Key generation is the slow part: one certificate per test process is enough.
 let certificate: Promise<{ key: string; cert: string }> | undefined;
 function testCertificate(): Promise<{ key: string; cert: string }> {
+  // Valid for years either side of `Date.now()`: TLS checks it against the OS clock, which a test that moves the
+  // process's calendar (test/clock/shift.js) does not move.
+  const now = Date.now();
   certificate ??= generate([{ name: "commonName", value: "localhost" }], {
+    notBeforeDate: new Date(now - 5 * 365 * 86_400_000),
+    notAfterDate: new Date(now + 5 * 365 * 86_400_000),
     keyType: "ec",
     curve: "P-256",
     algorithm: "sha256",

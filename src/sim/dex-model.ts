@@ -17,7 +17,7 @@
  *   sampled prices widened by a small intra-step wiggle; intervals without swaps are empty (skipped by default).
  */
 import { fnv1a, hash4, normalFromHash, type MarketModel } from "./market.js";
-import { SIM_DEX_CHAINS, type SimDexPool, type SimDexToken } from "./dex-tokens.js";
+import { poolCreatedAt, SIM_DEX_CHAINS, type SimDexPool, type SimDexToken } from "./dex-tokens.js";
 import { MINUTE_MS, HOUR_MS, DAY_MS } from "../lib/time.js";
 
 const YEAR_MS = 365.25 * DAY_MS;
@@ -116,6 +116,8 @@ export interface DexModel {
   supply(token: SimDexToken): { total: number; circulating: number; fromModel: boolean };
   /** OHLCV rows newest first. */
   candles(pool: SimDexPool, q: CandleQuery, now: number): OhlcvRow[];
+  /** When `pool` was created (epoch ms): young pools are aged from the market clock's reading when this model was built. */
+  createdAt(pool: SimDexPool): number;
 }
 
 const uniform = (h: number): number => (h + 0.5) / 4294967296;
@@ -145,6 +147,9 @@ const MAX_CACHE = 250_000;
 /** Builds the DEX model over `market` (same seed → same pools, prices, swaps and candles). */
 export function createDexModel(market: MarketModel): DexModel {
   const seedH = fnv1a(`marketgate-sim-dex:${String(market.seed)}`);
+  // Young pools are dated from the simulator's start, so they stay young whatever the calendar says.
+  const startMs = market.clock.now();
+  const createdAt = (pool: SimDexPool): number => poolCreatedAt(pool, startMs);
 
   function vn(stream: number, salt: number, t: number, period: number): number {
     const k = Math.floor(t / period);
@@ -279,7 +284,7 @@ export function createDexModel(market: MarketModel): DexModel {
 
   /** Sum over minute indices [m0, m1), ignoring minutes before the pool existed. */
   function sumMinutes(pool: SimDexPool, m0: number, m1: number): HourAgg {
-    const first = Math.max(m0, Math.ceil(pool.createdAt / MINUTE_MS));
+    const first = Math.max(m0, Math.ceil(createdAt(pool) / MINUTE_MS));
     const acc: HourAgg = { n: 0, buys: 0, sells: 0, volumeUsd: 0 };
     let m = first;
     while (m < m1) {
@@ -361,7 +366,8 @@ export function createDexModel(market: MarketModel): DexModel {
     const step = q.timeframe === "minute" ? span : q.timeframe === "hour" ? 5 * MINUTE_MS : 30 * MINUTE_MS;
     const upto = Math.min(now, (q.beforeMs ?? Infinity) - 1);
     const rows: OhlcvRow[] = [];
-    if (upto < pool.createdAt) return rows;
+    const born = createdAt(pool);
+    if (upto < born) return rows;
     const sigma = volOf(pool) * Math.sqrt(step / YEAR_MS) * 0.6 + pool.devBp * 3e-5;
     const price = (t: number): number => {
       const p = poolPrices(pool, t);
@@ -376,7 +382,7 @@ export function createDexModel(market: MarketModel): DexModel {
     const maxSlots = Math.max(q.limit * 40, 20_000);
     let oldestOpen: number | undefined;
     const pendingEmpty: number[] = [];
-    for (let s = Math.floor(upto / span) * span, slots = 0; rows.length < q.limit && s + span > pool.createdAt && slots < maxSlots; s -= span, slots++) {
+    for (let s = Math.floor(upto / span) * span, slots = 0; rows.length < q.limit && s + span > born && slots < maxSlots; s -= span, slots++) {
       const end = Math.min(s + span, upto + 1);
       const agg = sumMinutes(pool, Math.floor(s / MINUTE_MS), Math.ceil(end / MINUTE_MS));
       if (agg.n === 0) {
@@ -427,6 +433,7 @@ export function createDexModel(market: MarketModel): DexModel {
     snapshot,
     supply,
     candles,
+    createdAt,
   };
 }
 

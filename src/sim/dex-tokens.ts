@@ -13,8 +13,8 @@
  * - `stable`: USDC / USDT / DAI (≈ 1 USD);
  * - `other`: real non-catalogue tokens used as pool partners (AERO, CAKE, BONK, WIF — WIF follows the model's extra);
  * - `lookalike`: scam tokens reusing a real symbol ("ETH", "WETH", "BTC", "WBTC", "SOL", "PEPE", "USDT", "cbBTC") at fake
- *   addresses with absurd prices; `cbBTC@base` is the young one (one thin pool created 2026-11-20, about 90 swaps a day)
- *   for the token-by-address guards;
+ *   addresses with absurd prices; `cbBTC@base` is the young one (one thin pool created 2 days 9 hours before the
+ *   simulator's start, about 90 swaps a day) for the token-by-address guards;
  * - `thin`: a made-up token at a fake address (MOTH on Solana) whose one pool swaps about 150 times a day, so its
  *   minute candles have gaps (intervals without swaps), as real small tokens do.
  */
@@ -89,8 +89,12 @@ export interface SimDexPool {
   readonly avgSwapUsd: number;
   /** Typical deviation of the pool price from the token's reference price, basis points. */
   readonly devBp: number;
-  /** Pool creation time, epoch ms (whole seconds). */
-  readonly createdAt: number;
+  /**
+   * When the pool was created: a fixed instant for pools years old (`atMs`, epoch ms, whole seconds), or an age
+   * before the simulator's start (`ageMs`) for young pools, so that a pool meant to be days old stays days old
+   * whatever the date (see {@link poolCreatedAt}).
+   */
+  readonly created: { readonly atMs: number } | { readonly ageMs: number };
   /** DexScreener omits `liquidity` (and `fdv`/`marketCap`) for this pool. */
   readonly dsOmitLiquidity: boolean;
   /** DexScreener reports this absurd `priceChange.h24` (real dust-pool quirk), or null. */
@@ -327,7 +331,7 @@ function pool(
   liquidityUsd: number,
   volume24hUsd: number,
   avgSwapUsd: number,
-  created: string,
+  created: string | { ageMs: number },
   o: PoolOpts = {},
 ): void {
   const base = baseKey.startsWith("fake:") ? lookalike(baseKey.slice(5), chain) : simDexToken(`${baseKey}@${chain}`);
@@ -338,8 +342,8 @@ function pool(
   const real = o.address !== undefined;
   const address = o.address ?? fakeAddress(chain, `pool:${label}`);
   const kind = o.kind ?? (base.role === "lookalike" || quote.role === "lookalike" ? "lookalike" : "main");
-  const createdAt = Date.parse(created);
-  if (!Number.isFinite(createdAt)) throw new Error(`bad created date ${created}`);
+  const createdAt = typeof created === "string" ? Date.parse(created) : created.ageMs;
+  if (!Number.isFinite(createdAt)) throw new Error(`bad created date ${JSON.stringify(created)}`);
   pools.push({
     index: pools.length,
     chain,
@@ -357,13 +361,25 @@ function pool(
     volume24hUsd,
     avgSwapUsd,
     devBp: o.devBp ?? (kind === "dust" ? 250 : kind === "main" ? Math.min(25, Math.max(1.5, 4e4 / Math.sqrt(liquidityUsd))) : 60),
-    createdAt: Math.floor(createdAt / 1000) * 1000,
+    created: typeof created === "string" ? { atMs: Math.floor(createdAt / 1000) * 1000 } : { ageMs: createdAt },
     dsOmitLiquidity: o.dsOmitLiquidity ?? false,
     dsAbsurdChange24h: o.dsAbsurdChange24h ?? null,
     gtNullTraders: o.gtNullTraders ?? false,
     nativeRatio: o.nativeRatio ?? null,
     stream: fnv1a(`dex-pool:${label}`),
   });
+}
+
+const DAY_MS = 86_400_000;
+/** Age of the young look-alike cbBTC pool at the simulator's start: well inside the 7 days a pool counts as unverified. */
+export const YOUNG_POOL_AGE_MS = 2 * DAY_MS + 9 * 3_600_000 + 12 * 60_000 + 33_000;
+
+/**
+ * Creation time (epoch ms, whole seconds) of `pool` for a simulator started at `startMs` (its clock's reading when
+ * the DEX model was built): the fixed instant, or `startMs` less the pool's age.
+ */
+export function poolCreatedAt(pool: SimDexPool, startMs: number): number {
+  return "atMs" in pool.created ? pool.created.atMs : Math.floor((startMs - pool.created.ageMs) / 1000) * 1000;
 }
 
 const V3 = ["v3"];
@@ -435,7 +451,7 @@ pool("base", "aerodrome", "aerodrome-base", "cbBTC", "USDC", 26e6, 38e6, 4_000, 
 pool("base", "uniswap", "uniswap-v3-base", "cbBTC", "WETH", 12e6, 16e6, 5_000, "2024-09-13T02:51:48Z", { labels: V3, fee: "0.05%" });
 pool("base", "aerodrome", "aerodrome-base", "AERO", "WETH", 18e6, 9e6, 900, "2023-08-28T20:03:12Z");
 pool("base", "aerodrome", "aerodrome-base", "fake:WETH", "USDC", 2.4e6, 1.8e6, 350, "2025-04-02T09:30:00Z");
-pool("base", "uniswap", "uniswap-v3-base", "fake:cbBTC", "USDC", 6_500, 4_000, 45, "2026-11-20T09:12:33Z", { labels: V3, fee: "1%" });
+pool("base", "uniswap", "uniswap-v3-base", "fake:cbBTC", "USDC", 6_500, 4_000, 45, { ageMs: YOUNG_POOL_AGE_MS }, { labels: V3, fee: "1%" });
 // arbitrum ------------------------------------------------------------------------------------------------
 pool("arbitrum", "uniswap", "uniswap_v3_arbitrum", "WETH", "USDC", 26e6, 72e6, 3_000, "2023-06-10T10:25:43Z", { labels: V3, fee: "0.05%" });
 pool("arbitrum", "camelot", "camelot", "WETH", "USDT", 3.2e6, 2.1e6, 800, "2022-12-01T16:39:08Z");
@@ -508,7 +524,7 @@ pool("solana", "raydium", "raydium", "Bonk", "SOL", 6.2e6, 4.3e6, 150, "2022-12-
 pool("solana", "raydium", "raydium", "SOL", "Bonk", 42e3, 11e3, 80, "2023-01-04T11:20:44Z", { kind: "exotic_quote", devBp: 90 });
 pool("solana", "fluxbeam", "fluxbeam", "SOL", "USDC", 250, 40, 8, "2024-03-01T02:02:58Z", { kind: "dust" });
 pool("solana", "raydium", "raydium", "fake:SOL", "USDC", 15e3, 180e3, 90, "2025-08-30T19:46:27Z");
-pool("solana", "raydium", "raydium", "MOTH", "USDC", 62e3, 9e3, 60, "2026-10-01T14:03:51Z");
+pool("solana", "raydium", "raydium", "MOTH", "USDC", 62e3, 9e3, 60, { ageMs: 58 * DAY_MS + 18_245_000 });
 
 /** Every simulated pool, in table order. */
 export const SIM_DEX_POOLS: readonly SimDexPool[] = pools;

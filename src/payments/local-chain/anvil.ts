@@ -149,7 +149,10 @@ function killAndWait(child: ChildProcess, graceMs = 3000): Promise<void> {
 
 /** Spawns anvil once on `port`; rejects (leaving no process behind) if it dies or does not answer in time. */
 async function spawnOnce(port: number, chainId: number, startTimeoutMs: number): Promise<AnvilHandle> {
-  const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId), "--silent"];
+  // The chain starts at this process's clock (anvil keeps the offset for later blocks), so EIP-3009 validity windows
+  // signed with `Date.now()` hold on chain even when the clock is moved (test/clock/shift.js).
+  const genesis = String(Math.floor(Date.now() / 1000));
+  const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId), "--timestamp", genesis, "--silent"];
   const child = spawn(anvilBinaryPath(), args, { stdio: ["ignore", "pipe", "pipe"] });
 
   // Keep only the tail of anvil's output, for error messages.

@@ -67,7 +67,7 @@ export function dexscreenerPair(dex: DexModel, pool: SimDexPool, now: number): R
     pair.fdv = ds2(snap.baseUsd * sup.total);
     pair.marketCap = ds2(snap.baseUsd * sup.circulating);
   }
-  pair.pairCreatedAt = pool.createdAt;
+  pair.pairCreatedAt = dex.createdAt(pool);
   return pair;
 }
 
