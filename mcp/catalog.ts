@@ -43,6 +43,12 @@ export const SESSION_META = "marketgate/credits-session";
  * content's UTF-8 bytes. An x402 result carries the receipt in `x402/payment-response` as well.
  */
 export const RECEIPT_META = "marketgate/receipt";
+/**
+ * `_meta` key of an isError result the caller may retry after waiting: the seconds HTTP sends as `Retry-After`
+ * (rate limited, a venue or the facilitator unavailable, a settlement not yet confirmed). Its text has them too
+ * (`retry_after_sec`, {@link AppError.toMcpBody}).
+ */
+export const RETRY_AFTER_META = "marketgate/retry-after-sec";
 
 /** Per-call facts supplied by the transport. */
 export interface CallContext {
@@ -268,7 +274,9 @@ export class McpCatalog {
   private error(err: unknown): CallToolResult {
     const e = toAppError(err);
     if (e.code === "INTERNAL") logger.error({ err: e.cause ?? e }, "mcp tool error");
-    return { isError: true, content: [{ type: "text", text: text(e.toBody()) }] };
+    const result: CallToolResult = { isError: true, content: [{ type: "text", text: text(e.toMcpBody()) }] };
+    if (e.retryAfterSec !== undefined) result._meta = { [RETRY_AFTER_META]: e.retryAfterSec };
+    return result;
   }
 
   private ok(value: unknown, meta: Record<string, unknown>, label: DataSource): CallToolResult {

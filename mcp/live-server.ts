@@ -76,7 +76,7 @@ function toRpcError(err: unknown): RpcError {
   const e = toAppError(err);
   if (e.code === "INTERNAL") logger.error({ err: e.cause ?? e }, "live mcp request failed");
   const code = e.code === "BAD_REQUEST" ? -32602 : e.code === "NOT_FOUND" || e.code === "UNKNOWN_SYMBOL" ? RESOURCE_NOT_FOUND : e.code === "INTERNAL" ? -32603 : e.status;
-  return new RpcError(code, e.message, { ...e.toBody(), ...(e.retryAfterSec ? { retry_after_sec: e.retryAfterSec } : {}) });
+  return new RpcError(code, e.message, e.toMcpBody());
 }
 
 async function rpc<T>(fn: () => Promise<T> | T): Promise<T> {

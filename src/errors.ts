@@ -1,8 +1,8 @@
 /**
  * One closed set of error codes, mapped to HTTP status and MCP `isError` results in one place.
  *
- * HTTP body: `{ "error": { "code", "message", "details"? } }`. MCP: `isError: true` with the same
- * object as `structuredContent` and as JSON text.
+ * HTTP body: `{ "error": { "code", "message", "details"? } }`, with `Retry-After` when the caller should wait.
+ * MCP has no headers: its errors carry {@link AppError.toMcpBody} (the same body plus `retry_after_sec`).
  */
 export const ERROR_STATUS = {
   BAD_REQUEST: 400,
@@ -30,6 +30,11 @@ export interface ErrorBody {
   error: { code: ErrorCode; message: string; details?: unknown };
 }
 
+/** An error over MCP: {@link ErrorBody} and, when the caller should wait before retrying, the seconds to wait. */
+export interface McpErrorBody extends ErrorBody {
+  retry_after_sec?: number;
+}
+
 /** An error that is safe to show to the caller: its message and details reach HTTP bodies and agents verbatim. */
 export class AppError extends Error {
   readonly code: ErrorCode;
@@ -53,6 +58,14 @@ export class AppError extends Error {
   /** The body sent to callers. */
   toBody(): ErrorBody {
     return { error: { code: this.code, message: this.message, ...(this.details === undefined ? {} : { details: this.details }) } };
+  }
+
+  /**
+   * The body as MCP sends it (a `tools/call` isError result's text, a JSON-RPC error's `data`): {@link toBody}
+   * plus `retry_after_sec` (seconds) when HTTP would send `Retry-After`, since MCP results have no headers.
+   */
+  toMcpBody(): McpErrorBody {
+    return { ...this.toBody(), ...(this.retryAfterSec === undefined ? {} : { retry_after_sec: this.retryAfterSec }) };
   }
 }
 

@@ -9,6 +9,7 @@ import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
+import { RETRY_AFTER_META } from "../../mcp/catalog.js";
 import { AppError, ERROR_STATUS, type ErrorCode } from "../../src/errors.js";
 import type { AuthorizationState, PaymentLedger } from "../../src/payments/ledger.js";
 import { defineTool, requestPath, type AnyTool } from "../../src/registry/tool.js";
@@ -83,6 +84,8 @@ interface Seen {
   /** Credits left, as the answer states them. */
   remainingUsd?: string;
   value?: unknown;
+  /** The wait an error asks for: HTTP's `Retry-After`, MCP's `retry_after_sec` (text and `_meta`). */
+  retryAfterSec?: number;
 }
 
 const classOf = (status: number): Seen["class"] => (status < 300 ? "2xx" : status < 500 ? "4xx" : "5xx");
@@ -95,7 +98,10 @@ function required(pr: PaymentRequired): Pick<Seen, "reason" | "siwx"> {
 async function seenHttp(res: Response): Promise<Seen> {
   const body = (await json(res)) as Record<string, unknown> & { error?: { code?: string } };
   if (res.status === 402) return { kind: "payment_required", class: "4xx", ...required(decodePaymentRequiredHeader(res.headers.get("payment-required")!)) };
-  if (res.status >= 400) return { kind: "error", class: classOf(res.status), code: body.error?.code };
+  if (res.status >= 400) {
+    const retryAfter = res.headers.get("retry-after");
+    return { kind: "error", class: classOf(res.status), code: body.error?.code, ...(retryAfter === null ? {} : { retryAfterSec: Number(retryAfter) }) };
+  }
   const remaining = res.headers.get("x-credits-remaining") ?? undefined;
   return {
     kind: res.headers.get("x-cache") === "HIT" ? "hit" : "answer",
@@ -108,10 +114,11 @@ async function seenHttp(res: Response): Promise<Seen> {
 
 function seenMcp(r: CallToolResult): Seen {
   if (r.isError) {
-    const body = JSON.parse((r.content as Array<{ text: string }>)[0]!.text) as PaymentRequired & { error?: { code: ErrorCode } };
+    const body = JSON.parse((r.content as Array<{ text: string }>)[0]!.text) as PaymentRequired & { error?: { code: ErrorCode }; retry_after_sec?: number };
     if (Array.isArray(body.accepts)) return { kind: "payment_required", class: "4xx", ...required(body) };
     const code = (body.error as { code: ErrorCode }).code;
-    return { kind: "error", class: classOf(ERROR_STATUS[code]), code };
+    expect(r._meta?.[RETRY_AFTER_META], "_meta and text state the same wait").toBe(body.retry_after_sec);
+    return { kind: "error", class: classOf(ERROR_STATUS[code]), code, ...(body.retry_after_sec === undefined ? {} : { retryAfterSec: body.retry_after_sec }) };
   }
   const meta = r._meta ?? {};
   const credits = meta["marketgate/credits"] as { remaining_usd?: string } | undefined;
@@ -350,7 +357,7 @@ describe("one call pipeline: the same calls over HTTP and MCP reach the same out
         const payload = await signFor(t, flaky, raw);
         extra.flakyFails = 1;
         const failed = await paidCall(t, flaky, raw, payload);
-        expect(failed, t).toMatchObject({ kind: "error", class: "5xx", code: "UPSTREAM_UNAVAILABLE" });
+        expect(failed, t).toMatchObject({ kind: "error", class: "5xx", code: "UPSTREAM_UNAVAILABLE", retryAfterSec: 1 });
         return paidCall(t, flaky, raw, payload);
       });
       expect(e.seen).toMatchObject({ kind: "answer", class: "2xx", paid: "x402" });
@@ -373,7 +380,7 @@ describe("one call pipeline: the same calls over HTTP and MCP reach the same out
         const payload = await signFor(t, creator, raw);
         state.failCreates = 1;
         const failed = await paidCall(t, creator, raw, payload);
-        expect(failed, t).toMatchObject({ kind: "error", class: "5xx", code: "UPSTREAM_UNAVAILABLE" });
+        expect(failed, t).toMatchObject({ kind: "error", class: "5xx", code: "UPSTREAM_UNAVAILABLE", retryAfterSec: 1 });
         return paidCall(t, creator, raw, payload);
       });
       expect(e.seen).toMatchObject({ kind: "answer", class: "2xx", paid: "x402" });
@@ -410,7 +417,7 @@ describe("one call pipeline: the same calls over HTTP and MCP reach the same out
         spy.mockRestore();
       }
     });
-    expect(e.seen).toMatchObject({ kind: "error", class: "5xx", code: "UPSTREAM_ERROR" });
+    expect(e.seen).toMatchObject({ kind: "error", class: "5xx", code: "UPSTREAM_ERROR", retryAfterSec: 5 });
     expect(e.chainAtomic).toBe(-20_000n);
     expect(e.metrics).toEqual({ 'marketgate_payments_failed_total[["stage","settle_unknown"],["tool","test_counter"]]': 1 });
     expect(state.runs - runs).toBe(2);
