@@ -64,7 +64,7 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
       if (isFree(tool) || !deps.gate) return res.json({ ...base, charged: false, reason: isFree(tool) ? "free_tool" : "payments_off" });
       if (inputChecked && (await deps.runner.has(tool, input))) return res.json({ ...base, charged: false, reason: "cache_hit" });
       const resource = { url: `${deps.gate.baseUrl(req)}${base.path}`, description: tool.summary, mimeType: "application/json" };
-      const pr = { tool, resource, fingerprint: "", priceUsd: base.price_usd };
+      const pr = { tool, resource, fingerprint: "", target: `${method} ${resource.url}`, priceUsd: base.price_usd };
       const required = await deps.gate.processor.paymentRequired(pr, "Payment required");
       const response = await deps.gate.required(pr, required);
       const challenges = response.headers["WWW-Authenticate"];

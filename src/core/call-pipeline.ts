@@ -132,6 +132,20 @@ export interface CallPipelineDeps {
   receipts?: ReceiptIssuer;
 }
 
+/**
+ * The request line of a call (HTTP: its method and public URL, query included; MCP: POST to `/mcp`): what
+ * its receipt and content signature name, and, as `PaymentRequest.target`, what its held answers are bound to.
+ */
+function requestLine(site: Pick<CallSite, "method" | "resource">): { method: string; targetUri: string } {
+  return { method: site.method ?? "POST", targetUri: site.resource.url };
+}
+
+/** `PaymentRequest.target` of a call at `site`. */
+function targetOf(site: Pick<CallSite, "method" | "resource">): string {
+  const { method, targetUri } = requestLine(site);
+  return `${method} ${targetUri}`;
+}
+
 /** Retry-After of a settlement whose outcome is unknown, s. */
 const UNKNOWN_RETRY_AFTER_SEC = 5;
 
@@ -147,7 +161,7 @@ export async function signInRequired(
   reason: string,
   receipts?: ReceiptIssuer,
 ): Promise<{ request: PaymentRequest; required: PaymentRequired }> {
-  const request: PaymentRequest = { tool: credits.topUpTool, resource: site.resource, fingerprint: "", priceUsd: credits.settings.minTopUpUsd };
+  const request: PaymentRequest = { tool: credits.topUpTool, resource: site.resource, fingerprint: "", target: targetOf(site), priceUsd: credits.settings.minTopUpUsd };
   const required = await payments.paymentRequired(request, reason);
   return { request, required: offerCredits(receipts ? await receipts.offers(required) : required, credits, site) };
 }
@@ -194,7 +208,7 @@ export class CallPipeline {
   private async seal(call: Call, paid: Paid, value: unknown): Promise<Sealed | undefined> {
     const site = call.site();
     try {
-      return await this.deps.receipts!.seal({ method: site.method ?? "POST", targetUri: site.resource.url }, this.receiptFacts(paid), JSON.stringify(value));
+      return await this.deps.receipts!.seal(requestLine(site), this.receiptFacts(paid), JSON.stringify(value));
     } catch (err) {
       logger.error({ err, tool: call.tool.name }, "receipt signing failed; the paid answer is sent without a receipt");
       return undefined;
@@ -231,7 +245,7 @@ export class CallPipeline {
     if (isFree(tool) || !payments) return this.free(call, input);
 
     const site = call.site();
-    const r: PaymentRequest = { tool, resource: site.resource, fingerprint: key, priceUsd: priceFor(tool, input) };
+    const r: PaymentRequest = { tool, resource: site.resource, fingerprint: key, target: targetOf(site), priceUsd: priceFor(tool, input) };
     // A HEAD pays nothing and runs nothing: the 402 of a request without a payment.
     if (call.unpaid) return await this.paymentRequired(r, await payments.paymentRequired(r, "Payment required"), site);
     const checked = await this.check(call, r, site, payments);

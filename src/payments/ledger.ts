@@ -2,6 +2,34 @@ import { LRUCache } from "lru-cache";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { AppError } from "../errors.js";
 import type { RedisHandle } from "../state/redis.js";
+import type { PaymentRequest } from "./outcomes.js";
+
+/**
+ * The request a held or stored answer belongs to (see `PaymentRequest`): only a retry of that very request
+ * receives it. `target` is absent on records written before answers were bound to their request line:
+ * those are matched by `fingerprint` alone, as they were written, until the ledger TTL drops them.
+ */
+export interface RequestBinding {
+  /** Tool + canonical input (the parsed query, path and body). */
+  fingerprint: string;
+  /** `<METHOD> <absolute URL>` (path and query as sent): the request line a receipt names. */
+  target?: string;
+}
+
+/** The binding a record of `r` stores. */
+export function bindingOf(r: Pick<PaymentRequest, "fingerprint" | "target">): RequestBinding {
+  return { fingerprint: r.fingerprint, target: r.target };
+}
+
+/**
+ * Whether `r` is the request a record was written for: same fingerprint, and same request line when the
+ * record has one. A record with no fingerprint (a pending answer written before answers were bound)
+ * matches any request, as it did then.
+ */
+export function isBoundTo(record: Partial<RequestBinding>, r: Pick<PaymentRequest, "fingerprint" | "target">): boolean {
+  if (record.fingerprint === undefined) return true;
+  return record.fingerprint === r.fingerprint && (record.target === undefined || record.target === r.target);
+}
 
 /** State of one signed authorization (payer + nonce) as this service has seen it. */
 export type AuthorizationState =
@@ -16,12 +44,15 @@ export type AuthorizationState =
   | PendingState
   /**
    * Settled before an `upfront` handler that then failed: the service owes one run of the same request
-   * (`fingerprint`), which a retry with the same authorization gets without a new charge.
+   * (its {@link RequestBinding}), which a retry with the same authorization gets without a new charge.
    */
   | PrepaidState;
 
-/** See {@link AuthorizationState}. */
-export interface PendingState {
+/**
+ * See {@link AuthorizationState}. The binding names the request whose answer (or owed run) is held; absent
+ * on states written before answers were bound (an owed run's fingerprint is then in `value`).
+ */
+export interface PendingState extends Partial<RequestBinding> {
   state: "pending";
   value: unknown;
   payload: PaymentPayload;
@@ -34,18 +65,18 @@ export interface PendingState {
 }
 
 /** See {@link AuthorizationState}. */
-export interface PrepaidState {
+export interface PrepaidState extends RequestBinding {
   state: "prepaid";
-  fingerprint: string;
   /** Digest of the signed payload that paid: only the same payload takes the owed run. */
   digest: string;
   receipt: SettleResponse;
 }
 
-/** A request answered under a client's payment identifier (x402 `payment-identifier` extension). */
-export interface IdempotentRecord {
-  /** Tool + canonical input the identifier was first used for. */
-  fingerprint: string;
+/**
+ * A request answered under a client's payment identifier (x402 `payment-identifier` extension, or a SIWX
+ * `requestId`); its binding is the request the identifier was first used for.
+ */
+export interface IdempotentRecord extends RequestBinding {
   /**
    * Digest of the signed payload that first used the identifier: a retry with the same payload proves the
    * payer; another payload must verify. Absent on records written before digests existed.

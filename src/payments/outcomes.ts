@@ -25,13 +25,24 @@ import type { AnyTool } from "../registry/tool.js";
 
 /**
  * One paid request as every payment method sees it, whatever the transport: the tool, the resource its 402
- * names, the request's fingerprint (tool + canonical input: binds payment identifiers and owed runs to
- * one request) and its price (the tool's, or the input's for tools with `priceOf`).
+ * names, what identifies the request and its price (the tool's, or the input's for tools with `priceOf`).
+ * `fingerprint` and `target` together bind every held or stored answer (a pending settlement's answer, an
+ * idempotent record, an owed run) to this one request: a retry of another request with the same payment
+ * gets a 409, never this request's answer, and a receipt only names the request that was run.
  */
 export interface PaymentRequest {
   tool: AnyTool;
   resource: ResourceInfo;
+  /**
+   * Tool + canonical input (the cache key): the parsed path, query and body, so a body re-serialized by a
+   * retrying client (key order, spacing) is the same request, and a different one is not.
+   */
   fingerprint: string;
+  /**
+   * `<METHOD> <absolute URL>`, path and query as sent (MCP: `POST <public origin>/mcp`): the request line
+   * the answer's receipt and content signature name.
+   */
+  target: string;
   /** Decimal USD. */
   priceUsd: string;
 }

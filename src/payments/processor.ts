@@ -6,7 +6,7 @@ import { AppError, toAppError } from "../errors.js";
 import { logger } from "../lib/log.js";
 import type { AnyTool } from "../registry/tool.js";
 import type { AuthorizationReader } from "./chain.js";
-import type { AuthorizationState, IdempotentRecord, PaymentLedger, PendingState, PrepaidState } from "./ledger.js";
+import { bindingOf, isBoundTo, type AuthorizationState, type IdempotentRecord, type PaymentLedger, type PendingState, type PrepaidState, type RequestBinding } from "./ledger.js";
 import { checkPaymentPayload, isPayerOf, isRefusal, type Authorization, type CheckedPayload } from "./payload.js";
 import type { PaymentCheck, PaymentRequest, SettleOutcome, VerifiedPayment } from "./outcomes.js";
 import type { PaymentCatalog } from "./x402.js";
@@ -73,6 +73,28 @@ export function handlerFailure(tool: AnyTool, err: unknown): unknown {
 
 /** Marks a pending settlement of an upfront request: the value is the fingerprint of the run it owes. */
 const OWED_RUN = "marketgate/owed-run";
+
+/**
+ * The request a pending settlement holds an answer (or owes a run) for. States written before answers were
+ * bound carry no binding: an owed run's fingerprint is then in its value, and a held answer has none.
+ */
+function pendingBinding(p: PendingState): Partial<RequestBinding> {
+  const owedFor = (p.value as Record<string, unknown> | null)?.[OWED_RUN];
+  return { fingerprint: p.fingerprint ?? (typeof owedFor === "string" ? owedFor : undefined), target: p.target };
+}
+
+/**
+ * The 409 of a retry that sends a payment (or payment identifier) already bound to another request. Nothing
+ * is charged and the other request's answer stays held for it. The caller proved it holds the payer's
+ * signature, so naming that request tells the payer only about its own purchase.
+ */
+function boundToAnother(what: string, target: string | undefined): AppError {
+  const other = target ? `another request (${target})` : "another request";
+  return new AppError(
+    "CONFLICT",
+    `${what} ${other}; nothing was charged for this one. Send that request again with it to receive its answer, or pay this request with a new payment`,
+  );
+}
 
 /** The 402 reason when a stored answer is asked for with a payment that does not prove the payer. */
 const NOT_THE_PAYER = "invalid_payload: this payment is already recorded with another signature; only the payer's own signed payment retrieves it";
@@ -177,14 +199,16 @@ export class PaymentProcessor {
    * Checks a request's payment before the handler runs. Nothing stored (an idempotent answer, a pending
    * settlement's answer, an owed run) is handed out before the request proves it holds the payer's
    * signature: the very same signed payload (compared by digest) or a new one that the facilitator verifies.
+   * Every stored answer is bound to its request (`r.fingerprint` and `r.target`, see `PaymentRequest`).
    * @param raw the decoded payment payload as the client sent it (any shape; undefined when none was sent).
-   * @param fingerprint tool + canonical input of the request (binds a payment identifier to one request).
    * @returns the check's outcome (vocabulary: src/payments/outcomes.ts).
-   * @throws AppError CONFLICT when a payment identifier is reused for a different request or is still in
-   *   flight; facilitator errors propagate (the caller answers 503, nothing was charged).
+   * @throws AppError CONFLICT (nothing charged) when a payment identifier is reused for a different request
+   *   or is still in flight, or when the payment's held answer or owed run belongs to another request;
+   *   facilitator errors propagate (the caller answers 503, nothing was charged).
    */
   async check(r: PaymentRequest, raw: unknown): Promise<PaymentCheck> {
-    const { tool, fingerprint } = r;
+    const { tool } = r;
+    const binding = bindingOf(r);
     const rs = this.catalog.resourceServer;
     const required = async (error: string, payload?: PaymentPayload) => ({ kind: "payment_required" as const, required: await this.paymentRequired(r, error, payload) });
     if (raw === undefined || raw === null) return required("Payment required");
@@ -202,7 +226,7 @@ export class PaymentProcessor {
     // What a request gets when its payment identifier is already recorded (the payer's answer, or 409).
     const recorded = async (rec: IdempotentRecord): Promise<PaymentCheck> => {
       if (!(await this.provenBy(rec.digest, checked, match))) return required(NOT_THE_PAYER, payload);
-      if (rec.fingerprint !== fingerprint) throw new AppError("CONFLICT", "this payment identifier was already used for a different request");
+      if (!isBoundTo(rec, r)) throw boundToAnother("this payment identifier was already used for", rec.target);
       if (rec.result) return { kind: "replay", value: rec.result.value, receipt: rec.result.receipt };
       throw IN_PROGRESS();
     };
@@ -211,7 +235,7 @@ export class PaymentProcessor {
     let unanswered = false;
     if (idKey) {
       const rec = await this.ledger.idempotent(idKey);
-      unanswered = rec !== undefined && !rec.result && rec.digest === digest && rec.fingerprint === fingerprint;
+      unanswered = rec !== undefined && !rec.result && rec.digest === digest && isBoundTo(rec, r);
       if (rec && !unanswered) return recorded(rec);
     }
 
@@ -220,23 +244,25 @@ export class PaymentProcessor {
     if (blocked?.state === "pending") {
       // The stored answer goes only to the same signed payload (a used authorization cannot be re-verified).
       if (digestOf(blocked.payload) !== digest) return required(NOT_THE_PAYER, payload);
+      // Held for its own request only: checked before reconciling, so another request changes nothing.
+      if (!isBoundTo(pendingBinding(blocked), r)) throw boundToAnother("this payment's settlement is held for", blocked.target);
       return this.resumePending(key, idKey, blocked, r);
     }
     // Running (upfront tools are `settled` before their handler ends): the identifier's request is in progress.
     if (unanswered && (blocked?.state === "in_flight" || blocked?.state === "settled")) throw IN_PROGRESS();
     if (blocked?.state === "prepaid") {
       if (blocked.digest !== digest) return required(NOT_THE_PAYER, payload);
-      if (blocked.fingerprint !== fingerprint) return required(alreadyUsed(match.network), payload);
+      if (!isBoundTo(blocked, r)) throw boundToAnother("this payment owes a run of", blocked.target);
       // Of concurrent retries, the one that swaps the observed state takes the owed run.
       if (await this.ledger.compareAndSet(key, blocked, { state: "in_flight" })) {
-        return { kind: "verified", payment: this.prepaidRun(key, idKey, fingerprint, checked.from, blocked) };
+        return { kind: "verified", payment: this.prepaidRun(key, idKey, r, checked.from, blocked) };
       }
       return required("authorization_in_use", payload);
     }
     if (blocked) return required(blocked.state === "settled" ? alreadyUsed(match.network) : "authorization_in_use", payload);
     if (idKey) {
       // Another authorization with the same identifier may have started meanwhile: exactly one runs.
-      const raced = await this.ledger.claimIdempotent(idKey, { fingerprint, digest });
+      const raced = await this.ledger.claimIdempotent(idKey, { ...binding, digest });
       if (raced) {
         await this.ledger.release(key);
         return recorded(raced);
@@ -265,7 +291,7 @@ export class PaymentProcessor {
       if (pre.kind === "payment_required") return pre;
       if (pre.kind === "unknown") {
         // Reconciled on the retry with the same payment: once the transfer is confirmed, the run is owed.
-        await this.ledger.set(key, { state: "pending", value: { [OWED_RUN]: fingerprint }, payload, requirements: match });
+        await this.ledger.set(key, { state: "pending", ...binding, value: { [OWED_RUN]: r.fingerprint }, payload, requirements: match });
         throw new AppError(
           "UPSTREAM_ERROR",
           "payment settlement could not be confirmed; nothing was created. Retry with the same payment: it runs once the transfer is confirmed, without a new charge",
@@ -280,10 +306,10 @@ export class PaymentProcessor {
           payer: verified.payer,
           reference: key,
           settle: async (value) => {
-            if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, digest, result: { value, receipt: pre.receipt } });
+            if (idKey) await this.ledger.setIdempotent(idKey, { ...binding, digest, result: { value, receipt: pre.receipt } });
             return pre;
           },
-          abandon: () => this.owe(key, idKey, { state: "prepaid", fingerprint, digest, receipt: pre.receipt }),
+          abandon: () => this.owe(key, idKey, { state: "prepaid", ...binding, digest, receipt: pre.receipt }),
         },
       };
     }
@@ -292,10 +318,10 @@ export class PaymentProcessor {
       payment: {
         payer: verified.payer,
         settle: async (value) => {
-          const r = await settleNow();
-          if (r.kind === "settled" && idKey) await this.ledger.setIdempotent(idKey, { fingerprint, digest, result: { value, receipt: r.receipt } });
-          if (r.kind === "unknown") await this.ledger.set(key, { state: "pending", value, payload, requirements: match });
-          return r;
+          const outcome = await settleNow();
+          if (outcome.kind === "settled" && idKey) await this.ledger.setIdempotent(idKey, { ...binding, digest, result: { value, receipt: outcome.receipt } });
+          if (outcome.kind === "unknown") await this.ledger.set(key, { state: "pending", ...binding, value, payload, requirements: match });
+          return outcome;
         },
         abandon: () => release(),
       },
@@ -356,14 +382,17 @@ export class PaymentProcessor {
     if (idKey) await this.ledger.releaseIdempotent(idKey).catch((err: unknown) => logger.error({ err }, "payment ledger release failed"));
   }
 
-  /** The owed run of a prepaid authorization: no settlement (it is settled), owed again if it fails again. */
-  private prepaidRun(key: string, idKey: string | undefined, fingerprint: string, payer: string, owed: PrepaidState): VerifiedPayment {
+  /**
+   * The owed run of a prepaid authorization, for request `r` (the one it is owed to): no settlement (it is
+   * settled), owed again if it fails again.
+   */
+  private prepaidRun(key: string, idKey: string | undefined, r: PaymentRequest, payer: string, owed: PrepaidState): VerifiedPayment {
     return {
       payer,
       reference: key,
       settle: async (value) => {
         await this.setSettled(key, owed.receipt);
-        if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint, digest: owed.digest, result: { value, receipt: owed.receipt } });
+        if (idKey) await this.ledger.setIdempotent(idKey, { ...bindingOf(r), digest: owed.digest, result: { value, receipt: owed.receipt } });
         return { kind: "settled", receipt: owed.receipt };
       },
       abandon: () => this.owe(key, idKey, owed),
@@ -456,8 +485,9 @@ export class PaymentProcessor {
   }
 
   /**
-   * A retry with an authorization whose settlement was left unknown: reconcile again; if the transfer
-   * landed, hand out the stored answer, or run the owed upfront request, exactly once. Of concurrent
+   * A retry of request `r` (the one the pending state is bound to: see `check`) with an authorization whose
+   * settlement was left unknown: reconcile again; if the transfer landed, hand out the stored answer, or run
+   * the owed upfront request, exactly once. Of concurrent
    * retries one reconciles: it swaps the observed `pending` state for one it holds (a lease, see
    * {@link PendingState.reconcilingUntilMs}) and every later change is a compare-and-set from the state it
    * holds; the others are refused as `authorization_in_use`, like any authorization in use.
@@ -486,16 +516,12 @@ export class PaymentProcessor {
     const owedFor = (pending.value as Record<string, unknown> | null)?.[OWED_RUN];
     if (typeof owedFor !== "string") {
       if (!(await swap({ state: "settled", receipt: outcome.receipt }))) return refused("authorization_in_use");
-      if (idKey) await this.ledger.setIdempotent(idKey, { fingerprint: r.fingerprint, digest, result: { value: pending.value, receipt: outcome.receipt } });
+      if (idKey) await this.ledger.setIdempotent(idKey, { ...bindingOf(r), digest, result: { value: pending.value, receipt: outcome.receipt } });
       return { kind: "replay", value: pending.value, receipt: outcome.receipt };
     }
-    // An upfront request whose charge is now confirmed: run it once, for the request it paid for.
-    const owed: PrepaidState = { state: "prepaid", fingerprint: owedFor, digest, receipt: outcome.receipt };
-    if (owedFor !== r.fingerprint) {
-      // Owed to another request: kept for it (see the `prepaid` branch of `check`).
-      return refused((await swap(owed)) ? alreadyUsed(pending.requirements.network) : "authorization_in_use");
-    }
+    // An upfront request whose charge is now confirmed: run it once, for the request it paid for (this one).
+    const owed: PrepaidState = { state: "prepaid", ...bindingOf(r), digest, receipt: outcome.receipt };
     if (!(await swap({ state: "in_flight" }))) return refused("authorization_in_use");
-    return { kind: "verified", payment: this.prepaidRun(key, idKey, owedFor, from, owed) };
+    return { kind: "verified", payment: this.prepaidRun(key, idKey, r, from, owed) };
   }
 }

@@ -207,9 +207,9 @@ describe("exactly-once payments", () => {
     expect(failed.status).toBe(503);
     expect((await json(failed)).error.message).toContain("send the same request with the same payment again");
     expect(await stack.balanceOf(payer(5).address)).toBe(before - 30_000n);
-    // Failing again keeps the run owed; another request cannot use it.
+    // Failing again keeps the run owed; another request cannot use it (409, nothing charged).
     expect((await post("owed", sig)).status).toBe(503);
-    expect((await post("other", sig)).status).toBe(402);
+    expect((await post("other", sig)).status).toBe(409);
     const createdBefore = state.created;
     const done = await post("owed", sig);
     expect(done.status).toBe(200);

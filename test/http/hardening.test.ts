@@ -198,7 +198,13 @@ describe("hardening: payments, body parsing, URL length, metrics, MCP arguments"
 
   it("finding 11: a tempo-style external credential runs the handler once however often it is sent", async () => {
     const processor = stack.service.payments!;
-    const r = { tool: counter, resource: { url: "http://x/test", description: "t", mimeType: "application/json" }, fingerprint: "f", priceUsd: counter.priceUsd };
+    const r = {
+      tool: counter,
+      resource: { url: "http://x/test", description: "t", mimeType: "application/json" },
+      fingerprint: "f",
+      target: "GET http://x/test",
+      priceUsd: counter.priceUsd,
+    };
     const key = `tempo:${"ab".repeat(32)}`;
     const checks = await Promise.all(Array.from({ length: 10 }, () => processor.checkExternal(r, key, async () => ({ success: true, transaction: "0x1", network: "tempo:4217" }))));
     const verified = checks.filter((c) => c.kind === "verified");

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { logger } from "../../src/lib/log.js";
-import { MemoryPaymentLedger, RedisPaymentLedger, type AuthorizationState, type PaymentLedger, type PendingState } from "../../src/payments/ledger.js";
+import { isBoundTo, MemoryPaymentLedger, RedisPaymentLedger, type AuthorizationState, type PaymentLedger, type PendingState } from "../../src/payments/ledger.js";
 import { RedisHandle } from "../../src/state/redis.js";
 import { redisAvailable, TEST_REDIS_URL } from "../helpers/redis-available.js";
 import { deleteRedisPrefix } from "../helpers/redis-keys.js";
@@ -130,5 +130,20 @@ describe.skipIf(!redisAvailable)("RedisPaymentLedger: transitions keep the entry
     await l.set("auth-t", pending);
     expect(await l.compareAndSet("auth-t", pending, { state: "in_flight" })).toBe(true);
     expect(await redis.client.pTTL(redis.key("pay:auth:auth-t"))).toBeGreaterThan(TTL_MS - 10_000);
+  });
+});
+
+describe("records are bound to their request", () => {
+  const btc = { fingerprint: 'cex_market:{"id":"bitcoin"}', target: "GET https://api.example/api/v1/market/bitcoin" };
+  it("matches only the same fingerprint and request line", () => {
+    expect(isBoundTo(btc, btc)).toBe(true);
+    expect(isBoundTo(btc, { ...btc, target: "GET https://api.example/api/v1/market/bitcoin?x=1" })).toBe(false);
+    expect(isBoundTo(btc, { ...btc, target: "POST https://api.example/mcp" })).toBe(false);
+    expect(isBoundTo(btc, { ...btc, fingerprint: 'cex_market:{"id":"ethereum"}' })).toBe(false);
+  });
+  it("reads records written before the request line was bound: by fingerprint, and an unbound pending answer as before", () => {
+    expect(isBoundTo({ fingerprint: btc.fingerprint }, btc)).toBe(true);
+    expect(isBoundTo({ fingerprint: btc.fingerprint }, { ...btc, fingerprint: "other" })).toBe(false);
+    expect(isBoundTo({}, btc)).toBe(true);
   });
 });

@@ -43,6 +43,7 @@ describe.skipIf(!redisAvailable)("a Solana payment is claimed once across replic
       tool,
       resource: { url: `${stack.url}/api/v1/market/x`, description: "t", mimeType: "application/json" },
       fingerprint,
+      target: `GET ${stack.url}/api/v1/market/x`,
       priceUsd: tool.priceUsd,
     });
     const required = await replicas[0]!.paymentRequired(request("a"));

@@ -2,7 +2,7 @@ import { AppError } from "../../errors.js";
 import { logger } from "../../lib/log.js";
 import type { Metrics } from "../../core/metrics.js";
 import type { AnyTool } from "../../registry/tool.js";
-import type { PaymentLedger } from "../ledger.js";
+import { bindingOf, isBoundTo, type PaymentLedger } from "../ledger.js";
 import type { CreditCheck, DebitOutcome, PaymentRequest } from "../outcomes.js";
 import { microToUsd, usdToMicro, type CreditLedger, type ReserveOutcome, type ReserveRefusal } from "./ledger.js";
 import type { CreditSessions } from "./session.js";
@@ -119,8 +119,8 @@ export class CreditGate {
     const idKey = id.requestId ? `credits:${wallet}:${id.requestId}` : undefined;
     if (idKey) {
       // Claimed atomically: of concurrent calls with one requestId, exactly one reserves and runs.
-      const rec = await this.idempotency.claimIdempotent(idKey, { fingerprint: r.fingerprint });
-      if (rec && rec.fingerprint !== r.fingerprint) throw new AppError("CONFLICT", "this SIWX requestId was already used for a different request");
+      const rec = await this.idempotency.claimIdempotent(idKey, bindingOf(r));
+      if (rec && !isBoundTo(rec, r)) throw new AppError("CONFLICT", "this SIWX requestId was already used for a different request");
       if (rec?.result) return { kind: "replay", wallet, value: rec.result.value, remainingMicro: (await this.ledger.account(wallet)).balanceMicro, session };
       if (rec) throw new AppError("CONFLICT", "a request with this SIWX requestId is still in progress; retry shortly", { retryAfterSec: 2 });
     }
@@ -147,7 +147,7 @@ export class CreditGate {
         payer: wallet,
         settle: async (value) => {
           if (await this.commit(hold.holdId, wallet, r.tool.name)) this.metrics?.creditsSpentUsd.inc({ tool: r.tool.name }, priceMicro / 1e6);
-          if (idKey) await this.idempotency.setIdempotent(idKey, { fingerprint: r.fingerprint, result: { value, receipt } }).catch(() => undefined);
+          if (idKey) await this.idempotency.setIdempotent(idKey, { ...bindingOf(r), result: { value, receipt } }).catch(() => undefined);
           return { kind: "settled", receipt };
         },
         abandon: release,
