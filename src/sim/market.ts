@@ -234,6 +234,8 @@ export interface MarketModelOptions {
 const YEAR_MS = 365 * DAY_MS;
 const MINUTES_PER_YEAR = 525_960;
 const BLOCK_LEVELS = 14;
+/** Minute prices cached per asset (a power of two: 4,096 minutes, about 2.8 days; 64 KB per asset). */
+const MINUTE_CACHE_SLOTS = 4096;
 const BLOCK_MINUTES = 2 ** BLOCK_LEVELS;
 /** Std-dev of the unit process at block end points, in "years of variance" units (see header). */
 const END_SD = 0.07;
@@ -392,9 +394,23 @@ export function createMarketModel(opts: MarketModelOptions): MarketModel {
     return vlo; // unreachable: every integer i in (0, 2^14) is some dyadic midpoint
   }
 
+  // Minute prices, direct-mapped per asset: the tape and the perp layer read the same minutes again and again (a
+  // second's slot reads the minutes around it; a minute spans 60 slots), and each costs a 14-level bridge walk.
+  // The model is a pure function of (seed, symbol, minute), so a cached value is always the computed one.
+  const minuteCache = new Map<AssetState, { keys: Float64Array; values: Float64Array }>();
   function priceAtMinute(s: AssetState, m: number): number {
+    let c = minuteCache.get(s);
+    if (!c) {
+      c = { keys: new Float64Array(MINUTE_CACHE_SLOTS).fill(Number.NaN), values: new Float64Array(MINUTE_CACHE_SLOTS) };
+      minuteCache.set(s, c);
+    }
+    const i = m & (MINUTE_CACHE_SLOTS - 1);
+    if (c.keys[i] === m) return c.values[i] as number;
     const b = s.band.halfWidth;
-    return Math.exp(s.logAnchor + b * Math.tanh(xAtMinute(s, m) / b));
+    const v = Math.exp(s.logAnchor + b * Math.tanh(xAtMinute(s, m) / b));
+    c.keys[i] = m;
+    c.values[i] = v;
+    return v;
   }
 
   function price(s: AssetState, tsMs: number): number {

@@ -36,6 +36,8 @@ import { fixed, hlNum, hlPx, roundTo, trimmed } from "./venues/wire.js";
 
 /** Slot length of the tape (ms). */
 export const TAPE_SLOT_MS = 1000;
+/** Mids at slot starts cached per instrument (a power of two: 4,096 seconds, 64 KB per instrument). */
+const MID_CACHE_SLOTS = 4096;
 /** Id space per slot (trade index < 16). */
 const IDS_PER_SLOT = 16;
 const MAX_TRADES_PER_SLOT = 15;
@@ -336,9 +338,9 @@ export function createTape(market: MarketModel): Tape {
   const tradeCache = new LRUCache<string, readonly TapeTrade[]>({ max: SLOT_CACHE_MAX });
   const liqCache = new LRUCache<string, readonly TapeLiquidation[]>({ max: SLOT_CACHE_MAX });
 
-  /** Activity factor of the slot starting at `t0`: 1 + min(2, 0.5 |r30| / sd of a 30 s move), in [1, 3]. */
-  function activity(inst: PerpInstrumentSpec, t0: number): number {
-    const r30 = Math.log(mid(inst, t0) / mid(inst, t0 - 30_000));
+  /** Activity factor of slot `slot`: 1 + min(2, 0.5 |r30| / sd of a 30 s move), in [1, 3]. */
+  function activity(inst: PerpInstrumentSpec, slot: number): number {
+    const r30 = Math.log(midAtSlot(inst, slot) / midAtSlot(inst, slot - 30_000 / TAPE_SLOT_MS));
     return 1 + Math.min(2, (0.5 * Math.abs(r30)) / (sigmaMin(inst) * Math.SQRT1_2));
   }
   /** Mean activity factor of `inst` (estimated once from fixed slots), so activity leaves the mean rate unchanged. */
@@ -348,7 +350,7 @@ export function createTape(market: MarketModel): Tape {
     let m = activityMeans.get(key);
     if (m === undefined) {
       let sum = 0;
-      for (let k = 0; k < ACTIVITY_SAMPLES; k++) sum += activity(inst, ACTIVITY_T0 + k * 7_919_000);
+      for (let k = 0; k < ACTIVITY_SAMPLES; k++) sum += activity(inst, (ACTIVITY_T0 + k * 7_919_000) / TAPE_SLOT_MS);
       m = sum / ACTIVITY_SAMPLES;
       activityMeans.set(key, m);
     }
@@ -424,6 +426,23 @@ export function createTape(market: MarketModel): Tape {
     return perp.lastPrice(inst, t) * (1 + amp * micro(inst, t));
   }
 
+  // Mids at whole seconds, direct-mapped per instrument: each slot's start is read again by the slots 30 s (trade
+  // activity) and 60 s (liquidation move) later. A pure function of (seed, instrument, time), so always exact.
+  const secondMids = new Map<PerpInstrumentSpec, { keys: Float64Array; values: Float64Array }>();
+  function midAtSlot(inst: PerpInstrumentSpec, slot: number): number {
+    let c = secondMids.get(inst);
+    if (!c) {
+      c = { keys: new Float64Array(MID_CACHE_SLOTS).fill(Number.NaN), values: new Float64Array(MID_CACHE_SLOTS) };
+      secondMids.set(inst, c);
+    }
+    const i = slot & (MID_CACHE_SLOTS - 1);
+    if (c.keys[i] === slot) return c.values[i] as number;
+    const v = mid(inst, slot * TAPE_SLOT_MS);
+    c.keys[i] = slot;
+    c.values[i] = v;
+    return v;
+  }
+
   /** Venue strings of a price (USD per coin) and a notional (USD). */
   function format(inst: PerpInstrumentSpec, pxCoin: number, notional: number): { px: string; sz: string } {
     const coins = notional / pxCoin;
@@ -490,7 +509,7 @@ export function createTape(market: MarketModel): Tape {
       if (t0 + TAPE_SLOT_MS <= inst.listTime || (inst.deliveryTime > 0 && t0 >= inst.deliveryTime) || inst.delisted) return NO_EVENTS;
       // Activity: up to 3× the base rate when the last 30 s moved several "typical" 30 s moves (mean-normalised).
       const flow = flowOf(inst, t0);
-      const lambda = (flow.rate / activityMean(inst)) * activity(inst, t0);
+      const lambda = (flow.rate / activityMean(inst)) * activity(inst, slot);
       const n = poisson(lambda, unit(hash4(seedH ^ SALT.count, inst.stream, slot, 0)), MAX_TRADES_PER_SLOT);
       if (n === 0) return NO_EVENTS;
       const offs = offsets(SALT.time, inst, slot, n);
@@ -516,7 +535,7 @@ export function createTape(market: MarketModel): Tape {
       const t0 = slot * TAPE_SLOT_MS;
       if (t0 + TAPE_SLOT_MS <= inst.listTime) return NO_EVENTS;
       // Far more frequent when the last minute moved several typical 1-minute moves.
-      const r60 = Math.log(mid(inst, t0) / mid(inst, t0 - 60_000));
+      const r60 = Math.log(midAtSlot(inst, slot) / midAtSlot(inst, slot - 60_000 / TAPE_SLOT_MS));
       const move = Math.abs(r60) / sigmaMin(inst);
       const lambda = Math.min(1.5, ((LIQ_BASE_RATE * liqActivity(inst)) / 3) * (1 + 0.5 * move * move));
       const u = unit(hash4(seedH ^ SALT.liqCount, inst.stream, slot, 0));
