@@ -10,6 +10,7 @@
  * evaluating one heatmap per ALERT instead of one per symbol (what a naive engine does).
  * Writes bench/results/alerts.json and the `alerts` section of bench/README.md.
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

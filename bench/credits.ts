@@ -9,6 +9,7 @@
  * SQLite ledger's reserve + commit. Writes bench/results/credits.json and the `credits` section of
  * bench/README.md.
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithSIWx } from "@x402/extensions/sign-in-with-x";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";

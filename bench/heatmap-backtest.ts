@@ -23,6 +23,7 @@
  * `--instants FILE` (writes every replayed instant as JSON, for calibration), `--ablation` (the simulator check
  * again without each optional input: open-interest history, funding and long/short ratio).
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { replay, score, type BacktestScore, type Instant, type Recording } from "../src/analytics/heatmap-backtest.js";

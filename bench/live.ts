@@ -20,6 +20,7 @@
  * BENCH_LIVE_SEED (simulator seed; default: the one of the first 16 whose deterministic tape has the most
  * liquidations in that window, so that the window has samples).
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import http, { type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { cpus } from "node:os";

@@ -8,6 +8,7 @@
  *    rounds (hits are free and carry no receipt: the target is a ratio of at least 0.95).
  * Writes bench/results/receipts.json and the `receipts` section of bench/README.md.
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { cpus, loadavg } from "node:os";
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";

@@ -6,6 +6,7 @@
  *    on a replica that did not write the entry) vs one served by the in-process level, in the same run.
  * Writes bench/results/replicas.json and the `replicas` section of bench/README.md.
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { cpus } from "node:os";

@@ -9,6 +9,7 @@
  *    any MCP hit in express: a bare app whose only middleware is the same JSON body parser, writing the same answer.
  * Sections 1 and 3 alternate their sides round by round (see `alternate`).
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { cpus } from "node:os";
 import type { AddressInfo } from "node:net";
 import autocannon from "autocannon";

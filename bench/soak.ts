@@ -14,6 +14,7 @@
  * `BENCH_SOAK_SNAPSHOTS=<dir>` also writes heap snapshots once warm and at the end (compare them in DevTools).
  * Needs `node --expose-gc`. Writes bench/results/soak.json and the `soak` section of bench/README.md.
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { cpus } from "node:os";
 import { join } from "node:path";
 import { writeHeapSnapshot } from "node:v8";

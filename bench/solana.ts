@@ -7,6 +7,7 @@
  *   local VM, sign, verify by simulation, settle on the VM).
  * Writes bench/results/solana.json and the `solana` section of bench/README.md.
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { SOLANA_MAINNET_CAIP2 } from "@x402/svm";

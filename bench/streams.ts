@@ -10,6 +10,7 @@
  * 3. latency from a trade's venue time to it being counted (what /cvd reads), on the simulator.
  * Writes bench/results/streams.json and the `streams` section of bench/README.md.
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { readFileSync } from "node:fs";
 import { Session } from "node:inspector/promises";
 import { cpus } from "node:os";

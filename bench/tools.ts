@@ -8,6 +8,7 @@
  *    slowest read plus its own work (target: under 10 ms).
  * Writes bench/results/tools.json and the `tools` section of bench/README.md.
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { cpus } from "node:os";
 import { setTimeout as sleep } from "node:timers/promises";
 import { listAssets } from "../src/assets/catalogue.js";

@@ -6,6 +6,7 @@
  * service (MARKETGATE_URL): `call` pays with X402_PRIVATE_KEY and prints the answer and its cost, `quote`
  * prints what a request would cost (src/cli).
  */
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 const command = process.argv[2] ?? "serve";
 
 if (command === "mcp") {

@@ -1,3 +1,4 @@
+import "../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { loadConfig } from "../src/config.js";
 import { buildManifests } from "../src/docs/manifests.js";

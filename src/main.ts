@@ -1,3 +1,4 @@
+import "./supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { ConfigError, loadConfig } from "./config.js";
 import { logger } from "./lib/log.js";
 import { createService } from "./service.js";

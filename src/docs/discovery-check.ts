@@ -1,3 +1,4 @@
+import "../supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import {
   attachProbePayload,
   checkEndpointSchema,

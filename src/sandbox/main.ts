@@ -1,3 +1,4 @@
+import "../supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";

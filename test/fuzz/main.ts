@@ -3,6 +3,7 @@
  * Prints the status counts of both stacks and every 5xx; exits 1 on any 5xx, an unanswered request, a
  * dead process or `/metrics` beyond its bound.
  */
+import "../../src/supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { parseArgs } from "node:util";
 
 // Thousands of hostile requests would flood the terminal with expected warnings.

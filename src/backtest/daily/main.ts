@@ -5,6 +5,7 @@
  * `--fit-all` also prints the model fitted on every usable day (the production coefficients of
  * src/analytics/cascade-risk.ts) and the raw features' medians (its `fill`).
  */
+import "../../supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { runDailyBacktest } from "./evaluate.js";
 import { loadPanel, PanelError } from "./panel.js";
 

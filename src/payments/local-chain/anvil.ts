@@ -1,8 +1,8 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { dirname, join } from "node:path";
+import { spawnTied } from "../../lib/tied-child.js";
 
 /** Options for {@link startAnvil}. */
 export interface StartAnvilOptions {
@@ -20,7 +20,7 @@ export interface AnvilHandle {
   rpcUrl: string;
   /** TCP port the node listens on. */
   port: number;
-  /** Kills the node (SIGTERM, then SIGKILL after 3 s) and resolves once it has exited. Idempotent. */
+  /** Kills the node (SIGTERM, then SIGKILL after 1 s) and resolves once it has exited. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -133,27 +133,16 @@ async function queryChainId(rpcUrl: string): Promise<number | undefined> {
   }
 }
 
-/** Kills `child` (SIGTERM, SIGKILL after `graceMs`) and resolves once it has exited. */
-function killAndWait(child: ChildProcess, graceMs = 3000): Promise<void> {
-  // pid is undefined when the spawn itself failed: there is no process to wait for.
-  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
-}
-
 /** Spawns anvil once on `port`; rejects (leaving no process behind) if it dies or does not answer in time. */
 async function spawnOnce(port: number, chainId: number, startTimeoutMs: number): Promise<AnvilHandle> {
   // The chain starts at this process's clock (anvil keeps the offset for later blocks), so EIP-3009 validity windows
   // signed with `Date.now()` hold on chain even when the clock is moved (test/clock/shift.js).
   const genesis = String(Math.floor(Date.now() / 1000));
   const args = ["--host", "127.0.0.1", "--port", String(port), "--chain-id", String(chainId), "--timestamp", genesis, "--silent"];
-  const child = spawn(anvilBinaryPath(), args, { stdio: ["ignore", "pipe", "pipe"] });
+  // Tied to this process: anvil dies with it however it ends, a crash or SIGKILL included, so that no node is
+  // left holding the port (src/lib/tied-child.ts).
+  const tied = spawnTied(anvilBinaryPath(), args);
+  const child = tied.child;
 
   // Keep only the tail of anvil's output, for error messages.
   let output = "";
@@ -172,15 +161,8 @@ async function spawnOnce(port: number, chainId: number, startTimeoutMs: number):
     exited = signal ? `signal ${signal}` : `code ${code}`;
   });
 
-  // Never leave anvil running after the host process exits.
-  const onHostExit = () => {
-    child.kill("SIGKILL");
-  };
-  process.once("exit", onHostExit);
-
   const fail = async (reason: string): Promise<never> => {
-    await killAndWait(child, 500);
-    process.removeListener("exit", onHostExit);
+    await tied.stop();
     const tail = output.trim();
     throw new Error(`anvil failed to start on 127.0.0.1:${port}: ${reason}${tail ? `\n${tail}` : ""}`);
   };
@@ -201,25 +183,15 @@ async function spawnOnce(port: number, chainId: number, startTimeoutMs: number):
   // The port answered but may belong to another process if ours died meanwhile.
   if (exited) return fail(`process exited (${exited})`);
 
-  let stopping: Promise<void> | undefined;
-  return {
-    rpcUrl,
-    port,
-    stop() {
-      stopping ??= killAndWait(child).then(() => {
-        process.removeListener("exit", onHostExit);
-      });
-      return stopping;
-    },
-  };
+  return { rpcUrl, port, stop: () => tied.stop() };
 }
 
 /**
  * Starts a local anvil node from the npm-shipped binary ({@link anvilBinaryPath}), bound to 127.0.0.1 only,
  * with `--silent` and `--chain-id`. Resolves once the node answers `eth_chainId`
  * with the requested id. When `port` is 0/undefined a free port is picked (retried
- * up to 3 times if it is taken meanwhile). The node is also killed if the host
- * process exits without calling `stop()`.
+ * up to 3 times if it is taken meanwhile). The node is also killed when the host
+ * process exits without calling `stop()`, or crashes.
  *
  * @returns `{ rpcUrl, port, stop }`.
  * @throws Error if the binary cannot be found, or anvil crashes, reports the wrong
