@@ -49,7 +49,7 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
       let input: unknown;
       if (inputChecked) {
         input = found.read({ params: found.params, query: Object.fromEntries(url.searchParams), body: bodyRaw === undefined ? {} : parseBody(bodyRaw) });
-        await deps.runner.checkBeforePayment(tool, input);
+        await deps.runner.checkBeforePayment(tool, input, { client: req.ip });
       }
       const base = {
         tool: tool.name,

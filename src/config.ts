@@ -22,6 +22,7 @@ import {
   WS_URL_SETTINGS,
 } from "./venues/endpoints.js";
 import { readSecretFiles } from "./lib/secret-files.js";
+import { MAX_UNPAID_SHARE_PCT, UNPAID_SHARE_PCT } from "./venues/dex/unpaid-share.js";
 
 /** CAIP-2 network id, e.g. `eip155:8453` (Base mainnet). */
 const Caip2 = z.string().regex(/^[a-z0-9-]+:[A-Za-z0-9-]+$/, "expected a CAIP-2 network id such as eip155:8453");
@@ -91,6 +92,8 @@ const EnvSchema = z.object({
   GECKOTERMINAL_BASE_URL: z.url().default(GECKOTERMINAL.rest.api.url),
   GECKOTERMINAL_CALLS_PER_MIN: z.coerce.number().int().min(1).default(GECKOTERMINAL.rest.api.callsPerMin),
   DEXSCREENER_CALLS_PER_MIN: z.coerce.number().int().min(1).default(DEXSCREENER.rest.api.callsPerMin),
+  TOKEN_CHECK_SHARE_PCT: z.coerce.number().int().min(0).max(MAX_UNPAID_SHARE_PCT).default(UNPAID_SHARE_PCT),
+  TOKEN_CHECKS_PER_MIN: z.coerce.number().int().min(1).max(100_000).default(30),
   COINGECKO_API_KEY: z.string().optional(),
   COINGECKO_PLAN: z.enum(["public", "demo", "pro"]).optional(),
   COINGECKO_CALLS_PER_MIN: z.coerce.number().int().min(1).optional(),
@@ -316,6 +319,12 @@ export interface Config {
   geckoterminalCallsPerMin: number;
   /** DexScreener request budget per minute (its limit is 300; default 250). */
   dexscreenerCallsPerMin: number;
+  /**
+   * Token lookups' checks before payment (docs/methods/dex-tokens.md): the percent of the GeckoTerminal and
+   * DexScreener budgets they may spend (`TOKEN_CHECK_SHARE_PCT`, 0–50, default 20), and the checks that need an
+   * upstream call one client may make per minute (`TOKEN_CHECKS_PER_MIN`, default 30; beyond, a 429).
+   */
+  tokenChecks: { sharePct: number; perClientPerMin: number };
   /**
    * Signed offers, receipts and content signatures on paid answers (`RECEIPTS=on`, default; undefined when
    * off): `RECEIPT_SIGNING_KEY` (hex Ed25519 seed; unset: generated under `DATA_DIR`) and the retired keys
@@ -689,6 +698,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
     },
     geckoterminalCallsPerMin: e.GECKOTERMINAL_CALLS_PER_MIN,
     dexscreenerCallsPerMin: e.DEXSCREENER_CALLS_PER_MIN,
+    tokenChecks: { sharePct: e.TOKEN_CHECK_SHARE_PCT, perClientPerMin: e.TOKEN_CHECKS_PER_MIN },
     mcpStdioPayments: e.MCP_PAYMENTS ?? false,
     mcpToolsets: e.MCP_TOOLSETS,
     mpp: e.MPP === "off" ? undefined : parseMpp(e),

@@ -127,7 +127,7 @@ function paymentProcessor(
  * scheduler and shutdown; handlers see it only through its port.
  */
 function toolContext(config: Config, deps: { metrics: Metrics; now?: () => number; redis?: RedisHandle }): { ctx: ToolContext; alertService?: AlertService } {
-  const { venues, health } = createVenues(config, { metrics: deps.metrics });
+  const { venues, health } = createVenues(config, { metrics: deps.metrics, redis: deps.redis });
   const now = deps.now ?? Date.now;
   const ingestion = config.streams ? createIngestion({ ...config, streams: config.streams }, venues.perps, deps.metrics, deps.redis) : undefined;
   const alertService = config.alerts ? createAlertService(config.alerts, now, deps.redis) : undefined;

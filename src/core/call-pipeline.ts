@@ -146,6 +146,11 @@ function targetOf(site: Pick<CallSite, "method" | "resource">): string {
   return `${method} ${targetUri}`;
 }
 
+/** True when the call presents something to pay with (x402, MPP, or a credits proof), checked or not. */
+function carriesProof(p: PaymentProofs): boolean {
+  return p.x402 !== undefined || p.mpp !== undefined || p.siwx !== undefined || p.session !== undefined;
+}
+
 /** Retry-After of a settlement whose outcome is unknown, s. */
 const UNKNOWN_RETRY_AFTER_SEC = 5;
 
@@ -238,7 +243,7 @@ export class CallPipeline {
     // Hits are free and not rate-limited.
     if (hit) return { kind: "hit", hit };
     await call.limit?.();
-    await runner.checkBeforePayment(tool, input);
+    await runner.checkBeforePayment(tool, input, { client: call.client, paying: !call.unpaid && carriesProof(call.proofs) });
     const interim = await runner.interimAnswer(tool, input, { client: call.client });
     if (interim) return { kind: "interim", interim };
     const payments = this.deps.payments;

@@ -117,9 +117,9 @@ export class ToolRunner {
     return tool.cacheTtlSec > 0 && (await this.cache.has(this.key(tool, input)));
   }
 
-  /** Runs the tool's `checkBeforePayment`, if any, in its own request scope. Throws its `AppError`. */
-  async checkBeforePayment(tool: AnyTool, input: unknown): Promise<void> {
-    if (tool.checkBeforePayment) await this.scoped(input, () => tool.checkBeforePayment!(input, this.ctx));
+  /** Runs the tool's `checkBeforePayment`, if any, for `caller` in its own request scope. Throws its `AppError`. */
+  async checkBeforePayment(tool: AnyTool, input: unknown, caller: UnpaidCaller = {}): Promise<void> {
+    if (tool.checkBeforePayment) await this.scoped(input, () => tool.checkBeforePayment!(input, this.ctx, caller));
   }
 
   /** Runs the tool's `interimAnswer`, if any, for `caller`: an answer to send free instead of the paid one. */

@@ -33,13 +33,18 @@ export interface CallerInfo {
   credentials: CallerCredentials;
 }
 
-/** Who sends a request, as far as is known before any payment (what `interimAnswer` and stream symbols see). */
+/** Who sends a request, as far as is known before any payment (what `checkBeforePayment`, `interimAnswer` and stream symbols see). */
 export interface UnpaidCaller {
   /**
    * The client's address as the rate limiters key it (`req.ip`, also for MCP over HTTP): free work a
    * interim answer starts (a CVD warm-up) is budgeted per client. Undefined over MCP stdio (the operator's agent).
    */
   client?: string;
+  /**
+   * The request carries a payment or a credits proof (not checked yet): a check before payment may leave to the
+   * paid run what only an upstream call could tell, when a failure there charges nothing (token lookups).
+   */
+  paying?: boolean;
 }
 
 /**

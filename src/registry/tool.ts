@@ -67,9 +67,10 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
   readonly annotations?: { readOnlyHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean; destructiveHint?: boolean };
   /**
    * Optional asynchronous validation that runs before any payment is asked for (e.g. "is this symbol
-   * listed on any venue?"). Throws an `AppError` (404 / 400 / 503); never charged.
+   * listed on any venue?"), for `caller` (free work it starts may be budgeted per client). Throws an
+   * `AppError` (404 / 400 / 429 / 503); never charged.
    */
-  checkBeforePayment?(input: z.output<I>, ctx: ToolContext): Promise<void>;
+  checkBeforePayment?(input: z.output<I>, ctx: ToolContext, caller: UnpaidCaller): Promise<void>;
   /**
    * Optional interim answer decided before any payment (e.g. CVD warm-up: the stream for a new symbol is
    * being established). When it returns a value, the mounts send it free of charge and uncached: HTTP with

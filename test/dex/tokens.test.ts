@@ -19,7 +19,7 @@ describe("token-by-address tools on the simulator (payments off)", () => {
   let s: FreeStack;
   const calls = () => ({ gt: s.sim.faults.requestCount("geckoterminal"), ds: s.sim.faults.requestCount("dexscreener") });
   beforeAll(async () => {
-    s = await startFreeStack({ RATE_LIMIT_PER_MIN: "100000", FREE_RATE_LIMIT_PER_MIN: "100000" });
+    s = await startFreeStack({ RATE_LIMIT_PER_MIN: "100000", FREE_RATE_LIMIT_PER_MIN: "100000", TOKEN_CHECKS_PER_MIN: "100000" });
   });
   afterAll(() => s?.close());
 

@@ -3,7 +3,7 @@ import { describeToken } from "../../src/analytics/dex-token.js";
 import type { PriceParams } from "../../src/alerts/types.js";
 import type { ToolContext } from "../../src/core/context.js";
 import { AppError } from "../../src/errors.js";
-import { defineTool } from "../../src/registry/tool.js";
+import { defineTool, type UnpaidCaller } from "../../src/registry/tool.js";
 import { NETWORK_SLUG } from "../../src/venues/dex/token-address.js";
 import type { DexChain } from "../../src/venues/dex/types.js";
 import { AddressParam, canonicalAddress, NetworkParam, refineAddress, requireKnownToken } from "../dex/token-common.js";
@@ -17,10 +17,11 @@ const Side = z.enum(["above", "below"]);
  * Before payment: alert capacity, webhook URL, the token known to a source, and the guards: a token marked
  * low_liquidity or unverified is refused (400) unless `allow_unverified` is true.
  */
-async function checkTokenAlert(ctx: ToolContext, i: { network: DexChain; address: string; webhook_url: string; allow_unverified: boolean }): Promise<void> {
+async function checkTokenAlert(ctx: ToolContext, caller: UnpaidCaller, i: { network: DexChain; address: string; webhook_url: string; allow_unverified: boolean }): Promise<void> {
   const svc = alertService(ctx);
   await beforePayment(() => svc.checkCapacity());
-  await Promise.all([requireKnownToken(i.network, i.address, ctx), svc.checkWebhook(i.webhook_url)]);
+  // Settled before it runs: the token must be known before payment, never left to the paid run.
+  await Promise.all([requireKnownToken(i.network, i.address, ctx, caller, { upfront: true }), svc.checkWebhook(i.webhook_url)]);
   const snap = await ctx.venues.dexTokens.snapshot(i.network, canonicalAddress(i.network, i.address), "unpaid");
   const v = describeToken(snap, ctx.now());
   if (v.priceUsd === null) throw new AppError("NOT_FOUND", `no source prices ${i.address.slice(0, 64)} on ${NETWORK_SLUG[i.network]} now`);
@@ -68,7 +69,7 @@ export const tokenPriceAlertCreate = defineTool({
   paymentFlow: "upfront",
   stateful: true,
   annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false },
-  checkBeforePayment: (i, ctx) => checkTokenAlert(ctx, i),
+  checkBeforePayment: (i, ctx, caller) => checkTokenAlert(ctx, caller, i),
   async handler(i, ctx, caller) {
     const address = canonicalAddress(i.network, i.address);
     const params: PriceParams = { direction: i.condition, target_price: i.target_price };

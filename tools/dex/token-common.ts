@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { describeToken, GUARD_FLOORS, SOURCE_AGREEMENT_TOLERANCE_PCT, type TokenPool, type TokenView } from "../../src/analytics/dex-token.js";
 import type { ToolContext } from "../../src/core/context.js";
+import type { UnpaidCaller } from "../../src/registry/tool.js";
 import { AppError } from "../../src/errors.js";
 import { CAIP2, checkTokenAddress, NETWORK_NAMES, NETWORK_SLUG, parseNetwork } from "../../src/venues/dex/token-address.js";
-import type { LoadPriority, TokenSnapshot } from "../../src/venues/dex/token-source.js";
+import type { TokenSnapshot } from "../../src/venues/dex/token-source.js";
 import type { DexChain } from "../../src/venues/dex/types.js";
 import { sourceLabel } from "../common.js";
 
@@ -43,13 +44,47 @@ export function canonicalAddress(chain: DexChain, address: string): string {
   return r.address;
 }
 
+/** How a check before payment treats a token it could not ask about. */
+export interface KnownTokenCheck {
+  /**
+   * The tool settles before it runs (alerts): a token must be known before payment, so one left unchecked (the
+   * unpaid share of a source's budget spent) is a 503 with Retry-After rather than a payment for nothing. Other
+   * tools let an unchecked token through to the 402: their paid run answers 404 uncharged when no source knows it.
+   */
+  upfront?: boolean;
+}
+
 /**
- * Pre-payment check: 404 NOT_FOUND unless GeckoTerminal or DexScreener knows a pool of the token (answered from the
- * metadata cache when it can; never charged). Both sources failing is a 503, also before payment.
+ * Pre-payment check of one token (see {@link requireAnyKnownToken}).
+ * @throws AppError NOT_FOUND, RATE_LIMITED or UPSTREAM_UNAVAILABLE, never charged.
  */
-export async function requireKnownToken(chain: DexChain, address: string, ctx: ToolContext, priority: LoadPriority = "unpaid"): Promise<void> {
-  const meta = await ctx.venues.dexTokens.meta(chain, canonicalAddress(chain, address), priority);
-  if (!meta.known) throw new AppError("NOT_FOUND", `neither GeckoTerminal nor DexScreener knows a pool of ${address.slice(0, 64)} on ${NETWORK_SLUG[chain]}`);
+export async function requireKnownToken(chain: DexChain, address: string, ctx: ToolContext, caller: UnpaidCaller = {}, opts: KnownTokenCheck = {}): Promise<void> {
+  await requireAnyKnownToken(chain, [canonicalAddress(chain, address)], ctx, caller, opts);
+}
+
+/**
+ * Pre-payment check of tokens of one chain (canonical addresses; docs/methods/dex-tokens.md "Checks before
+ * payment"): passes when a source knows a pool of any of them, or when the ones not known could not be asked
+ * (the unpaid share of a source's budget spent, or a caller that pays anyway: `caller.paying`); answered from
+ * the caches when it can. A caller that needs an upstream call spends a point of its per-client budget.
+ * @throws AppError NOT_FOUND when both sources say they know none of them; RATE_LIMITED (429, Retry-After)
+ *   beyond the client's budget; UPSTREAM_UNAVAILABLE when a source failed and none is known (or, `upfront`,
+ *   when one could not be asked). Never charged.
+ */
+export async function requireAnyKnownToken(chain: DexChain, addresses: readonly string[], ctx: ToolContext, caller: UnpaidCaller, opts: KnownTokenCheck = {}): Promise<void> {
+  const check = await ctx.venues.dexTokens.existence(chain, addresses, { client: caller.client, cachedOnly: caller.paying === true && !opts.upfront });
+  const e = check.existence;
+  if (e.includes("known")) return;
+  const on = NETWORK_SLUG[chain];
+  const what = addresses.length === 1 ? addresses[0]!.slice(0, 64) : `any of the ${addresses.length} addresses`;
+  if (e.every((x) => x === "unknown")) throw new AppError("NOT_FOUND", `neither GeckoTerminal nor DexScreener knows a pool of ${what} on ${on}`);
+  if (e.includes("unchecked") && !opts.upfront) return;
+  if (e.includes("unchecked")) {
+    throw new AppError("UPSTREAM_UNAVAILABLE", `could not check ${what} on ${on} before payment now (the budget for such checks is spent); nothing was charged`, {
+      retryAfterSec: check.retryAfterSec ?? 5,
+    });
+  }
+  throw new AppError("UPSTREAM_UNAVAILABLE", `could not tell whether ${what} exists on ${on}: ${check.failure ?? "a source failed"}`, { retryAfterSec: check.retryAfterSec ?? 5 });
 }
 
 /** Network fields of every answer. */

@@ -95,7 +95,7 @@ export const dexTokenOhlcv = defineTool({
     source: z.string(),
     timestamp: Timestamp,
   }),
-  checkBeforePayment: ({ network, address }, ctx) => requireKnownToken(network, address, ctx),
+  checkBeforePayment: ({ network, address }, ctx, caller) => requireKnownToken(network, address, ctx, caller),
   async handler({ network, address, interval, limit }, ctx) {
     const addr = canonicalAddress(network, address);
     // The pool list and the guard flags from the metadata cache (10 min): candles are the only call a repeat costs.

@@ -47,7 +47,7 @@ export const dexToken = defineTool({
     missing_sources: MissingSources,
     timestamp: Timestamp,
   }),
-  checkBeforePayment: ({ network, address }, ctx) => requireKnownToken(network, address, ctx),
+  checkBeforePayment: ({ network, address }, ctx, caller) => requireKnownToken(network, address, ctx, caller),
   async handler({ network, address }, ctx) {
     const addr = canonicalAddress(network, address);
     const { snap, view } = await loadToken(network, addr, ctx);

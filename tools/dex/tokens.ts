@@ -1,12 +1,13 @@
 import { z } from "zod";
 import { describeToken } from "../../src/analytics/dex-token.js";
+import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { checkTokenAddress, NETWORK_SLUG } from "../../src/venues/dex/token-address.js";
 import { MAX_BATCH } from "../../src/venues/dex/token-source.js";
 import type { DexChain } from "../../src/venues/dex/types.js";
 import { isoNow, sourceLabel, Timestamp } from "../common.js";
 import { MissingSources } from "./common.js";
-import { GuardFields, guardFields, NetworkParam, networkFields } from "./token-common.js";
+import { GuardFields, guardFields, NetworkParam, networkFields, requireAnyKnownToken } from "./token-common.js";
 
 /** The distinct, trimmed, non-empty entries of a comma-separated list. */
 function splitList(raw: string): string[] {
@@ -18,6 +19,14 @@ function splitList(raw: string): string[] {
         .filter(Boolean),
     ),
   ];
+}
+
+/** The canonical spelling of each address of a list checked by {@link refineList}. */
+function canonicalList(network: DexChain, list: readonly string[]): string[] {
+  return list.map((a) => {
+    const r = checkTokenAddress(network, a);
+    return r.ok ? r.address : a;
+  });
 }
 
 /** Object-level check of the address list: 1..30 addresses, each valid on the network (400 naming the bad ones). */
@@ -63,7 +72,7 @@ export const dexTokens = defineTool({
   summary: "Up to 30 tokens of one network by address in one call: price, liquidity and look-alike guards for each",
   mcpNote: "addresses: comma-separated, ≤ 30, one network. Each result is found, not_found or refused (below a guard floor, data still given).",
   description:
-    "One answer per distinct address, in request order: found (price and guard fields as in dex_token, without the pool list), not_found (no pool at GeckoTerminal or DexScreener), unavailable (a source failed and the other knows none), or refused (found, but below the low_liquidity / unverified floors; the data is still given and `reasons` say why). The batch costs one GeckoTerminal call and one DexScreener call. A malformed address makes the whole request a 400 before payment.",
+    "One answer per distinct address, in request order: found (price and guard fields as in dex_token, without the pool list), not_found (no pool at GeckoTerminal or DexScreener), unavailable (a source failed and the other knows none), or refused (found, but below the low_liquidity / unverified floors; the data is still given and `reasons` say why). The batch costs one GeckoTerminal call and one DexScreener call. A malformed address makes the whole request a 400 before payment; a batch of which no source knows any address is a 404, before payment (or, when the check could not ask, after it, uncharged).",
   example: { network: "base", addresses: "0x4200000000000000000000000000000000000006,0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" },
   input: z
     .object({
@@ -85,12 +94,10 @@ export const dexTokens = defineTool({
     missing_sources: MissingSources,
     timestamp: Timestamp,
   }),
+  checkBeforePayment: ({ network, addresses }, ctx, caller) => requireAnyKnownToken(network, canonicalList(network, splitList(addresses)), ctx, caller),
   async handler({ network, addresses }, ctx) {
     const list = splitList(addresses);
-    const canonical = list.map((a) => {
-      const r = checkTokenAddress(network, a);
-      return r.ok ? r.address : a;
-    });
+    const canonical = canonicalList(network, list);
     const snaps = await ctx.venues.dexTokens.snapshots(network, canonical, "paid");
     const now = ctx.now();
     const missing = new Map<string, string>();
@@ -107,6 +114,14 @@ export const dexTokens = defineTool({
       const reasons = [...(g.low_liquidity ? ["low_liquidity"] : []), ...(g.unverified ? ["unverified"] : [])];
       return { ...base, status: reasons.length ? ("refused" as const) : ("found" as const), reasons, ...g };
     });
+    // Nothing found is no answer to pay for: refused like before payment (the check may have left it to this run).
+    if (found === 0) {
+      if (missing.size)
+        throw new AppError("UPSTREAM_UNAVAILABLE", `found none of the ${list.length} addresses, and ${[...missing.keys()].join(" and ")} failed; nothing was charged`, {
+          retryAfterSec: 5,
+        });
+      throw new AppError("NOT_FOUND", `neither GeckoTerminal nor DexScreener knows a pool of any of the ${list.length} addresses on ${NETWORK_SLUG[network]}; nothing was charged`);
+    }
     return {
       ...networkFields(network),
       count: results.length,
