@@ -8,16 +8,18 @@ import { processIo, type CliIo } from "./client.js";
  * `marketgate verify-receipt <saved answer> [--key KEY] [--service URL] [--method M] [--url URL] [--json]`
  *
  * Checks one saved paid answer (docs/receipts.md): the receipt's signature (the offer-receipt extension's
- * own verifier), the Content-Digest of the saved bytes and the HTTP Message Signature, against the keys the
- * service publishes in /.well-known/x402.json (of the receipt's origin, or --service), or one given key.
- * A saved answer is a raw HTTP response as `curl -si URL > file` writes it, or the JSON of an MCP
- * tools/call result. Exit 0: every check passed; 1: one failed; 2: usage or an unreadable file.
+ * own verifier) and that it signs a receipt (not one of the offers every 402 carries, signed with the same
+ * key), the Content-Digest of the saved bytes and the HTTP Message Signature, against the keys the service
+ * publishes in /.well-known/x402.json (of the receipt's origin, or --service), or one given key. A saved
+ * answer is a raw HTTP response as `curl -si URL > file` writes it, the JSON of an MCP tools/call result,
+ * or a receipt alone (a stream minute's `debit` event data: its receipt is all it has to check).
+ * Exit 0: every check passed; 1: one failed; 2: usage or an unreadable file.
  */
 
 /** Usage of `verify-receipt`. */
 export const VERIFY_RECEIPT_USAGE = [
   "  verify-receipt <file> [--key KEY] [--service URL] [--method M] [--url URL] [--json]",
-  "          check a saved paid answer (curl -i output, or an MCP tools/call result as JSON): receipt",
+  "          check a saved paid answer (curl -i output; an MCP tools/call result or a stream debit event as JSON): receipt",
   "          signature, Content-Digest and HTTP message signature, against the keys of <service>/.well-known/x402.json",
   "          (default: the receipt's origin) or KEY (Ed25519 public key: base64url x, or a JWK as JSON)",
 ].join("\n");
@@ -64,7 +66,7 @@ export async function verifyReceiptMain(argv: string[], io: CliIo = processIo, f
       keys = keyArg(values.key);
       keySource = "the given key";
     } else {
-      const base = values.service ?? (first.receipt?.resourceUrl ? new URL(first.receipt.resourceUrl).origin : undefined);
+      const base = values.service ?? (first.resourceUrl ? new URL(first.resourceUrl).origin : undefined);
       if (!base) throw new Error("the answer names no service (no readable receipt): pass --service URL or --key KEY");
       keys = await fetchPublishedKeys(base, fetchFn);
       keySource = `${base.replace(/\/+$/, "")}/.well-known/x402.json`;

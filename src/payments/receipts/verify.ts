@@ -10,6 +10,7 @@ import {
 import { decodeBase64Json } from "../v1-compat.js";
 import { RECEIPT_HEADER, verifyContent } from "./content-signature.js";
 import { ed25519Jwk, jwkThumbprint, publicKeyOf, type Ed25519Jwk, type PublishedKey } from "./keys.js";
+import { receiptPayloadOf } from "./receipt-payload.js";
 
 /*
  * Checks one saved paid answer (the `marketgate verify-receipt` command, docs/receipts.md): the receipt's
@@ -20,8 +21,12 @@ import { ed25519Jwk, jwkThumbprint, publicKeyOf, type Ed25519Jwk, type Published
 
 /** A saved answer: its headers (lower-case names) and its exact bytes. */
 export interface SavedAnswer {
-  /** `http`: a raw HTTP response (`curl -i`); `mcp`: a `tools/call` result (or its JSON-RPC response). */
-  kind: "http" | "mcp";
+  /**
+   * `http`: a raw HTTP response (`curl -i`); `mcp`: a `tools/call` result (or its JSON-RPC response);
+   * `receipt`: a receipt alone (a stream minute's `debit` event, or a signed receipt's JSON), with no content
+   * to check (its receipt is in `headers` as `X402-Receipt` would carry it; `body` is empty).
+   */
+  kind: "http" | "mcp" | "receipt";
   headers: Record<string, string>;
   body: Buffer;
   /** MCP: the signed request line stored beside the receipt. */
@@ -36,9 +41,10 @@ const MCP_RECEIPT_META = "marketgate/receipt";
 
 /**
  * Reads a saved answer: a raw HTTP/1.x response as `curl -i` (or `curl -si`) writes it, with interim
- * blocks (`100 Continue`) skipped, or the JSON of an MCP `tools/call` result (bare, or in its JSON-RPC
- * response) carrying `_meta["marketgate/receipt"]`.
- * @throws Error when it is neither.
+ * blocks (`100 Continue`) skipped, the JSON of an MCP `tools/call` result (bare, or in its JSON-RPC
+ * response) carrying `_meta["marketgate/receipt"]`, or a receipt alone: the `data` of a stream minute's
+ * `debit` event (`{"minute":1,"receipt":{...},...}`) or a signed receipt's JSON (`{"format":"jws","signature":"..."}`).
+ * @throws Error when it is none of these.
  */
 export function parseSavedAnswer(raw: Buffer): SavedAnswer {
   if (raw.length > MAX_SAVED_BYTES) throw new Error(`the file is over ${MAX_SAVED_BYTES} bytes: not a saved answer`);
@@ -47,9 +53,18 @@ export function parseSavedAnswer(raw: Buffer): SavedAnswer {
   try {
     json = JSON.parse(raw.toString("utf8"));
   } catch {
-    throw new Error("not a saved answer: expected a raw HTTP response (curl -i) or the JSON of an MCP tools/call result");
+    throw new Error("not a saved answer: expected a raw HTTP response (curl -i), the JSON of an MCP tools/call result, or a receipt's JSON");
   }
-  return parseMcp(json);
+  return parseReceipt(json) ?? parseMcp(json);
+}
+
+/** A receipt alone (see {@link parseSavedAnswer}), or undefined when `json` is not one. */
+function parseReceipt(json: unknown): SavedAnswer | undefined {
+  const o = json as { receipt?: unknown; format?: unknown; signature?: unknown } | null;
+  const receipt = o && typeof o === "object" && o.receipt && typeof o.receipt === "object" ? o.receipt : o;
+  const r = receipt as { format?: unknown; signature?: unknown } | null;
+  if (!r || typeof r !== "object" || typeof r.format !== "string" || typeof r.signature !== "string") return undefined;
+  return { kind: "receipt", headers: { [RECEIPT_HEADER]: Buffer.from(JSON.stringify(receipt)).toString("base64") }, body: Buffer.alloc(0) };
 }
 
 function parseHttp(raw: Buffer): SavedAnswer {
@@ -106,7 +121,10 @@ export interface Check {
 export interface Verification {
   ok: boolean;
   checks: Check[];
+  /** The receipt's payload (unverified when its signature check failed); undefined when it is not a receipt's. */
   receipt?: ReceiptPayload;
+  /** The `resourceUrl` the signed artifact names, receipt or not, read without verifying it: where its service's keys are. */
+  resourceUrl?: string;
   /** The request line the content signature verified for. */
   request?: { method: string; targetUri: string };
 }
@@ -149,16 +167,22 @@ export async function verifySavedAnswer(a: SavedAnswer, keys: TrustedKeys, opts:
     // Only trusted keys: a did:key kid verifies against itself, which proves nothing about who signed.
     const candidates = jwks.filter((k) => k.kid === undefined || k.kid === kid);
     if (candidates.length === 0) throw new Error(`kid ${kid} is not a published key`);
-    payload = await firstVerifying(
+    const signed = await firstVerifying(
       candidates.map((k) => k.jwk),
       (jwk) => verifyReceiptSignatureJWS(receipt, { ...jwk }),
     );
-    checks.push({ name: "receipt_signature", ok: true, detail: `JWS verifies under ${kid}` });
+    // The same key signs offers: what it signed must be a receipt.
+    payload = receiptPayloadOf(signed);
+    checks.push({ name: "receipt_signature", ok: true, detail: `JWS verifies under ${kid}; it signs a receipt, not an offer` });
   } catch (err) {
     checks.push({ name: "receipt_signature", ok: false, detail: (err as Error).message });
   }
-  const shown = payload ?? safePayload(receipt);
-  const targetUri = opts.targetUri ?? a.request?.targetUri ?? shown?.resourceUrl;
+  const signedPayload = unverifiedPayload(receipt);
+  const shown = payload ?? asReceipt(signedPayload);
+  const resourceUrl = typeof signedPayload?.resourceUrl === "string" ? signedPayload.resourceUrl : undefined;
+  // A receipt alone (a stream minute) signs no content: its receipt is all there is to check.
+  if (a.kind === "receipt") return { ok: checks.every((c) => c.ok), checks, receipt: shown, resourceUrl };
+  const targetUri = opts.targetUri ?? a.request?.targetUri ?? resourceUrl;
   let request: Verification["request"];
   if (!targetUri) {
     checks.push({ name: "content_digest_and_signature", ok: false, detail: "no target URI: pass --url" });
@@ -180,7 +204,7 @@ export async function verifySavedAnswer(a: SavedAnswer, keys: TrustedKeys, opts:
         : { name: "content_digest_and_signature", ok: true, detail: `Content-Digest matches the ${a.body.length} bytes; signature verifies for ${request!.method} ${targetUri}` },
     );
   }
-  return { ok: checks.every((c) => c.ok), checks, receipt: shown, request };
+  return { ok: checks.every((c) => c.ok), checks, receipt: shown, resourceUrl, request };
 }
 
 async function firstVerifying<T>(jwks: Ed25519Jwk[], verify: (jwk: Ed25519Jwk) => Promise<T>): Promise<T> {
@@ -195,9 +219,20 @@ async function firstVerifying<T>(jwks: Ed25519Jwk[], verify: (jwk: Ed25519Jwk) =
   throw last;
 }
 
-function safePayload(r: SignedReceipt): ReceiptPayload | undefined {
+/** The payload of a signed artifact, read without verifying it; undefined when unreadable. */
+function unverifiedPayload(r: SignedReceipt): Record<string, unknown> | undefined {
   try {
-    return extractReceiptPayload(r);
+    const p: unknown = extractReceiptPayload(r);
+    return p && typeof p === "object" ? (p as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `payload` when it is a receipt's (see `receiptPayloadOf`), else undefined. */
+function asReceipt(payload: unknown): ReceiptPayload | undefined {
+  try {
+    return receiptPayloadOf(payload);
   } catch {
     return undefined;
   }
