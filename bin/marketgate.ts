@@ -18,16 +18,19 @@ if (command === "mcp") {
     const { values } = parseArgs({ args: process.argv.slice(3), options: { sim: { type: "boolean", default: false } } });
     await runStdio(process.env, { sim: values.sim });
   };
-  await start().catch((err: unknown) => {
-    process.stderr.write(`marketgate mcp: ${(err as Error).message}\n`);
+  await start().catch(async (err: unknown) => {
+    // A configured URL may carry a key (src/lib/redact.ts): never printed whole.
+    const { scrubUrls } = await import("../src/lib/redact.js");
+    process.stderr.write(`marketgate mcp: ${scrubUrls((err as Error).message)}\n`);
     process.exit(1);
   });
 } else if (command === "serve") {
   await import("../src/main.js");
 } else if (command === "doctor") {
   const { doctorMain } = await import("../src/doctor/cli.js");
+  const { scrubUrls } = await import("../src/lib/redact.js");
   process.exitCode = await doctorMain(process.argv.slice(3)).catch((err: unknown) => {
-    process.stderr.write(`marketgate doctor: ${(err as Error).stack ?? String(err)}\n`);
+    process.stderr.write(`marketgate doctor: ${scrubUrls((err as Error).stack ?? String(err))}\n`);
     return 1;
   });
 } else if (command === "call" || command === "quote") {

@@ -21,6 +21,7 @@ import {
   REST_URL_SETTINGS,
   WS_URL_SETTINGS,
 } from "./venues/endpoints.js";
+import { redactSettingValue, scrubUrls, type SecretKind } from "./lib/redact.js";
 import { readSecretFiles } from "./lib/secret-files.js";
 import { MAX_UNPAID_SHARE_PCT, UNPAID_SHARE_PCT } from "./venues/dex/unpaid-share.js";
 
@@ -164,13 +165,8 @@ const EnvSchema = z.object({
   RECEIPT_PREVIOUS_KEYS: z.string().optional(),
 });
 
-/**
- * How a secret setting's value is kept out of logs (src/lib/redact.ts): `value` is replaced wherever it
- * appears; `url` may hold credentials in its user info, path or query (logged as `scheme://host/…`); `urls`
- * is a comma-separated list of such URLs (other entries, like `self`, are not secrets); `header` is
- * `Name: value`, whose value is replaced on its own too.
- */
-export type SecretKind = "value" | "url" | "urls" | "header";
+/** How each secret setting's value is kept out of logs and messages (defined beside the scrubber, src/lib/redact.ts). */
+export type { SecretKind };
 
 /**
  * Every setting whose value is, or may contain, a credential. The single list the log scrubber registers
@@ -499,9 +495,10 @@ function parseFacilitators(env: z.infer<typeof EnvSchema>): FacilitatorConfig[] 
     authHeader = { name: env.FACILITATOR_AUTH_HEADER.slice(0, i).trim(), value: env.FACILITATOR_AUTH_HEADER.slice(i + 1).trim() };
   }
   const out: FacilitatorConfig[] = [];
-  for (const entry of env.FACILITATOR.split(",")
+  const entries = env.FACILITATOR.split(",")
     .map((s) => s.trim())
-    .filter(Boolean)) {
+    .filter(Boolean);
+  for (const [i, entry] of entries.entries()) {
     if (entry === "self") {
       if (!env.RELAYER_PRIVATE_KEY || !env.RPC_URL) continue;
       const solana = env.SOLANA_RPC_URL && env.SOLANA_FEE_PAYER_PRIVATE_KEY ? { rpcUrl: env.SOLANA_RPC_URL, feePayerPrivateKey: env.SOLANA_FEE_PAYER_PRIVATE_KEY } : undefined;
@@ -514,8 +511,9 @@ function parseFacilitators(env: z.infer<typeof EnvSchema>): FacilitatorConfig[] 
       });
       continue;
     }
-    const url = z.url().safeParse(entry);
-    if (!url.success) throw new ConfigError([`FACILITATOR entries must be "self" or http(s) URLs, got ${entry}`]);
+    const url = z.url({ protocol: /^https?$/ }).safeParse(entry);
+    // A facilitator URL may carry an API key in its user info, path or query: the value is never quoted whole.
+    if (!url.success) throw new ConfigError([`FACILITATOR entries must be "self" or http(s) URLs; entry ${i + 1} is not (${redactSettingValue(entry)})`]);
     out.push({ kind: "http", url: url.data, ...(authHeader ? { authHeader } : {}) });
   }
   return out;
@@ -543,8 +541,16 @@ function parseMpp(e: z.infer<typeof EnvSchema>): NonNullable<Config["mpp"]> {
  */
 function parsePublicUrl(raw: string): string {
   const u = new URL(raw);
-  if ((u.protocol !== "https:" && u.protocol !== "http:") || u.username || u.password || u.search || u.hash) {
-    throw new ConfigError([`PUBLIC_URL must be the http(s) URL clients use, without credentials, query or fragment (e.g. https://data.example.com), got ${raw}`]);
+  const faults = [
+    ...(u.protocol !== "https:" && u.protocol !== "http:" ? [`the scheme ${u.protocol}`] : []),
+    ...(u.username || u.password ? ["credentials"] : []),
+    ...(u.search ? ["a query"] : []),
+    ...(u.hash ? ["a fragment"] : []),
+  ];
+  if (faults.length) {
+    throw new ConfigError([
+      `PUBLIC_URL must be the http(s) URL clients use, without credentials, query or fragment (e.g. https://data.example.com); this one has ${faults.join(" and ")} (${redactSettingValue(raw)})`,
+    ]);
   }
   return raw.replace(/\/+$/, "");
 }
@@ -569,7 +575,7 @@ function parsePublicOrigins(raw: string | undefined, publicUrl: string | undefin
       u = undefined;
     }
     if (!u || (u.protocol !== "https:" && u.protocol !== "http:") || u.username || u.password || u.search || u.hash || u.pathname !== "/") {
-      throw new ConfigError([`PUBLIC_ORIGINS entries must be origins such as https://data.example.com (scheme, host and port only), got ${entry}`]);
+      throw new ConfigError([`PUBLIC_ORIGINS entries must be origins such as https://data.example.com (scheme, host and port only), got ${redactSettingValue(entry)}`]);
     }
     if (hosts.has(u.host)) throw new ConfigError([`PUBLIC_ORIGINS: ${u.host} is listed twice (with PUBLIC_URL): each origin needs a host of its own`]);
     hosts.add(u.host);
@@ -577,7 +583,7 @@ function parsePublicOrigins(raw: string | undefined, publicUrl: string | undefin
   });
 }
 
-/** Thrown when the environment is invalid; `problems` lists every bad variable at once. */
+/** The PEM text of `WEBHOOK_EXTRA_CA_FILE`. @throws ConfigError when it cannot be read. */
 function readCa(path: string): string {
   try {
     return readFileSync(path, "utf8");
@@ -621,10 +627,19 @@ function checkSimUrls(env: Record<string, string | undefined>, streams: boolean)
   if (problems.length) throw new ConfigError(problems);
 }
 
+/**
+ * Thrown when the configuration is invalid; `problems` lists every bad setting at once. Start-up prints
+ * the message, so every URL in a problem is shown as `scheme://host/…` (user info, path and query may hold
+ * a key; src/lib/redact.ts): a problem that quotes a value not shaped as a URL uses `redactSettingValue`.
+ */
 export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    const shown = problems.map(scrubUrls);
+    super(`Invalid configuration:\n  - ${shown.join("\n  - ")}`);
     this.name = "ConfigError";
+    this.problems = shown;
   }
 }
 

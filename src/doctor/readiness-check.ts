@@ -25,10 +25,9 @@ function within<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, t]).finally(() => clearTimeout(timer));
 }
 
-/** A caller-safe reason: an AppError's code and message, else the message with URLs redacted (at most 300 characters). */
+/** A caller-safe reason: an AppError's code and message, else the message; URLs redacted, at most 300 characters. */
 function reason(err: unknown): string {
-  if (err instanceof AppError) return `${err.code}: ${err.message}`;
-  const message = err instanceof Error ? err.message : String(err);
+  const message = err instanceof AppError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err);
   return scrubUrls(message).slice(0, 300);
 }
 

@@ -15,6 +15,7 @@ import { Metrics } from "../core/metrics.js";
 import { recordVenueExchanges, runInScope, VenueLog, type VenueExchange } from "../core/request-scope.js";
 import { AppError } from "../errors.js";
 import { logger as rootLogger, type Logger } from "../lib/log.js";
+import { scrubUrls } from "../lib/redact.js";
 import { VERSION } from "../version.js";
 import { DOCTOR_CHECKS, doctorClients, type DoctorCheck, type DoctorClients } from "./checks.js";
 
@@ -107,7 +108,9 @@ async function runCheck(check: DoctorCheck, clients: DoctorClients, deadlineMs: 
     (value) => ({ value }),
     (error: unknown) => ({ error }),
   );
-  const failure = classify(check, log, outcome);
+  // Messages quote what clients threw, which may include a configured URL and its key: shown redacted.
+  const classified = classify(check, log, outcome);
+  const failure = classified && { ...classified, message: scrubUrls(classified.message) };
   const latencyMs = Math.round(performance.now() - started);
   return { id: check.id, venue: check.venue, endpoint: check.endpoint, status: failure ? "fail" : "ok", latencyMs, ...(failure ? { failure } : {}) };
 }

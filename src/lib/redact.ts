@@ -1,11 +1,27 @@
 /**
  * Keeps credentials out of logs. Operators put API keys in URLs (`https://base-mainnet.g.alchemy.com/v2/<key>`,
  * `redis://:<password>@host`, `?apikey=`), and libraries copy those URLs into their error messages (viem
- * puts the RPC URL in `message`, `details`, `shortMessage`, `metaMessages` and `url`). Two tools:
- * {@link redactUrl} for showing a URL on purpose, and a process-wide set of registered secrets that
+ * puts the RPC URL in `message`, `details`, `shortMessage`, `metaMessages` and `url`). The one place for
+ * it: {@link redactUrl} and {@link redactSettingValue} for showing a URL or a setting's value on purpose
+ * (start-up errors, the index page), {@link scrubUrls} for text that may quote URLs (errors, `/ready`,
+ * `marketgate doctor`, every configuration problem), and a process-wide set of registered secrets that
  * {@link scrubSecrets} removes from any text (the logger runs every line through it, see `log.ts`).
  */
-import type { Config, SecretKind } from "../config.js";
+
+/**
+ * How a secret setting's value is kept out of logs: `value` is replaced wherever it appears; `url` may hold
+ * credentials in its user info, path or query (logged as `scheme://host/…`); `urls` is a comma-separated
+ * list of such URLs (other entries, like `self`, are not secrets); `header` is `Name: value`, whose value is
+ * replaced on its own too. Each secret setting's kind is in `SECRET_SETTINGS` (src/config.ts).
+ */
+export type SecretKind = "value" | "url" | "urls" | "header";
+
+/** What {@link registerConfigSecrets} reads of the configuration (`Config` of src/config.ts, which imports this module). */
+export interface ConfigSecrets {
+  secrets: ReadonlyArray<{ kind: SecretKind; value: string }>;
+  mpp?: { secretKey: string };
+  credits?: { sessionSecret?: string };
+}
 
 /** What replaces a secret that is not a whole URL. */
 export const REDACTED = "[redacted]";
@@ -36,6 +52,34 @@ export function redactUrl(raw: string): string {
   const userinfo = u.username || u.password ? `${REDACTED}@` : "";
   const rest = (u.pathname !== "/" && u.pathname !== "") || u.search || u.hash ? "/…" : "";
   return `${u.protocol}//${userinfo}${u.host}${rest}`;
+}
+
+/**
+ * The start of a value that is shown as a host when it is not an absolute URL: a dotted name,
+ * `localhost`, or a short word (`notaurl`), with an optional port. Keys are long and mix digits in, so
+ * they never pass.
+ */
+const HOST_LIKE = /^(?:localhost|[a-z0-9-]+(?:\.[a-z0-9-]+)+|[a-z]{1,12})(?::\d{1,5})?$/i;
+
+/**
+ * A setting's value safe to quote in an error message, whether or not it is a valid URL (a URL setting
+ * may be mistyped: `host.example/v2?apikey=KEY` without its scheme). An absolute URL with a host gets
+ * {@link redactUrl}'s form (`https://[redacted]@host/…`); anything else keeps only a host-like start
+ * (`host.example/…`, `[redacted]@host.example/…`), else it is `[redacted]`. User info, path, query and
+ * fragment never appear. Never throws.
+ */
+export function redactSettingValue(raw: string): string {
+  const value = raw.trim();
+  try {
+    if (new URL(value).host) return redactUrl(value);
+  } catch {
+    // Not an absolute URL: below.
+  }
+  const authority = value.split(/[/?#\s]/, 1)[0]!;
+  const at = authority.lastIndexOf("@");
+  const host = authority.slice(at + 1);
+  if (!HOST_LIKE.test(host)) return REDACTED;
+  return `${at >= 0 ? `${REDACTED}@` : ""}${host}${value.length > authority.length ? "/…" : ""}`;
 }
 
 /** Registered secret text → its replacement. */
@@ -102,7 +146,7 @@ export function registerSecret(value: string | undefined): void {
 }
 
 /**
- * Registers one secret setting's value by its kind (see `SecretKind` in config.ts): a `url` with
+ * Registers one secret setting's value by its kind (see {@link SecretKind}): a `url` with
  * {@link registerSecretUrl}, each entry of `urls` that is a URL the same way, a `header` (`Name: value`) as a
  * whole and its value, anything else with {@link registerSecret}.
  */
@@ -126,7 +170,7 @@ export function registerSecretSetting(kind: SecretKind, value: string): void {
  * (`config.secrets`, from `SECRET_SETTINGS` in config.ts, the one list of them), and the secrets derived
  * from them or generated at start-up (the MPP key when none is set, the credits session key).
  */
-export function registerConfigSecrets(config: Config): void {
+export function registerConfigSecrets(config: ConfigSecrets): void {
   for (const { kind, value } of config.secrets) registerSecretSetting(kind, value);
   registerSecret(config.mpp?.secretKey);
   registerSecret(config.credits?.sessionSecret);
@@ -148,11 +192,16 @@ export function scrubSecrets(text: string): string {
 /** Absolute URLs in free text: scheme, `//`, then anything up to whitespace, a quote or a bracket. */
 const URL_IN_TEXT = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'`<>()[\]{}]+/gi;
 
-/** {@link redactUrl} for URLs with a network host; others (`file:///…` in stack frames) unchanged. */
+/**
+ * {@link redactUrl} for URLs with a network host and something to hide (user info, a path, a query or a
+ * fragment); others unchanged: `file:///…` of stack frames, and bare origins, which prose quotes as
+ * examples (`https://data.example.com`, `http://127.0.0.1:<port>`) and which must read as written.
+ */
 function redactNetworkUrl(raw: string): string {
   try {
     const u = new URL(raw);
-    return u.host && u.protocol !== "file:" ? redactUrl(raw) : raw;
+    const hides = u.username || u.password || (u.pathname !== "/" && u.pathname !== "") || u.search || u.hash;
+    return u.host && u.protocol !== "file:" && hides ? redactUrl(raw) : raw;
   } catch {
     return raw;
   }
