@@ -1,11 +1,11 @@
 import type { Request } from "express";
 import { encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
-import type { PaymentRequired, ResourceInfo, SettleResponse } from "@x402/core/types";
+import type { PaymentRequired, ResourceInfo } from "@x402/core/types";
 import { signInRequired, type Paid, type PaymentProofs } from "../src/core/call-pipeline.js";
 import { MppGate, type MppAsk } from "../src/payments/mpp.js";
 import type { PaymentRequest } from "../src/payments/outcomes.js";
-import { RECEIPT_HEADER } from "../src/payments/receipts/content-signature.js";
-import { withReceipt, type ReceiptIssuer, type Sealed } from "../src/payments/receipts/issuer.js";
+import type { ReceiptCarrier } from "../src/payments/receipts/content-signature.js";
+import { receiptHeaderCarrier, withReceipt, type ReceiptIssuer, type Sealed } from "../src/payments/receipts/issuer.js";
 import type { PaymentProcessor } from "../src/payments/processor.js";
 import type { CreditGate } from "../src/payments/credits/gate.js";
 import { SESSION_HEADER } from "../src/payments/credits/session.js";
@@ -16,6 +16,8 @@ import { decodeBase64Json, readLegacyProof, toV1PaymentRequired } from "../src/p
 import { v1OutputSchema } from "../src/payments/bazaar.js";
 import type { AnyTool } from "../src/registry/tool.js";
 import type { PublicOrigins } from "../src/lib/public-origins.js";
+import { fit402 } from "./fit-402.js";
+import { HEADER_BLOCK_BUDGET, headerBytes } from "./header-budget.js";
 
 /** An HTTP answer: status, headers and JSON body. */
 export interface HttpReply {
@@ -24,20 +26,31 @@ export interface HttpReply {
   body: unknown;
 }
 
-/** Headers of a successful settlement: `PAYMENT-RESPONSE`, mirrored in `X-PAYMENT-RESPONSE` for v1 clients. */
-export function receiptHeaders(receipt: SettleResponse): Record<string, string> {
-  const encoded = encodePaymentResponseHeader(receipt);
-  return { "PAYMENT-RESPONSE": encoded, "X-PAYMENT-RESPONSE": encoded };
+/** The x402 header a paid answer's settlement goes in: v2 clients read `PAYMENT-RESPONSE`, v1 clients (`X-PAYMENT`) `X-PAYMENT-RESPONSE`. */
+export type SettlementHeader = "PAYMENT-RESPONSE" | "X-PAYMENT-RESPONSE";
+
+/**
+ * The header that carries a paid answer's signed receipt, once: the x402 settlement header the client reads
+ * (x402, and MPP `evm`, which settles through x402), at `extensions["offer-receipt"].info.receipt` where the
+ * extension's `extractReceiptFromResponse` reads it; else `X402-Receipt` (credits, MPP `tempo`). The answer's
+ * content signature covers it (docs/receipts.md).
+ */
+export function receiptCarrier(paid: Paid, receipt: SignedReceipt, settlement: SettlementHeader): ReceiptCarrier {
+  if (paid.method === "credits" || (paid.method === "mpp" && paid.mppMethod === "tempo")) return receiptHeaderCarrier(receipt);
+  const name = paid.method === "x402" ? settlement : "PAYMENT-RESPONSE";
+  return { name: name.toLowerCase() as ReceiptCarrier["name"], value: encodePaymentResponseHeader(withReceipt(paid.receipt, receipt)) };
 }
+
+/** How a receipt header's name is sent. */
+const SENT_NAME: Record<ReceiptCarrier["name"], string> = { "payment-response": "PAYMENT-RESPONSE", "x-payment-response": "X-PAYMENT-RESPONSE", "x402-receipt": "X402-Receipt" };
 
 /**
  * The 402 for a PaymentRequired: v2 requirements in `PAYMENT-REQUIRED`, the v1 view in the body,
  * `Cache-Control: no-store` (docs/payments.md; x402 HTTP transport:
  * https://github.com/coinbase/x402/blob/main/specs/transports-v2/http.md). The body's requirements carry the
  * v1 `outputSchema` (how to call, JSON Schema of the answer) when given. Nothing else goes in the headers: no
- * transport puts requirements in an `X-PAYMENT` response header (v1 reads the body), and a header block past
- * a reverse proxy's response buffer (nginx's default `proxy_buffer_size` is one 4 KB page) turns every 402
- * into a 502 (test/http/payment-required-size.test.ts bounds it).
+ * transport puts requirements in an `X-PAYMENT` response header (v1 reads the body); the header block must
+ * fit a reverse proxy's buffer ({@link HttpPaymentGate.required} fits it).
  */
 export function paymentRequiredResponse(required: PaymentRequired, mppChallenges: string[] = [], outputSchema?: Record<string, unknown>): HttpReply {
   return {
@@ -52,24 +65,31 @@ export function paymentRequiredResponse(required: PaymentRequired, mppChallenges
 }
 
 /**
- * The success headers of a paid answer: `PAYMENT-RESPONSE` for x402; for MPP the `Payment-Receipt` (plus the
- * x402 receipt for `evm`); for credits the balance left (`X-Credits-Remaining`) and a fresh session token.
- * With `sealed` (receipts on), every method adds the signed receipt (`X402-Receipt`, and inside
- * `PAYMENT-RESPONSE` where there is one), `Content-Digest` and the content signature (docs/receipts.md).
+ * The success headers of a paid answer: the settlement (`settlement`: `PAYMENT-RESPONSE`, or `X-PAYMENT-RESPONSE`
+ * for a v1 client) for x402; for MPP the `Payment-Receipt` (plus the x402 settlement for `evm`); for credits the
+ * balance left (`X-Credits-Remaining`) and a fresh session token. With `sealed` (receipts on), the signed receipt
+ * once, in the header {@link receiptCarrier} chose, with `Content-Digest` and the content signature (docs/receipts.md).
  */
-export function paidHeaders(paid: Paid, sealed?: Sealed): Record<string, string> {
-  const settle = (r: SettleResponse) => receiptHeaders(sealed ? withReceipt(r, sealed.receipt) : r);
-  const signed = sealed ? { [RECEIPT_HEADER]: sealed.receiptHeader, ...sealed.headers } : {};
+export function paidHeaders(paid: Paid, sealed?: Sealed, settlement: SettlementHeader = "PAYMENT-RESPONSE"): Record<string, string> {
+  const signed = sealed ? { [SENT_NAME[sealed.carrier.name]]: sealed.carrier.value, ...sealed.headers } : {};
   switch (paid.method) {
     case "x402":
-      return { ...settle(paid.receipt), ...signed };
+      return sealed ? signed : { [settlement]: encodePaymentResponseHeader(paid.receipt) };
     case "mpp":
       return paid.mppMethod === "tempo"
         ? { "Payment-Receipt": MppGate.receipt("tempo", paid.receipt.transaction), ...signed }
-        : { ...settle(paid.receipt), "Payment-Receipt": MppGate.receiptOf(paid.receipt), ...signed };
+        : { "Payment-Receipt": MppGate.receiptOf(paid.receipt), ...(sealed ? signed : { "PAYMENT-RESPONSE": encodePaymentResponseHeader(paid.receipt) }) };
     case "credits":
       return { "X-Credits-Remaining": paid.credits.remaining_usd, ...(paid.credits.session ? { [SESSION_HEADER]: paid.credits.session } : {}), ...signed };
   }
+}
+
+/** Header bytes a 402 leaves to its other headers when the caller does not measure them ({@link HttpPaymentGate.required}). */
+const DEFAULT_RESERVED_BYTES = 1024;
+
+/** Whether a request speaks MPP (`Accept-Payment` or a Payment credential; a quote asks for every method): its challenge then matters more than the 402's optional x402 parts. */
+function speaksMpp(ask: MppAsk): boolean {
+  return ask === "all" || ask.acceptPayment !== undefined || ask.credential;
 }
 
 /** What a 402 body says about credits, beside the x402 requirements (clients without credits ignore it). */
@@ -112,20 +132,36 @@ export class HttpPaymentGate {
    * The 402 for `required` (which carries the SIWX challenge already when the pipeline built it): how to
    * top up in the body when credits are on, fresh MPP challenges when MPP is on, and the v1 `outputSchema`
    * where the 402 declares `bazaar`. `ask` chooses the MPP challenges ({@link MppGate.methodsFor}: a 402 passes
-   * {@link mppAsk} of its request; default every method).
+   * {@link mppAsk} of its request; default every method). Its two headers are fitted ({@link fit402}) into what
+   * a reverse proxy's buffer leaves once the other headers are counted: `reservedBytes`, the bytes of every other
+   * header line, the status line and the blank line (the tool routes measure them: `sentHeaderBytes`, http/header-budget.ts).
    */
-  async required(r: PaymentRequest, required: PaymentRequired, ask: MppAsk = "all"): Promise<HttpReply> {
+  async required(r: PaymentRequest, required: PaymentRequired, ask: MppAsk = "all", reservedBytes = DEFAULT_RESERVED_BYTES): Promise<HttpReply> {
     // The v1 discovery data (outputSchema) goes with the v2 one: only where the 402 declares `bazaar`.
     const outputSchema = required.extensions?.bazaar ? v1OutputSchema(r.tool) : undefined;
     // Signed offers (about 1 KB per accepts entry) go in the body, under `extensions` as in a PaymentRequired
     // (`extractOffersFromPaymentRequired` reads it): in PAYMENT-REQUIRED they would take the header block
-    // past a reverse proxy's 4 KB buffer (test/http/payment-required-size.test.ts).
+    // past a reverse proxy's 4 KB buffer (test/http/header-block-size.test.ts).
     const { [OFFER_RECEIPT]: offers, ...others } = required.extensions ?? {};
     const inHeader = offers ? { ...required, extensions: others } : required;
-    const response = paymentRequiredResponse(inHeader, this.mpp ? await this.mpp.challenges(r.tool, r.priceUsd, ask) : [], outputSchema);
-    if (offers) response.body = { ...(response.body as object), extensions: { [OFFER_RECEIPT]: offers } };
-    if (this.credits) response.body = { ...(response.body as object), credits: CREDITS_HINT };
+    const challenges = this.mpp ? await this.mpp.challenges(r.tool, r.priceUsd, ask) : [];
+    const budget = HEADER_BLOCK_BUDGET - reservedBytes - headerBytes("Cache-Control", "no-store");
+    const fitted = fit402(inHeader, challenges, budget, speaksMpp(ask));
+    const response = paymentRequiredResponse(fitted.header, fitted.challenges);
+    const extensions = { ...fitted.body.extensions, ...(offers ? { [OFFER_RECEIPT]: offers } : {}) };
+    response.body = {
+      ...toV1PaymentRequired(inHeader, outputSchema),
+      ...(Object.keys(extensions).length ? { extensions } : {}),
+      ...(fitted.body.resource ? { resource: fitted.body.resource } : {}),
+      ...(fitted.body.mpp ? { mpp: fitted.body.mpp } : {}),
+      ...(this.credits ? { credits: CREDITS_HINT } : {}),
+    };
     return response;
+  }
+
+  /** The x402 header `req`'s settlement goes in: `X-PAYMENT-RESPONSE` when it paid with a v1 header only (`X-PAYMENT`, `X-PAYMENT-PROOF`). */
+  settlementHeader(req: Request): SettlementHeader {
+    return !req.header("payment-signature") && (req.header("x-payment") || req.header("x-payment-proof")) ? "X-PAYMENT-RESPONSE" : "PAYMENT-RESPONSE";
   }
 
   /**

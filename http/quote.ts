@@ -66,14 +66,9 @@ export function quoteRoute(deps: { tools: readonly AnyTool[]; runner: ToolRunner
       const resource = { url: `${deps.gate.baseUrl(req)}${base.path}`, description: tool.summary, mimeType: "application/json" };
       const pr = { tool, resource, fingerprint: "", target: `${method} ${resource.url}`, priceUsd: base.price_usd };
       const required = await deps.gate.processor.paymentRequired(pr, "Payment required");
-      const response = await deps.gate.required(pr, required);
-      const challenges = response.headers["WWW-Authenticate"];
-      res.json({
-        ...base,
-        charged: true,
-        x402: { payment_required: required, header: encodePaymentRequiredHeader(required) },
-        mpp: { challenges: Array.isArray(challenges) ? challenges : challenges ? [challenges] : [] },
-      });
+      // Every method's challenge, which a 402 offers only as far as its header block has room (http/fit-402.ts).
+      const challenges = deps.gate.mpp ? await deps.gate.mpp.challenges(tool, pr.priceUsd, "all") : [];
+      res.json({ ...base, charged: true, x402: { payment_required: required, header: encodePaymentRequiredHeader(required) }, mpp: { challenges } });
     } catch (err) {
       sendError(res, err);
     }

@@ -3,11 +3,14 @@ import type { DataMode } from "../src/config.js";
 import { CallPipeline, type CallOutcome, type CallSite } from "../src/core/call-pipeline.js";
 import type { Metrics } from "../src/core/metrics.js";
 import type { ToolRunner } from "../src/core/runner.js";
-import type { AnyTool, CallerCredentials } from "../src/registry/tool.js";
+import { AppError } from "../src/errors.js";
+import { logger } from "../src/lib/log.js";
+import { isFree, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
 import { CacheHitPath } from "./cache-hits.js";
 import { sendError } from "./errors.js";
 import { inputReader } from "./input.js";
-import { paidHeaders, type HttpPaymentGate } from "./payment-gate.js";
+import { HEADER_BLOCK_BUDGET, headersBytes, MAX_PAID_URL_BYTES, sentHeaderBytes } from "./header-budget.js";
+import { paidHeaders, receiptCarrier, type HttpPaymentGate } from "./payment-gate.js";
 import type { MissRateLimiter } from "../src/lib/rate-limit.js";
 
 /** What the tool routes need. `gate` is undefined when payments are off (every tool is then free). */
@@ -25,6 +28,14 @@ export interface ToolRouteDeps {
 function send(res: Response, status: number, headers: Record<string, string | string[]>, body: unknown): void {
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
   res.status(status).json(body);
+}
+
+/** The 414 of a paid request whose URL its answer's headers could not carry (see {@link MAX_PAID_URL_BYTES}); nothing was read or charged. */
+function urlTooLong(bytes: number): AppError {
+  return new AppError(
+    "URI_TOO_LONG",
+    `this paid request's URL is ${bytes} bytes, over the ${MAX_PAID_URL_BYTES} a paid request may have (origin included): its 402 and its receipt repeat it, and a paid answer's headers must fit the 4 KB a reverse proxy reads. Shorten the query (fewer items per call). Nothing was charged.`,
+  );
 }
 
 /** Credentials of a request (tools with `acceptsCredentials`): bearer token, owner-wallet signature. */
@@ -76,6 +87,7 @@ export function toolRoutes(deps: ToolRouteDeps): ToolMount {
         challengeUrl: resource.url,
         signInHint: "sign_in_required: send a SIGN-IN-WITH-X proof to use this endpoint",
         method: req.method,
+        receiptCarrier: (paid, receipt) => receiptCarrier(paid, receipt, gate!.settlementHeader(req)),
       };
     };
     const answer = async (req: Request, res: Response, outcome: CallOutcome): Promise<void> => {
@@ -94,16 +106,19 @@ export function toolRoutes(deps: ToolRouteDeps): ToolMount {
         }
         case "payment_required":
         case "sign_in_required": {
-          const reply = await gate!.required(outcome.request, outcome.required, gate!.mppAsk(req));
+          const reply = await gate!.required(outcome.request, outcome.required, gate!.mppAsk(req), sentHeaderBytes(res));
           return send(res, reply.status, reply.headers, reply.body);
         }
         case "answer": {
           // Answers that depend on the caller (paid, credentials, a signed-in wallet) must not be kept by shared caches.
           const headers = {
-            ...(outcome.paid ? paidHeaders(outcome.paid, outcome.sealed) : {}),
+            ...(outcome.paid ? paidHeaders(outcome.paid, outcome.sealed, gate!.settlementHeader(req)) : {}),
             "X-Cache": "MISS",
             ...(outcome.private ? { "Cache-Control": "private, no-store" } : {}),
           };
+          // Bounded by MAX_PAID_URL_BYTES; should it ever grow past a proxy's buffer, the payer gets it back by a retry with the same payment.
+          const bytes = outcome.paid ? headersBytes(headers) + sentHeaderBytes(res) : 0;
+          if (bytes >= HEADER_BLOCK_BUDGET) logger.warn({ tool: tool.name, bytes }, "a paid answer's header block is over a reverse proxy's default 4 KB buffer");
           // A sealed answer is sent as the very bytes its Content-Digest covers.
           if (outcome.sealed) {
             for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
@@ -118,6 +133,10 @@ export function toolRoutes(deps: ToolRouteDeps): ToolMount {
     };
     const method = tool.method.toLowerCase() as "get" | "post" | "delete";
     router[method](tool.path, async (req: Request, res: Response) => {
+      if (gate && !isFree(tool)) {
+        const bytes = Buffer.byteLength(gate.resource(req, tool).url);
+        if (bytes > MAX_PAID_URL_BYTES) return sendError(res, urlTooLong(bytes));
+      }
       const outcome = await pipeline.run({
         tool,
         parse: () => readInput({ params: req.params, query: req.query as Record<string, unknown>, body: req.body }),

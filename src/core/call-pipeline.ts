@@ -1,4 +1,5 @@
 import type { PaymentRequired, ResourceInfo, SettleResponse } from "@x402/core/types";
+import type { SignedReceipt } from "@x402/extensions/offer-receipt";
 import { AppError, toAppError } from "../errors.js";
 import { logger } from "../lib/log.js";
 import type { CreditGate, CreditProof } from "../payments/credits/gate.js";
@@ -7,6 +8,7 @@ import { isSiwxRefusal, withSiwxChallenge } from "../payments/credits/siwx.js";
 import { TEMPO_NETWORK, type MppGate } from "../payments/mpp.js";
 import type { CreditCheck, PaymentCheck, PaymentRequest, PaymentRequiredOutcome, SettleOutcome, VerifiedPayment } from "../payments/outcomes.js";
 import { handlerFailure, type PaymentProcessor } from "../payments/processor.js";
+import type { ReceiptCarrier } from "../payments/receipts/content-signature.js";
 import type { ReceiptFacts, ReceiptIssuer, Sealed } from "../payments/receipts/issuer.js";
 import { isFree, priceFor, type AnyTool, type CallerCredentials, type InterimAnswer } from "../registry/tool.js";
 import type { Metrics } from "./metrics.js";
@@ -52,6 +54,8 @@ export interface CallSite {
   signInHint: string;
   /** The request method a paid answer's content signature covers (`@method`): HTTP the request's; default POST (MCP). */
   method?: string;
+  /** The header a paid answer carries its signed receipt in (HTTP: its settlement header, see http/payment-gate.ts); default `X402-Receipt`. */
+  receiptCarrier?: (paid: Paid, receipt: SignedReceipt) => ReceiptCarrier;
 }
 
 /** One call as a transport hands it to {@link CallPipeline.run}. */
@@ -213,7 +217,8 @@ export class CallPipeline {
   private async seal(call: Call, paid: Paid, value: unknown): Promise<Sealed | undefined> {
     const site = call.site();
     try {
-      return await this.deps.receipts!.seal(requestLine(site), this.receiptFacts(paid), JSON.stringify(value));
+      const carrier = site.receiptCarrier;
+      return await this.deps.receipts!.seal(requestLine(site), this.receiptFacts(paid), JSON.stringify(value), carrier && ((r) => carrier(paid, r)));
     } catch (err) {
       logger.error({ err, tool: call.tool.name }, "receipt signing failed; the paid answer is sent without a receipt");
       return undefined;

@@ -13,9 +13,17 @@ import type { PaymentCatalog } from "./x402.js";
 
 /**
  * Extensions every 402 declares: clients may send an idempotency key (`payment-identifier`, optional). Each
- * paid tool's 402 also declares x402 Bazaar discovery (`bazaar`, see src/payments/bazaar.ts).
+ * paid tool's 402 also declares x402 Bazaar discovery (`bazaar`, see src/payments/bazaar.ts). The identifier's
+ * `schema` is the one of the extension's spec (an `id` of 16 to 128 characters), not the library's longer
+ * one: the declaration travels in every 402's header block (http/header-budget.ts), clients read only
+ * `info.required`, and the server checks the `id` itself (see {@link paymentIdentifierOf}).
  */
-const DECLARED_EXTENSIONS = { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) };
+const DECLARED_EXTENSIONS = {
+  [PAYMENT_IDENTIFIER]: {
+    info: declarePaymentIdentifierExtension(false).info,
+    schema: { type: "object", properties: { id: { type: "string", minLength: 16, maxLength: 128 } } },
+  },
+};
 
 /** Options of {@link PaymentProcessor}. */
 export interface ProcessorOptions {

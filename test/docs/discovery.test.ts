@@ -7,8 +7,8 @@ import { ExactEvmScheme } from "@x402/evm/exact/client";
 import { extractDiscoveryInfo, type DiscoveredHTTPResource, type DiscoveredMCPResource } from "@x402/extensions/bazaar";
 import { privateKeyToAccount } from "viem/accounts";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { MAX_URL_BYTES } from "../../http/app.js";
-import { bazaarTags, MAX_DISCOVERY_URL_BYTES, v1OutputSchema } from "../../src/payments/bazaar.js";
+import { MAX_PAID_URL_BYTES } from "../../http/header-budget.js";
+import { bazaarTags, v1OutputSchema } from "../../src/payments/bazaar.js";
 import { runDiscoveryChecks } from "../../src/docs/discovery-check.js";
 import { isProbeable } from "../../src/docs/discovery.js";
 import { splitExample } from "../../src/registry/json-schema.js";
@@ -188,11 +188,11 @@ describe("discovery on the offline stack", () => {
     expect(await icon.text()).toContain("<svg");
   }, 60_000);
 
-  it("keeps every 402 readable by fetch: bazaar up to MAX_DISCOVERY_URL_BYTES, the longest URL the service accepts without it", async () => {
+  it("keeps every 402 under a stock proxy's 4 KB: at the longest paid URL the declaration moves to the body; a longer URL is refused before payment", async () => {
     const padded = (t: AnyTool, bytes: number) => {
       const path = requestPath(t);
-      const head = `${path}${path.includes("?") ? "&" : "?"}pad=`;
-      return `${stack.url}${head}${"x".repeat(bytes - head.length)}`;
+      const head = `${stack.url}${path}${path.includes("?") ? "&" : "?"}pad=`;
+      return `${head}${"x".repeat(bytes - head.length)}`;
     };
     const headerBytes = (res: Response) => {
       let size = 0;
@@ -200,26 +200,21 @@ describe("discovery on the offline stack", () => {
       return size;
     };
     for (const t of PAID.filter(isProbeable)) {
-      // The largest declaration at the longest URL that still carries one.
-      const withBazaar = padded(t, MAX_DISCOVERY_URL_BYTES - stack.url.length);
-      expect(Buffer.byteLength(withBazaar)).toBe(MAX_DISCOVERY_URL_BYTES);
-      const res = await fetch(
-        withBazaar,
-        t.method === "POST" ? { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(splitExample(t).rest) } : {},
-      );
+      const longest = padded(t, MAX_PAID_URL_BYTES);
+      expect(Buffer.byteLength(longest)).toBe(MAX_PAID_URL_BYTES);
+      const res = await fetch(longest, t.method === "POST" ? { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(splitExample(t).rest) } : {});
       expect(res.status, t.name).toBe(402);
-      expect(decodePaymentRequiredHeader(res.headers.get("payment-required")!).extensions?.bazaar, t.name).toBeDefined();
-      expect(headerBytes(res), t.name).toBeLessThan(15_000);
-      await res.arrayBuffer();
+      const pr = decodePaymentRequiredHeader(res.headers.get("payment-required")!);
+      expect(pr.resource.url).toBe(longest);
+      // Never lost: in PAYMENT-REQUIRED while it has room, else under the body's `extensions` (http/fit-402.ts).
+      const body = (await res.json()) as Json;
+      expect(pr.extensions?.bazaar ?? body.extensions?.bazaar, t.name).toBeDefined();
+      expect(headerBytes(res), t.name).toBeLessThan(4096);
     }
     const prices = TOOLS.find((t) => t.name === "cex_prices")!;
-    const longest = padded(prices, MAX_URL_BYTES);
-    expect(Buffer.byteLength(longest) - stack.url.length).toBe(MAX_URL_BYTES);
-    const res = await fetch(longest);
-    expect(res.status).toBe(402);
-    const pr = decodePaymentRequiredHeader(res.headers.get("payment-required")!);
-    expect(pr.resource.url).toBe(longest);
-    expect(pr.extensions?.bazaar).toBeUndefined();
+    const res = await fetch(padded(prices, MAX_PAID_URL_BYTES + 1));
+    expect(res.status).toBe(414);
+    expect(res.headers.get("payment-required")).toBeNull();
     await res.arrayBuffer();
   });
 });

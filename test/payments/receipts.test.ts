@@ -86,7 +86,10 @@ describe("signed receipts and content signatures on paid answers", () => {
     expect(payload.transaction).toMatch(/^0x[0-9a-f]{64}$/);
     expect(Math.abs(payload.issuedAt - Date.now() / 1000)).toBeLessThan(60);
     expect(res.headers.get("content-digest")).toMatch(/^sha-256=:[A-Za-z0-9+/]+=*:$/);
-    expect(res.headers.get("signature-input")).toContain('receipt=("@method";req "@target-uri";req "content-digest" "x402-receipt")');
+    // The receipt travels once, in PAYMENT-RESPONSE, which the content signature covers.
+    expect(res.headers.get("signature-input")).toContain('receipt=("@method";req "@target-uri";req "content-digest" "payment-response")');
+    expect(res.headers.get("x402-receipt")).toBeNull();
+    expect(res.headers.get("x-payment-response")).toBeNull();
 
     const raw = await saved(res);
     const ok = await verifySavedAnswer(parseSavedAnswer(raw), keys);

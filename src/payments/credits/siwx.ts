@@ -130,18 +130,19 @@ export function isSiwxRefusal(r: SiwxIdentity | SiwxRefusal): r is SiwxRefusal {
 
 /**
  * The `sign-in-with-x` extension of a 402 (what the official server extension would enrich a
- * `declareSIWxExtension()` declaration into), bound to `origin` and the requested `resourceUrl`: a fresh
+ * `declareSIWxExtension()` declaration into), bound to `origin` and the requested `resourceUrl`'s path: a fresh
  * nonce and `issuedAt`, and the payment networks as `supportedChains` (`wrapFetchWithSIWx` signs for
  * `accepts[0].network`). The optional fields are left out, since the challenge travels in every 402's header
  * block, which must stay small: `statement`, `resources` (which would repeat `uri`) and `expirationTime`, whose
- * default in the extension's spec is the 5 minutes from `issuedAt` that the verifier enforces (`maxAgeMs`).
+ * default in the extension's spec is the 5 minutes from `issuedAt` that the verifier enforces (`maxAgeMs`). For
+ * the same reason `uri` has no query (the resource URL beside it has it, and a long one would count twice):
+ * clients and the verifier check only its origin.
  */
 export function siwxChallenge(resourceUrl: string, origin: string, networks: readonly string[]): Record<string, unknown> {
   const o = new URL(origin);
   let uri: string;
   try {
-    const u = new URL(resourceUrl);
-    uri = `${o.origin}${u.pathname}${u.search}`;
+    uri = `${o.origin}${new URL(resourceUrl).pathname}`;
   } catch {
     uri = o.origin;
   }

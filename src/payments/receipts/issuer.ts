@@ -8,7 +8,16 @@ import {
   type OfferReceiptIssuer,
   type SignedReceipt,
 } from "@x402/extensions/offer-receipt";
-import { COVERED_COMPONENTS, RECEIPT_HEADER, SIGNATURE_LABEL, signContent, type ContentSignatureHeaders, type SignedRequestLine } from "./content-signature.js";
+import {
+  coveredComponents,
+  RECEIPT_CARRIERS,
+  RECEIPT_HEADER,
+  SIGNATURE_LABEL,
+  signContent,
+  type ContentSignatureHeaders,
+  type ReceiptCarrier,
+  type SignedRequestLine,
+} from "./content-signature.js";
 import type { PublishedKey, ReceiptKeys } from "./keys.js";
 
 /*
@@ -34,8 +43,8 @@ export interface Sealed {
   /** The request line the signature covers (`@method`, `@target-uri`: the receipt's `resourceUrl`). */
   request: SignedRequestLine;
   receipt: SignedReceipt;
-  /** The {@link RECEIPT_HEADER} value: base64 of the receipt's JSON (as `PAYMENT-RESPONSE` encodes its own). */
-  receiptHeader: string;
+  /** The one header that carries the receipt, as sent, which the content signature covers (see {@link ReceiptIssuer.seal}). */
+  carrier: ReceiptCarrier;
   /** The answer's bytes as sent (HTTP body; MCP: the text content), which the digest covers. */
   body: string;
   /** `Content-Digest`, `Signature-Input`, `Signature`. */
@@ -47,7 +56,9 @@ export interface ReceiptsDocument {
   extension: typeof OFFER_RECEIPT;
   format: "jws";
   alg: "EdDSA";
-  receipt_header: string;
+  /** Where a paid answer carries its receipt: the first of these it has (one per answer, see `RECEIPT_CARRIERS`). */
+  receipt_headers: readonly string[];
+  /** `covered_components`: the last is the header the receipt travels in. */
   content_signature: { standard: string; digest: string; label: string; alg: "ed25519"; covered_components: readonly string[] };
   keys: PublishedKey[];
   docs: string;
@@ -56,6 +67,11 @@ export interface ReceiptsDocument {
 /** Base64 of a value's JSON (the encoding of the x402 headers). */
 export function encodeJsonHeader(value: unknown): string {
   return Buffer.from(JSON.stringify(value)).toString("base64");
+}
+
+/** The {@link RECEIPT_HEADER} carrier of `receipt`: base64 of its JSON (as `PAYMENT-RESPONSE` encodes its own). */
+export function receiptHeaderCarrier(receipt: SignedReceipt): ReceiptCarrier {
+  return { name: RECEIPT_HEADER, value: encodeJsonHeader(receipt) };
 }
 
 /** `settle` with the signed receipt under `extensions["offer-receipt"].info.receipt` (where the extension's `extractReceiptFromResponse` reads it). */
@@ -99,13 +115,14 @@ export class ReceiptIssuer {
 
   /**
    * The receipt and content signature of one paid answer: the receipt for `request.targetUri`, the
-   * digest of `body` and the signature over the request line, the digest and the receipt header.
+   * digest of `body` and the signature over the request line, the digest and the header that carries the
+   * receipt, which `carrier` chooses for the transport and payment (default {@link receiptHeaderCarrier}).
    */
-  async seal(request: SignedRequestLine, facts: ReceiptFacts, body: string): Promise<Sealed> {
+  async seal(request: SignedRequestLine, facts: ReceiptFacts, body: string, carrier: (r: SignedReceipt) => ReceiptCarrier = receiptHeaderCarrier): Promise<Sealed> {
     const receipt = await this.receipt(request.targetUri, facts);
-    const receiptHeader = encodeJsonHeader(receipt);
-    const headers = await signContent({ privateKey: this.keys.privateKey, keyid: this.keys.current.keyid }, request, body, receiptHeader);
-    return { request, receipt, receiptHeader, body, headers };
+    const carried = carrier(receipt);
+    const headers = await signContent({ privateKey: this.keys.privateKey, keyid: this.keys.current.keyid }, request, body, carried);
+    return { request, receipt, carrier: carried, body, headers };
   }
 
   /** The `receipts` section of `/.well-known/x402.json` at `now` (ms). */
@@ -114,8 +131,14 @@ export class ReceiptIssuer {
       extension: OFFER_RECEIPT,
       format: "jws",
       alg: "EdDSA",
-      receipt_header: RECEIPT_HEADER,
-      content_signature: { standard: "RFC 9421", digest: "RFC 9530 sha-256", label: SIGNATURE_LABEL, alg: "ed25519", covered_components: COVERED_COMPONENTS },
+      receipt_headers: RECEIPT_CARRIERS,
+      content_signature: {
+        standard: "RFC 9421",
+        digest: "RFC 9530 sha-256",
+        label: SIGNATURE_LABEL,
+        alg: "ed25519",
+        covered_components: [...coveredComponents(RECEIPT_HEADER).slice(0, -1), "<receipt header>"],
+      },
       keys: this.keys.published(now),
       docs: "docs/receipts.md",
     };

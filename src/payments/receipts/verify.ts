@@ -8,7 +8,7 @@ import {
   type SignedReceipt,
 } from "@x402/extensions/offer-receipt";
 import { decodeBase64Json } from "../v1-compat.js";
-import { RECEIPT_HEADER, verifyContent } from "./content-signature.js";
+import { RECEIPT_CARRIERS, RECEIPT_HEADER, signedCarrier, verifyContent, type ReceiptCarrierName } from "./content-signature.js";
 import { ed25519Jwk, jwkThumbprint, publicKeyOf, type Ed25519Jwk, type PublishedKey } from "./keys.js";
 import { receiptPayloadOf } from "./receipt-payload.js";
 
@@ -132,15 +132,27 @@ export interface Verification {
 /** Keys a verification accepts: published keys (with `kid` and `keyid`), or bare public JWKs. */
 export type TrustedKeys = ReadonlyArray<Pick<PublishedKey, "jwk"> & Partial<Pick<PublishedKey, "kid" | "keyid">>>;
 
-/** The signed receipt a saved answer carries (`X402-Receipt`, else `PAYMENT-RESPONSE`'s extension). */
-function receiptOf(a: SavedAnswer): { receipt?: SignedReceipt; mismatch?: string } {
-  const own = a.headers[RECEIPT_HEADER] ? (decodeBase64Json(a.headers[RECEIPT_HEADER]) as SignedReceipt | undefined) : undefined;
-  const headers = new Headers();
-  for (const [k, v] of Object.entries(a.headers)) if (k === "payment-response" || k === "x-payment-response") headers.set(k, v);
-  // The extension's own reader of PAYMENT-RESPONSE.
-  const inSettle = extractReceiptFromResponse(new Response(null, { headers }));
-  if (own && inSettle && own.signature !== inSettle.signature) return { receipt: own, mismatch: `${RECEIPT_HEADER} and PAYMENT-RESPONSE carry different receipts` };
-  return { receipt: own ?? inSettle };
+/** The signed receipt in one header of a saved answer: `X402-Receipt` as base64 JSON, a settlement header through the extension's own reader. */
+function receiptIn(a: SavedAnswer, name: ReceiptCarrierName): SignedReceipt | undefined {
+  const value = a.headers[name];
+  if (!value) return undefined;
+  if (name === RECEIPT_HEADER) return decodeBase64Json(value) as SignedReceipt | undefined;
+  return extractReceiptFromResponse(new Response(null, { headers: { [name]: value } }));
+}
+
+/**
+ * The signed receipt a saved answer carries and the header it is read from: the one its content signature
+ * covers, else the first of `RECEIPT_CARRIERS` present (answers of earlier versions carried it twice,
+ * `X402-Receipt` and `PAYMENT-RESPONSE`, their signature covering the former). `mismatch` when another header
+ * carries a different receipt.
+ */
+function receiptOf(a: SavedAnswer): { receipt?: SignedReceipt; carrier?: ReceiptCarrierName; mismatch?: string } {
+  const signed = signedCarrier(a.headers["signature-input"]);
+  const carrier = signed ?? RECEIPT_CARRIERS.find((name) => receiptIn(a, name));
+  const receipt = carrier && receiptIn(a, carrier);
+  if (!carrier || !receipt) return { carrier };
+  const other = RECEIPT_CARRIERS.find((name) => name !== carrier && (receiptIn(a, name)?.signature ?? receipt.signature) !== receipt.signature);
+  return { receipt, carrier, mismatch: other ? `${other} and ${carrier} carry different receipts` : undefined };
 }
 
 /**
@@ -149,8 +161,11 @@ function receiptOf(a: SavedAnswer): { receipt?: SignedReceipt; mismatch?: string
  */
 export async function verifySavedAnswer(a: SavedAnswer, keys: TrustedKeys, opts: { method?: string; targetUri?: string } = {}): Promise<Verification> {
   const checks: Check[] = [];
-  const { receipt, mismatch } = receiptOf(a);
-  if (!receipt) return { ok: false, checks: [{ name: "receipt_signature", ok: false, detail: `no signed receipt (${RECEIPT_HEADER} or PAYMENT-RESPONSE extension)` }] };
+  const { receipt, carrier, mismatch } = receiptOf(a);
+  if (!receipt || !carrier) {
+    const where = carrier ? `in ${carrier}, the header the content signature covers` : `(${RECEIPT_CARRIERS.join(", ")})`;
+    return { ok: false, checks: [{ name: "receipt_signature", ok: false, detail: `no signed receipt ${where}` }] };
+  }
   if (mismatch) checks.push({ name: "receipt_header_match", ok: false, detail: mismatch });
   // Keys that are not Ed25519 public keys (a malformed document or --key) verify nothing.
   const jwks = keys.flatMap((k) => {
@@ -192,7 +207,7 @@ export async function verifySavedAnswer(a: SavedAnswer, keys: TrustedKeys, opts:
     const methods = opts.method ? [opts.method.toUpperCase()] : a.request?.method ? [a.request.method] : ["GET", "POST", "DELETE"];
     let failure: string | undefined = "not checked";
     for (const method of methods) {
-      failure = await verifyContent(a.headers, a.body, { method, targetUri }, (id) => byKeyid.get(id));
+      failure = await verifyContent(a.headers, a.body, { method, targetUri }, (id) => byKeyid.get(id), carrier);
       if (!failure) {
         request = { method, targetUri };
         break;

@@ -1,0 +1,82 @@
+import { encodePaymentRequiredHeader } from "@x402/core/http";
+import type { PaymentRequired, ResourceInfo } from "@x402/core/types";
+import { BAZAAR } from "@x402/extensions/bazaar";
+import { headerBytes } from "./header-budget.js";
+
+/*
+ * A 402's headers within a byte budget (http/header-budget.ts): `PAYMENT-REQUIRED` (x402 v2 clients read only
+ * that header) and the MPP challenges (`WWW-Authenticate`: mppx clients read only that). What does not fit moves
+ * to the body, which the x402 HTTP transport leaves to the server ("response bodies are a server implementation
+ * concern"): the Bazaar declaration under `extensions` (as in a PaymentRequired), the resource's service metadata
+ * under `resource`, and the MPP challenges under `mpp.challenges` (the quote endpoint lists them too).
+ */
+
+/** A 402 fitted to a budget: its headers, and what moved to its body. */
+export interface Fitted402 {
+  /** The `PAYMENT-REQUIRED` header's PaymentRequired. */
+  header: PaymentRequired;
+  /** The `WWW-Authenticate` values. */
+  challenges: string[];
+  /** What the body carries for want of room in the headers (empty when everything fits). */
+  body: { extensions?: Record<string, unknown>; resource?: ResourceInfo; mpp?: { challenges: string[] } };
+}
+
+/** Bytes of the two headers of a fitted 402. */
+function bytesOf(header: PaymentRequired, challenges: readonly string[]): number {
+  return headerBytes("PAYMENT-REQUIRED", encodePaymentRequiredHeader(header)) + (challenges.length ? headerBytes("WWW-Authenticate", challenges) : 0);
+}
+
+/** `resource` without the service metadata a Bazaar lists it under (the well-known documents have it too). */
+function bareResource(r: ResourceInfo): ResourceInfo {
+  return { url: r.url, ...(r.description !== undefined ? { description: r.description } : {}), ...(r.mimeType !== undefined ? { mimeType: r.mimeType } : {}) };
+}
+
+/**
+ * Fits `required` and `challenges` into `budget` bytes of header lines, moving what it must to the body, in this
+ * order until they fit: the MPP challenges after the first (an mppx client signs the first it supports), the
+ * Bazaar declaration (discovery only: facilitators catalogue a route from any one 402 that carries it), the
+ * resource's service metadata, the first challenge when the request does not speak MPP (`speaksMpp` false),
+ * the resource's description, then the first challenge. What every client needs to pay — the resource URL, the
+ * `accepts` entries, the `payment-identifier` and `sign-in-with-x` declarations — always stays. The result may
+ * still be over `budget` for a very long URL (the resource URL and the SIWX challenge repeat it): the tool routes
+ * refuse those before payment (MAX_PAID_URL_BYTES, http/tool-routes.ts).
+ */
+export function fit402(required: PaymentRequired, challenges: readonly string[], budget: number, speaksMpp: boolean): Fitted402 {
+  let header = required;
+  let shown = [...challenges];
+  const moved: Fitted402["body"] = {};
+  const moveChallenges = (keep: number) => {
+    moved.mpp = { challenges: [...shown.slice(keep), ...(moved.mpp?.challenges ?? [])] };
+    shown = shown.slice(0, keep);
+  };
+  const steps: Array<() => boolean> = [
+    () => shown.length > 1 && (moveChallenges(1), true),
+    () => {
+      const { [BAZAAR.key]: bazaar, ...rest } = header.extensions ?? {};
+      if (bazaar === undefined) return false;
+      header = { ...header, extensions: rest };
+      moved.extensions = { [BAZAAR.key]: bazaar };
+      return true;
+    },
+    () => {
+      const bare = bareResource(header.resource);
+      if (Object.keys(bare).length === Object.keys(header.resource).length) return false;
+      moved.resource = required.resource;
+      header = { ...header, resource: bare };
+      return true;
+    },
+    () => !speaksMpp && shown.length > 0 && (moveChallenges(0), true),
+    () => {
+      if (header.resource.description === undefined) return false;
+      moved.resource = required.resource;
+      header = { ...header, resource: { url: header.resource.url, ...(header.resource.mimeType !== undefined ? { mimeType: header.resource.mimeType } : {}) } };
+      return true;
+    },
+    () => shown.length > 0 && (moveChallenges(0), true),
+  ];
+  for (const step of steps) {
+    if (bytesOf(header, shown) < budget) break;
+    step();
+  }
+  return { header, challenges: shown, body: moved };
+}
