@@ -21,7 +21,7 @@ import { mcpHttpHandler } from "../mcp/http.js";
 import { liveMcpHandler } from "../mcp/live-server.js";
 import { CorsHeaderCache } from "./cache-hits.js";
 import { errorHandler, sendError } from "./errors.js";
-import { malformedHost } from "./host.js";
+import { foreignBrowserRequest, isBrowserGuardedPath, malformedHost } from "./host.js";
 import type { HttpPaymentGate } from "./payment-gate.js";
 import type { FreeRateLimiter, MissRateLimiter } from "../src/lib/rate-limit.js";
 import { limitByClient } from "./rate-limit.js";
@@ -105,9 +105,10 @@ export function createApp(deps: AppDeps): Express {
   });
   // One router layer for both (they split by method: REST hits are GETs, MCP calls POSTs), since each layer
   // costs every request a path match. Before anything, a malformed Host (or X-Forwarded-Host under trust
-  // proxy) is the caller's error: 400, never a 500 from a URL built with it, and nothing logged.
+  // proxy) is the caller's error: 400, never a 500 from a URL built with it, and nothing logged. Then MCP
+  // refuses what a foreign browser page could send (DNS rebinding, another Origin): 403.
   app.use((req, res, next) => {
-    const badHost = malformedHost(req);
+    const badHost = malformedHost(req) ?? (isBrowserGuardedPath(req.path) ? foreignBrowserRequest(req, deps.origins) : undefined);
     if (badHost) return sendError(res, badHost);
     return req.method === "POST" ? mcpHits.early(req, res, next) : toolMount.cacheHits(req, res, next);
   });

@@ -9,9 +9,10 @@ import { StreamSession } from "../src/live/session.js";
 import { eventDataJson } from "../src/live/sse.js";
 import type { LiveEvent } from "../src/live/types.js";
 import { streamPath, type StreamDef } from "../src/registry/stream.js";
-import { malformedHost } from "./host.js";
+import { foreignBrowserRequest, malformedHost } from "./host.js";
 import { streamCaller, streamRefused } from "./stream-auth.js";
 import type { StreamRouteDeps } from "./stream-routes.js";
+import type { PublicOrigins } from "../src/lib/public-origins.js";
 
 /** The WebSocket path. */
 export const WS_PATH = "/ws";
@@ -31,6 +32,8 @@ const ClientMessage = z.object({
 /** What the WebSocket endpoint needs: the same as the SSE routes, plus the express app for request parsing. */
 export interface WsDeps extends StreamRouteDeps {
   app: Express;
+  /** Which Host and Origin an upgrade may come with (http/host.ts, `foreignBrowserRequest`). */
+  origins: Pick<PublicOrigins, "acceptsHost" | "acceptsOrigin" | "loopbackBind">;
 }
 
 /**
@@ -61,8 +64,9 @@ export function attachWebSocket(server: Server, deps: WsDeps): WebSocketServer {
     req.app = deps.app;
     req.originalUrl = raw.url ?? "/";
     if (req.path !== WS_PATH) return refuseUpgrade(socket, 404, {}, { error: { code: "NOT_FOUND", message: `no WebSocket endpoint at ${req.path}; use ${WS_PATH}` } });
-    // Upgrades skip the express app and its Host check: the same 400 here (the origin is configuration anyway).
-    const badHost = malformedHost(req);
+    // Upgrades skip the express app and its Host checks: the same 400 here (the origin is configuration
+    // anyway), and the same 403 as MCP for what a foreign page could open (browsers send Origin on every upgrade).
+    const badHost = malformedHost(req) ?? foreignBrowserRequest(req, deps.origins);
     if (badHost) return refuseUpgrade(socket, badHost.status, {}, badHost.toBody());
     void (async () => {
       try {

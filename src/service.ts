@@ -309,7 +309,7 @@ export async function createService(opts: ServiceOptions): Promise<Service> {
         alerts?.start();
         const server = app.listen(port, host, (err?: Error) => {
           if (err) return reject(err);
-          const wss = attachWebSocket(server, { app, streams: STREAMS, live, ctx, symbolOf: streamSymbol, gate, limiter: freeLimiter });
+          const wss = attachWebSocket(server, { app, streams: STREAMS, live, ctx, symbolOf: streamSymbol, gate, limiter: freeLimiter, origins });
           // Node hands CONNECT to this event, not to express; without a listener it drops the connection.
           server.on("connect", (_req, socket: Duplex) => {
             socket.on("error", () => socket.destroy());

@@ -18,6 +18,8 @@ export interface PublicOriginSettings {
   publicUrl?: string;
   /** `PUBLIC_ORIGINS`: further origins (`scheme://host[:port]`) that reach the same service. */
   publicOrigins?: readonly string[];
+  /** `CORS_ORIGINS`: origins browsers may call from; a list (not `*`) also opens the MCP and WebSocket endpoints to them. */
+  corsOrigins?: readonly string[] | "*";
 }
 
 /** Longest Host value accepted (a DNS name is at most 253 characters, plus a port). */
@@ -52,6 +54,28 @@ export function isLoopbackBind(host: string): boolean {
   return ipaddr.process(h).range() === "loopback";
 }
 
+/** The host name of a well-formed Host value (`name[:port]`, `[IPv6][:port]`), lower case, IPv6 in brackets. */
+function hostnameOf(host: string): string | undefined {
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `raw` (an `Origin` header) as an http(s) origin, or undefined (`null`, another scheme, a path, credentials). */
+function httpOrigin(raw: string): URL | undefined {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") return undefined;
+  if (u.username || u.password || u.pathname !== "/" || u.search || u.hash) return undefined;
+  return u;
+}
+
 /** `host` as it appears in a URL: IPv6 literals in brackets. */
 function urlHost(host: string): string {
   const h = host.replace(/^\[(.*)\]$/, "$1");
@@ -78,6 +102,10 @@ function hostKeys(origin: string): string[] {
  * - Neither: no origin can be trusted. {@link PublicOrigins.listening} refuses to start when SIWX is on;
  *   otherwise (credits off) URLs in answers use the request's validated Host, where no money or identity
  *   depends on them.
+ *
+ * It also decides which requests the endpoints a browser page could drive (`/mcp`, `/mcp/live`, `/ws`)
+ * answer: {@link PublicOrigins.acceptsHost} and {@link PublicOrigins.acceptsOrigin} (DNS rebinding, MCP's
+ * "servers MUST validate the Origin header").
  */
 export class PublicOrigins {
   /** Base URL of each configured origin (origin + PUBLIC_URL's path), by Host spelling. */
@@ -85,9 +113,16 @@ export class PublicOrigins {
   private primary?: { origin: string; base: string };
   /** The address and port the service is reached at when nothing is configured (stdio, before listening). */
   private fallback: string;
+  /** Whether the service listens on loopback only (`HOST`, then the address {@link listening} was given). */
+  private loopback: boolean;
+  /** The origins listed in `CORS_ORIGINS` (not `*`), as `URL.origin`. */
+  private readonly corsOrigins: ReadonlySet<string>;
 
   constructor(private readonly settings: PublicOriginSettings) {
     this.fallback = `http://localhost:${settings.port}`;
+    this.loopback = isLoopbackBind(settings.host);
+    const listed = settings.corsOrigins === "*" ? [] : (settings.corsOrigins ?? []);
+    this.corsOrigins = new Set(listed.flatMap((o) => httpOrigin(o)?.origin ?? []));
     if (settings.publicUrl) {
       const path = new URL(settings.publicUrl).pathname.replace(/\/+$/, "");
       this.set([new URL(settings.publicUrl).origin, ...(settings.publicOrigins ?? [])], path);
@@ -108,6 +143,7 @@ export class PublicOrigins {
    * @throws ConfigError when `siwx` is on, PUBLIC_URL is unset and `host` is not a loopback address.
    */
   listening(host: string, port: number, opts: { siwx: boolean }): void {
+    this.loopback = isLoopbackBind(host);
     if (this.settings.publicUrl) return;
     if (isLoopbackBind(host)) {
       this.setLoopback(host, port);
@@ -143,6 +179,40 @@ export class PublicOrigins {
     const host = req?.host;
     if (!host || !isValidHostHeader(host)) return this.fallback;
     return `${req.protocol === "https" ? "https" : "http"}://${host}`;
+  }
+
+  /**
+   * Whether the browser-reachable endpoints (`/mcp`, `/mcp/live`, `/ws`) answer a request addressed to
+   * `host` (express's `req.host`: the Host header, or X-Forwarded-Host under trust proxy). On a loopback
+   * bind only a loopback name (`localhost`, `127.0.0.0/8`, `[::1]`, any port) or the host of a configured
+   * origin (PUBLIC_URL, PUBLIC_ORIGINS): a page whose own name the attacker points at 127.0.0.1 (DNS
+   * rebinding) sends that name. On a public bind any name (DNS rebinding gains nothing there: the
+   * attacker reaches the service directly). No Host (HTTP/1.0) is no browser: accepted.
+   */
+  acceptsHost(host: string | undefined): boolean {
+    if (!this.loopback || host === undefined) return true;
+    if (this.byHost.has(host.toLowerCase())) return true;
+    const name = hostnameOf(host);
+    return name !== undefined && isLoopbackBind(name);
+  }
+
+  /**
+   * Whether a browser page of `origin` (the `Origin` header, which browsers send on every POST and
+   * WebSocket) may call the browser-reachable endpoints: the service's configured origins (PUBLIC_URL,
+   * PUBLIC_ORIGINS, or the loopback bind's), the origins listed in `CORS_ORIGINS` (not `*`), and on a
+   * loopback bind any loopback origin (http or https, any port: local tools such as an MCP inspector). Not
+   * `null` (sandboxed pages, files), nor anything that is not an http(s) origin.
+   */
+  acceptsOrigin(origin: string): boolean {
+    const u = httpOrigin(origin);
+    if (!u) return false;
+    if (this.loopback && isLoopbackBind(u.hostname)) return true;
+    return this.byHost.get(u.host)?.origin === u.origin || this.corsOrigins.has(u.origin);
+  }
+
+  /** Whether the service listens on loopback only (for messages). */
+  get loopbackBind(): boolean {
+    return this.loopback;
   }
 
   /** The configured origins (primary first), for logs and tests. */

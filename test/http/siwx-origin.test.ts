@@ -26,6 +26,8 @@ const resultText = (r: Record<string, unknown>) => (r.content as Array<{ text: s
  * loopback bind), never the request's Host or X-Forwarded-Host. A victim signs in at another x402 service
  * with the official `wrapFetchWithSIWx`; the attacker replays that proof here under the other site's name,
  * over HTTP, MCP, SSE, `/ws` and `/mcp/live`. Every attempt is a 402 and the victim's credits do not move.
+ * (MCP and `/ws` of a loopback bind now refuse the other site's name with a 403 before reading anything,
+ * issue 31 finding 7: there the proof is replayed under this service's own name.)
  */
 describe("SIWX origin is configuration: a proof signed for another site spends nothing here", () => {
   let stack: OfflineStack;
@@ -135,11 +137,16 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
     expect(await account(i)).toMatchObject({ spent_usd: "0.02" });
   });
 
-  it("MCP (/mcp, SDK client): the foreign proof in _meta['x402/sign-in-with-x'] is refused under the other site's Host; this origin's proof pays", async () => {
+  it("MCP (/mcp, SDK client): the foreign proof in _meta['x402/sign-in-with-x'] is refused; this origin's proof pays", async () => {
     const i = 3;
     await topUp(i, "0.2");
+    // Under the other site's Host, a loopback-bound service's MCP endpoints answer nothing at all (DNS
+    // rebinding guard, issue 31 finding 7: test/http/browser-origin.test.ts); the proof is refused by itself below.
+    await expect(
+      new Client({ name: "attacker", version: "1" }).connect(new StreamableHTTPClientTransport(new URL(`${other.origin}/mcp`), { fetch: fetchVia(stack.url) })),
+    ).rejects.toThrow(/FORBIDDEN/);
     const client = new Client({ name: "attacker", version: "1" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${other.origin}/mcp`), { fetch: fetchVia(stack.url) }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.url}/mcp`)));
     try {
       const runs = state.runs;
       const paid = await client.callTool({
@@ -167,7 +174,7 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
     expect(await account(i)).toMatchObject({ balance_usd: "0.18", spent_usd: "0.02" });
   });
 
-  it("streams: SSE, /ws and /mcp/live refuse the foreign proof sent under the other site's Host, and debit no minute", async () => {
+  it("streams: SSE, /ws and /mcp/live refuse the foreign proof (SSE under the other site's Host too), and debit no minute", async () => {
     const i = 4;
     await topUp(i, "0.1");
 
@@ -177,15 +184,22 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
     const viaQuery = await asOtherSite()(`${other.origin}/stream/liquidations?siwx=${encodeURIComponent(await other.proofFrom(payer(i).privateKey, "/stream/liquidations"))}`);
     expect(viaQuery.status).toBe(402);
 
+    // /ws and /mcp/live of a loopback bind refuse the other site's Host (or X-Forwarded-Host) outright (403, the
+    // DNS rebinding guard); under this service's own name the foreign proof is a 402.
     const ws = new WebSocket(`${stack.url.replace("http", "ws")}/ws`, { headers: { host: OTHER_SITE, "SIGN-IN-WITH-X": await other.proofFrom(payer(i).privateKey, "/ws") } });
-    expect(await upgradeStatus(ws)).toBe(402);
+    expect(await upgradeStatus(ws)).toBe(403);
     const wsXfh = new WebSocket(`${stack.url.replace("http", "ws")}/ws`, {
       headers: { "X-Forwarded-Host": OTHER_SITE, "SIGN-IN-WITH-X": await other.proofFrom(payer(i).privateKey, "/ws") },
     });
-    expect(await upgradeStatus(wsXfh)).toBe(402);
+    expect(await upgradeStatus(wsXfh)).toBe(403);
+    const wsOwn = new WebSocket(`${stack.url.replace("http", "ws")}/ws`, { headers: { "SIGN-IN-WITH-X": await other.proofFrom(payer(i).privateKey, "/ws") } });
+    expect(await upgradeStatus(wsOwn)).toBe(402);
 
+    await expect(
+      new Client({ name: "attacker", version: "1" }).connect(new StreamableHTTPClientTransport(new URL(`${other.origin}/mcp/live`), { fetch: fetchVia(stack.url) })),
+    ).rejects.toThrow(/FORBIDDEN/);
     const client = new Client({ name: "attacker", version: "1" });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${other.origin}/mcp/live`), { fetch: fetchVia(stack.url) }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${stack.url}/mcp/live`)));
     try {
       const err = await client
         .subscribeResource({ uri: "marketgate://liquidations/ETH", _meta: { "x402/sign-in-with-x": await other.proofFrom(payer(i).privateKey, "/mcp/live") } })
@@ -204,7 +218,7 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
     expect(await account(i)).toMatchObject({ balance_usd: "0.1", spent_usd: "0" });
     // The same proofs for this service's origin open the streams (the refusals above were about the origin).
     const mine = new WebSocket(`${stack.url.replace("http", "ws")}/ws`, {
-      headers: { host: OTHER_SITE, "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/ws`) },
+      headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(i).privateKey, `${stack.url}/ws`) },
     });
     expect(await upgradeStatus(mine)).toBe("open");
   });
