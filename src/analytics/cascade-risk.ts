@@ -2,13 +2,15 @@
  * Cascade risk: a forecast of the share of open interest liquidated over the next 24 hours, and its level
  * (high / medium / low). One function for the hourly production path (the liquidation heatmap and the
  * liquidation alerts, through `liquidationHeatmap`) and the daily backtest (`npm run backtest:daily`), which
- * fits the coefficients walk-forward on real Binance liquidations and reports their out-of-sample skill
+ * fits it walk-forward on real Binance liquidations and scores it against the baselines a skeptic tries first
  * (docs/methods/liquidation-heatmap.md, "Cascade risk").
  *
- * Model (log-linear): ln(next 24 h liquidations ÷ OI + {@link LIQ_FLOOR}) = intercept + Σ weight × term, with
- * the terms of {@link cascadeTerms}: ln(realised liquidations of the last 24 h ÷ OI + floor), ln(daily
- * volatility), ln(24 h volume ÷ OI), |funding| in basis points per 8 h and |long/short ratio − 1|. Without a
- * liquidation feed the coefficients fitted without that term are used.
+ * Model (log-linear): forecast = exp(intercept + Σ weight × term), the terms of {@link cascadeTerms} (logarithms
+ * of the inputs, the linear funding and long/short distances). The shipped form ({@link CASCADE_FORM}) is the
+ * strongest simple baseline of the backtest with a fitted scale: with a liquidation history, forecast =
+ * exp(intercept) × (mean daily liquidations of the last 7 days ÷ OI) × (24 h volume ÷ OI), so it ranks
+ * symbol-days exactly as that baseline does; no fitted model beat it out of sample. Without one, a fit on
+ * turnover, its 7-day mean and volatility.
  */
 
 /** Cascade risk level. */
@@ -18,10 +20,17 @@ export type CascadeRisk = "high" | "medium" | "low";
 export interface CascadeFeatures {
   /** Realised liquidations (both sides) of the last 24 h ÷ open interest, fraction; null without a liquidation feed. */
   liquidations: number | null;
+  /**
+   * Mean over the last 7 days (fewer while less is recorded) of each day's liquidations (both sides) ÷ that day's
+   * open interest, fraction per day; null without a liquidation history.
+   */
+  liquidations7d: number | null;
   /** Daily volatility (one day's standard deviation of the log return), fraction. */
   volatility: number | null;
   /** Volume traded in the last 24 h ÷ open interest (same venue, both USD). */
   turnover: number | null;
+  /** Mean over the last 7 days of each day's volume ÷ that day's open interest (same venue). */
+  turnover7d: number | null;
   /** |funding rate| per 8 h, fraction. */
   funding: number | null;
   /** |long/short ratio − 1|. */
@@ -29,7 +38,7 @@ export interface CascadeFeatures {
 }
 
 /** The terms' names, in the order of {@link cascadeTerms}. */
-export const CASCADE_TERMS = ["liquidations", "volatility", "turnover", "funding", "longShort"] as const;
+export const CASCADE_TERMS = ["liquidations", "liquidations7d", "volatility", "turnover", "turnover7d", "funding", "longShort"] as const;
 /** One term of the model. */
 export type CascadeTerm = (typeof CASCADE_TERMS)[number];
 
@@ -41,8 +50,9 @@ export interface CascadeCoefficients {
   fill: Record<CascadeTerm, number>;
 }
 
-/** The fitted model: coefficients with and without a liquidation feed, and the level thresholds (fractions of OI). */
+/** The fitted model: coefficients with and without a liquidation history, and the level thresholds (fractions of OI). */
 export interface CascadeModel {
+  /** Used when `liquidations7d` is known. */
   withLiquidations: CascadeCoefficients;
   withoutLiquidations: CascadeCoefficients;
   /** `high` from this forecast share of OI liquidated in the next 24 h (the fitting period's 90th percentile). */
@@ -53,9 +63,36 @@ export interface CascadeModel {
   fittedOn: string;
 }
 
-/** Floor added to liquidation shares before the logarithm (0.01% of OI): days without liquidations stay finite. */
+/**
+ * What a fit estimates for one coefficient set: `fixed` weights are set by hand (the intercept is still fitted),
+ * `free` ones by least squares; every other term gets weight 0.
+ */
+export interface CascadeFormSet {
+  fixed: Partial<Record<CascadeTerm, number>>;
+  free: readonly CascadeTerm[];
+}
+
+/** The model's form: one {@link CascadeFormSet} per coefficient set. */
+export interface CascadeForm {
+  withLiquidations: CascadeFormSet;
+  withoutLiquidations: CascadeFormSet;
+}
+
+/**
+ * The shipped form, chosen on the development window (docs/methods/liquidation-heatmap.md, "Choosing the form"):
+ * with a liquidation history the baseline `mean_7d_x_turnover` itself (unit weights: only the scale is fitted),
+ * because no fitted combination beat it out of sample; without one, turnover, its 7-day mean and volatility, fitted
+ * (they beat turnover alone, the best baseline without liquidations).
+ */
+export const CASCADE_FORM: CascadeForm = {
+  withLiquidations: { fixed: { liquidations7d: 1, turnover: 1 }, free: [] },
+  withoutLiquidations: { fixed: {}, free: ["turnover", "turnover7d", "volatility"] },
+};
+
+/** Floor added to liquidation shares in the regression target (0.01% of OI): days without liquidations stay finite. */
 export const LIQ_FLOOR = 1e-4;
-/** Lower bounds of volatility and turnover before the logarithm. */
+/** Lower bounds of the logged inputs: a week without liquidations (1e-6 of OI a day), volatility and turnover. */
+const LIQ_MIN = 1e-6;
 const VOL_MIN = 1e-3;
 const TURNOVER_MIN = 1e-3;
 /** Caps of the linear terms (funding in basis points per 8 h, long/short distance): outliers do not dominate. */
@@ -67,28 +104,28 @@ export const HIGH_QUANTILE = 0.9;
 export const MEDIUM_QUANTILE = 0.5;
 
 /** Medians of the raw features over the production fit's symbol-days (replace a missing input). */
-const FILL: Record<CascadeTerm, number> = { liquidations: 0.006715, volatility: 0.0425, turnover: 4.161, funding: 0.0001, longShort: 1.436 };
+const FILL: Record<CascadeTerm, number> = {
+  liquidations: 0.005083,
+  liquidations7d: 0.006822,
+  volatility: 0.03674,
+  turnover: 3.8,
+  turnover7d: 4.093,
+  funding: 0.0001,
+  longShort: 1.318,
+};
+const zero = (): Record<CascadeTerm, number> => Object.fromEntries(CASCADE_TERMS.map((t) => [t, 0])) as Record<CascadeTerm, number>;
 
 /**
- * Production coefficients: fitted by `npm run backtest:daily -- --data ../shared/data/real/coinalyze-daily --fit-all`
- * on every usable symbol-day of 2022-01-10..2023-06-29 (Binance USDT perpetuals, Coinalyze daily aggregates). The
- * walk-forward evaluation refits them every day on the days before the one scored; this is the same fit on every
- * day of the folder (what the walk-forward would use for the day after it). Rerun it when the data grows.
+ * Production model: `npm run backtest:daily -- --data ../shared/data/real/coinalyze-daily --fit-latest`, the
+ * walk-forward fit for the month after the data (the last 12 months, 2022-07-01..2023-06-29, of Binance USDT
+ * perpetuals, Coinalyze daily aggregates). Rerun it when the data grows.
  */
 export const CASCADE_MODEL: CascadeModel = {
-  withLiquidations: {
-    intercept: -3.367,
-    weights: { liquidations: 0.2294, volatility: 0.4085, turnover: 0.4189, funding: -0.007234, longShort: 0.06806 },
-    fill: FILL,
-  },
-  withoutLiquidations: {
-    intercept: -4.735,
-    weights: { liquidations: 0, volatility: 0.4947, turnover: 0.7096, funding: -0.01054, longShort: 0.09588 },
-    fill: FILL,
-  },
-  highFrom: 0.01397,
-  mediumFrom: 0.005913,
-  fittedOn: "Binance USDT perpetuals, Coinalyze daily aggregates 2022-01-10..2023-06-29 (66 symbols, 35,376 symbol-days)",
+  withLiquidations: { intercept: -1.743, weights: { ...zero(), liquidations7d: 1, turnover: 1 }, fill: FILL },
+  withoutLiquidations: { intercept: -5.882, weights: { ...zero(), volatility: 0.2385, turnover: 0.3875, turnover7d: 0.4993 }, fill: FILL },
+  highFrom: 0.02261,
+  mediumFrom: 0.00454,
+  fittedOn: "Binance USDT perpetuals, Coinalyze daily aggregates 2022-07-01..2023-06-29 (66 symbols, 24,024 symbol-days)",
 };
 
 /**
@@ -105,21 +142,23 @@ export function cascadeTerms(f: CascadeFeatures, fill: Record<CascadeTerm, numbe
   };
   return [
     Math.log(Math.max(0, v("liquidations")) + LIQ_FLOOR),
+    Math.log(Math.max(LIQ_MIN, v("liquidations7d"))),
     Math.log(Math.max(VOL_MIN, v("volatility"))),
     Math.log(Math.max(TURNOVER_MIN, v("turnover"))),
+    Math.log(Math.max(TURNOVER_MIN, v("turnover7d"))),
     Math.min(FUNDING_BP_CAP, Math.abs(v("funding")) * 1e4),
     Math.min(LONG_SHORT_CAP, Math.abs(v("longShort"))),
   ];
 }
 
-/** Forecast share of OI liquidated over the next 24 h from the terms of {@link cascadeTerms}: exp(intercept + Σ weight × term) − floor, at least 0. */
+/** Forecast share of OI liquidated over the next 24 h from the terms of {@link cascadeTerms}: exp(intercept + Σ weight × term). */
 export function cascadeShare(terms: ArrayLike<number>, c: Pick<CascadeCoefficients, "intercept" | "weights">): number {
   let z = c.intercept;
   for (let i = 0; i < CASCADE_TERMS.length; i++) z += c.weights[CASCADE_TERMS[i]!] * terms[i]!;
-  return Math.max(0, Math.exp(z) - LIQ_FLOOR);
+  return Math.exp(z);
 }
 
-/** The regression target for an outcome share `y` (next 24 h liquidations ÷ OI, fraction). */
+/** The regression target for an outcome share `y` (next 24 h liquidations ÷ OI, fraction): ln(y + {@link LIQ_FLOOR}). */
 export function cascadeTarget(y: number): number {
   return Math.log(Math.max(0, y) + LIQ_FLOOR);
 }
@@ -140,12 +179,17 @@ export function cascadeLevel(share: number, model: Pick<CascadeModel, "highFrom"
   return "low";
 }
 
+/** Whether `f` has the liquidation history the coefficients with liquidations need. */
+export function hasLiquidationHistory(f: CascadeFeatures): boolean {
+  return typeof f.liquidations7d === "number" && Number.isFinite(f.liquidations7d);
+}
+
 /**
- * The cascade-risk forecast (module comment): the coefficients with liquidations when `f.liquidations` is known,
- * else those without; share = exp(intercept + Σ weight × term) − {@link LIQ_FLOOR}, at least 0.
+ * The cascade-risk forecast (module comment): the coefficients with liquidations when `f.liquidations7d` is known,
+ * else those without; share = exp(intercept + Σ weight × term).
  */
 export function cascadeForecast(f: CascadeFeatures, model: CascadeModel = CASCADE_MODEL): CascadeForecast {
-  const withLiq = typeof f.liquidations === "number" && Number.isFinite(f.liquidations);
+  const withLiq = hasLiquidationHistory(f);
   const c = withLiq ? model.withLiquidations : model.withoutLiquidations;
   const share = cascadeShare(cascadeTerms(f, c.fill), c);
   return { share, level: cascadeLevel(share, model), coefficients: withLiq ? "with_liquidations" : "without_liquidations" };

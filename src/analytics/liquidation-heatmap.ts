@@ -1,4 +1,5 @@
 import { median } from "simple-statistics";
+import { cascadeFeaturesOf, type LiquidationDay } from "./cascade-features.js";
 import { CASCADE_MODEL, cascadeForecast, type CascadeFeatures, type CascadeForecast, type CascadeModel, type CascadeRisk } from "./cascade-risk.js";
 
 export type { CascadeRisk } from "./cascade-risk.js";
@@ -174,6 +175,11 @@ export interface HeatmapInput {
   longShortRatio?: number | null;
   /** Realised liquidations of a live feed. */
   recentLiquidations?: RecentLiquidations | null;
+  /**
+   * Realised liquidations per day over up to the last 7 days (the cascade-risk forecast's liquidation history,
+   * src/analytics/cascade-features.ts); absent or empty: the forecast runs without it.
+   */
+  liquidationDays?: readonly LiquidationDay[] | null;
   /** Cascade-risk model (default: the production coefficients of src/analytics/cascade-risk.ts; the daily backtest passes its walk-forward fits). */
   cascadeModel?: CascadeModel;
 }
@@ -213,7 +219,7 @@ export interface RiskSummary {
   /** Level of that forecast (thresholds from the daily backtest, docs/methods/liquidation-heatmap.md, "Cascade risk"). */
   cascade_risk: CascadeRisk;
   cascade_risk_reason: string;
-  /** Which coefficient set the forecast used (with or without a realised-liquidation feed). */
+  /** Which coefficient set the forecast used (with or without a liquidation history). */
   forecast_coefficients: CascadeForecast["coefficients"];
   /** Share of OI of the dominant side with liquidation levels within one day's 1σ move, percent (structural estimate). */
   near_band_oi_pct: number;
@@ -670,34 +676,6 @@ export function liquidationHeatmap(input: HeatmapInput): Heatmap {
   };
 }
 
-/**
- * Inputs of the cascade-risk forecast (src/analytics/cascade-risk.ts) from the heatmap's inputs:
- * - liquidations: the realised liquidations' rate per 24 h (the window's amounts ÷ coverage × 24 / hours) ÷ OI;
- * - volatility: the long-run daily volatility (168 h half-life over the entry window);
- * - turnover: the USD volume of the last 24 h of candles ÷ the open interest of the candles' venue (the last point of
- *   the OI history × the price), else ÷ `openInterestUsd` (then every venue's OI: an underestimate);
- * - funding and long/short: |rate per 8 h| and |ratio − 1|.
- */
-function cascadeFeaturesOf(input: HeatmapInput, candleHours: number, longVol: number | undefined): CascadeFeatures {
-  const { openInterestUsd: oi, price } = input;
-  const liqs = input.recentLiquidations;
-  const liquidations =
-    liqs && liqs.hours > 0 && liqs.coverage > 0 && oi > 0 ? (((Math.max(0, liqs.longUsd) + Math.max(0, liqs.shortUsd)) / liqs.coverage) * (24 / liqs.hours)) / oi : null;
-  const usable = input.candles.filter((c) => c.close > 0 && c.volumeUsd >= 0);
-  let turnover: number | null = null;
-  if (usable.length) {
-    const perDay = Math.max(1, Math.round(24 / candleHours));
-    const volumeUsd = usable.slice(-perDay).reduce((s, c) => s + c.volumeUsd, 0) * (perDay / Math.min(perDay, usable.length));
-    const hist = (input.openInterestHistory ?? []).filter((p) => p.oi > 0 && Number.isFinite(p.oi));
-    const venueOiUsd = hist.length ? hist[hist.length - 1]!.oi * price : oi;
-    turnover = venueOiUsd > 0 ? volumeUsd / venueOiUsd : null;
-  }
-  const funding = typeof input.fundingRate8h === "number" && Number.isFinite(input.fundingRate8h) ? Math.abs(input.fundingRate8h) : null;
-  const ratio = input.longShortRatio;
-  const longShort = typeof ratio === "number" && ratio > 0 && Number.isFinite(ratio) ? Math.abs(ratio - 1) : null;
-  return { liquidations, volatility: longVol ?? null, turnover, funding, longShort };
-}
-
 function riskSummary(
   oi: number,
   atRisk: Record<Side, SideAtRisk>,
@@ -724,11 +702,12 @@ function riskSummary(
       : forecast.level === "medium"
         ? `medium: ${fmtPct(model.mediumFrom)} to ${fmtPct(model.highFrom)}`
         : `low: under ${fmtPct(model.mediumFrom)}`;
-  const from = [
-    features.liquidations === null ? "no realised-liquidation feed" : `realised liquidations ${fmtPct(features.liquidations)} of OI per 24 h`,
-    features.volatility === null ? "volatility unknown" : `daily volatility ${fmtPct(features.volatility)}`,
-    features.turnover === null ? "turnover unknown" : `24 h volume ${features.turnover.toFixed(2)}x OI`,
-  ].join(", ");
+  const x = (v: number | null, unit: (v: number) => string) => (v === null ? "unknown" : unit(v));
+  const times = (v: number) => `${v.toFixed(2)}x`;
+  const from =
+    forecast.coefficients === "with_liquidations"
+      ? `the last 7 days' liquidations (${x(features.liquidations7d, fmtPct)} of OI a day) × 24 h volume (${x(features.turnover, times)} OI)`
+      : `no liquidation history: 24 h volume (${x(features.turnover, times)} OI), its 7-day mean (${x(features.turnover7d, times)}) and daily volatility (${x(features.volatility, fmtPct)})`;
   const reason = `${fmtPct(forecast.share)} of open interest forecast to be liquidated over the next 24 h (${bound}), from ${from}.`;
   const structure = ` Structure: ${fmtPct(near)} of open interest sits in ${where(dominant, nearBand, 1)} and ${fmtPct(wide)} within 2σ.`;
   const volNote = fallbackVol ? ` Band volatility assumed ${fmtPct(sigma)} (too few candles).` : "";

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { cascadeForecast } from "../../src/analytics/cascade-risk.js";
+import { CASCADE_MODEL, cascadeForecast } from "../../src/analytics/cascade-risk.js";
 import { replay, score, type Recording } from "../../src/analytics/heatmap-backtest.js";
 import {
   crowding,
@@ -116,8 +116,8 @@ describe("heatmap model", () => {
     expect(r.long_oi_at_risk_usd.within_10_pct).toBeCloseTo(150_000, 4);
     expect(r.near_band_oi_pct).toBeCloseTo(1, 8);
     expect(r.structural_risk).toBe("low");
-    // No input of the forecast is known: every one takes the fitting period's median, without the liquidation term.
-    const none = { liquidations: null, volatility: null, turnover: null, funding: null, longShort: null };
+    // No input of the forecast is known: every one takes the fitting period's median, without the liquidation history.
+    const none = { liquidations: null, liquidations7d: null, volatility: null, turnover: null, turnover7d: null, funding: null, longShort: null };
     expect(h.inputs.cascadeFeatures).toEqual(none);
     const f = cascadeForecast(none);
     expect(r.forecast_coefficients).toBe("without_liquidations");
@@ -218,26 +218,33 @@ describe("heatmap model", () => {
     expect(w.wide_band_pct).toBeLessThanOrEqual(15);
   });
 
-  it("cascade-risk inputs: liquidations per 24 h ÷ OI, turnover on the candles' venue OI, close-to-close volatility without ranges", () => {
+  it("cascade-risk inputs: liquidations per 24 h and per day over 7 days ÷ OI, turnover and its 7-day mean on the candles' venue OI, close-to-close volatility", () => {
     // Seven daily closes without an intraday range, as the daily backtest passes them.
     const closes = [100, 104, 99, 101, 97, 103, 100];
+    const oiCoins = closes.map((_, i) => (i === 6 ? 20_000 : 25_000));
     const daily = closes.map((c, i) => candle(i * 24 * H, c, c, c, 3e6));
-    const h = liquidationHeatmap({
+    const liqUsd = [1e5, 0, 2e5, 5e4, 4e4, 3e5, 1e5];
+    const input = {
       price: 100,
       openInterestUsd: 4e6,
       candles: daily,
       candleHours: 24,
       mmrByLeverage: allTiers,
-      openInterestHistory: closes.map((_, i) => ({ time: (i + 1) * 24 * H, oi: i === 6 ? 20_000 : 25_000 })),
+      openInterestHistory: closes.map((_, i) => ({ time: (i + 1) * 24 * H, oi: oiCoins[i]! })),
       fundingRate8h: -0.0003,
       longShortRatio: 2.5,
       recentLiquidations: { longUsd: 30_000, shortUsd: 10_000, hours: 6, coverage: 0.5 },
-    });
+    };
+    const h = liquidationHeatmap({ ...input, liquidationDays: liqUsd.map((usd, i) => ({ end: (i + 1) * 24 * H, usd })) });
     const f = h.inputs.cascadeFeatures;
     // (30k + 10k) / 0.5 × 24 / 6 = 320k per 24 h, over 4M of OI.
     expect(f.liquidations).toBeCloseTo(0.08, 12);
-    // The last day's volume (3M) over the OI history's last point (20k coins × 100).
+    // Each day's liquidations over that day's total OI: today's 4M × (the venue's OI coins × close) ÷ (20k × 100).
+    const totalOi = (i: number) => (4e6 * oiCoins[i]! * closes[i]!) / (20_000 * 100);
+    expect(f.liquidations7d).toBeCloseTo(liqUsd.reduce((s, usd, i) => s + usd / totalOi(i), 0) / 7, 12);
+    // The last day's volume (3M) over the OI history's last point (20k coins × 100); each day's over that day's.
     expect(f.turnover).toBeCloseTo(1.5, 12);
+    expect(f.turnover7d).toBeCloseTo(closes.reduce((s, c, i) => s + 3e6 / (oiCoins[i]! * c), 0) / 7, 12);
     expect(f.funding).toBeCloseTo(0.0003, 12);
     expect(f.longShort).toBeCloseTo(1.5, 12);
     // No candle has a range: close-to-close alone, weighted with the 168 h half-life.
@@ -251,6 +258,14 @@ describe("heatmap model", () => {
     expect(f.volatility).toBeCloseTo(Math.sqrt(cc / w), 12);
     expect(h.risk.forecast_coefficients).toBe("with_liquidations");
     expect(h.risk.oi_at_risk_pct).toBeCloseTo(cascadeForecast(f).share * 100, 12);
+    // The shipped form: a scale × the 7-day mean × turnover.
+    expect(h.risk.oi_at_risk_pct / 100).toBeCloseTo(Math.exp(CASCADE_MODEL.withLiquidations.intercept) * f.liquidations7d! * f.turnover!, 12);
+    expect(h.risk.cascade_risk_reason).toContain("the last 7 days' liquidations");
+    // The live feed's last hours alone are no liquidation history: the coefficients without it.
+    const noHistory = liquidationHeatmap(input);
+    expect(noHistory.inputs.cascadeFeatures.liquidations7d).toBeNull();
+    expect(noHistory.risk.forecast_coefficients).toBe("without_liquidations");
+    expect(noHistory.risk.cascade_risk_reason).toContain("no liquidation history");
   });
 
   it("rejects a non-positive price", () => {

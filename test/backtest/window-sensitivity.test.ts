@@ -36,8 +36,10 @@ describe("window sensitivity of the daily backtest (real slice)", () => {
     expect(SHORT_WINDOW_DAYS).toBe(WINDOW_DAYS - 2);
     expect(short.volatility).not.toBe(full.volatility);
     expect(short.liquidations).toBe(full.liquidations);
+    // The 7-day means shorten with the history too (production's first days).
+    expect(short.liquidations7d).not.toBe(full.liquidations7d);
 
-    const { result } = runDailyBacktest(panel, { bootstrapReps: 0, minTrainDays: 20 });
+    const { result } = runDailyBacktest(panel, { bootstrapReps: 0 });
     const w = result.more.window_sensitivity;
     expect(w.window_days).toBe(SHORT_WINDOW_DAYS);
     expect(w.agreement).toBeGreaterThan(0);

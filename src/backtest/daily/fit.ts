@@ -1,69 +1,31 @@
 /**
- * Least-squares fit of the cascade-risk coefficients (src/analytics/cascade-risk.ts) and their level thresholds,
- * incremental so that the walk-forward backtest can refit every day on the days before the one it scores.
+ * Fit of the cascade-risk model (src/analytics/cascade-risk.ts) on a window of training rows: the coefficients of
+ * each set by least squares on the log target, with the weights a {@link CascadeForm} fixes held, and the level
+ * thresholds (quantiles of the window's in-sample forecasts).
  */
 import {
+  CASCADE_FORM,
+  CASCADE_MODEL,
   CASCADE_TERMS,
   HIGH_QUANTILE,
   MEDIUM_QUANTILE,
   cascadeShare,
   cascadeTarget,
   cascadeTerms,
+  hasLiquidationHistory,
   type CascadeCoefficients,
   type CascadeFeatures,
+  type CascadeForm,
+  type CascadeFormSet,
   type CascadeModel,
   type CascadeTerm,
 } from "../../analytics/cascade-risk.js";
 import { quantile } from "./stats.js";
 
-/** Ridge added to the normal equations' diagonal (not to the intercept): keeps an early, small fit stable. */
+/** Ridge added to the normal equations' diagonal (not to the intercept), × the number of rows: keeps a small fit stable. */
 const RIDGE = 1e-3;
-
-/** Running sums of the normal equations X'X and X'y for one set of terms. */
-class NormalEquations {
-  readonly k: number;
-  readonly xx: Float64Array;
-  readonly xy: Float64Array;
-  n = 0;
-  constructor(readonly terms: readonly number[]) {
-    this.k = terms.length + 1;
-    this.xx = new Float64Array(this.k * this.k);
-    this.xy = new Float64Array(this.k);
-  }
-  add(allTerms: readonly number[], y: number): void {
-    const x = [1, ...this.terms.map((t) => allTerms[t]!)];
-    for (let a = 0; a < this.k; a++) {
-      this.xy[a]! += x[a]! * y;
-      for (let b = 0; b < this.k; b++) this.xx[a * this.k + b]! += x[a]! * x[b]!;
-    }
-    this.n++;
-  }
-  /** Solution (intercept first) by Gaussian elimination with partial pivoting. */
-  solve(): number[] {
-    const k = this.k;
-    const A = Array.from({ length: k }, (_, a) => Array.from({ length: k }, (_, b) => this.xx[a * k + b]! + (a === b && a > 0 ? RIDGE * this.n : 0)));
-    const y = Array.from(this.xy);
-    for (let i = 0; i < k; i++) {
-      let m = i;
-      for (let j = i + 1; j < k; j++) if (Math.abs(A[j]![i]!) > Math.abs(A[m]![i]!)) m = j;
-      [A[i], A[m]] = [A[m]!, A[i]!];
-      [y[i], y[m]] = [y[m]!, y[i]!];
-      if (A[i]![i] === 0) continue;
-      for (let j = i + 1; j < k; j++) {
-        const f = A[j]![i]! / A[i]![i]!;
-        for (let c = i; c < k; c++) A[j]![c]! -= f * A[i]![c]!;
-        y[j]! -= f * y[i]!;
-      }
-    }
-    const w = new Array<number>(k).fill(0);
-    for (let i = k - 1; i >= 0; i--) {
-      let s = y[i]!;
-      for (let c = i + 1; c < k; c++) s -= A[i]![c]! * w[c]!;
-      w[i] = A[i]![i] === 0 ? 0 : s / A[i]![i]!;
-    }
-    return w;
-  }
-}
+/** Fewest rows a coefficient set is fitted on. */
+export const MIN_FIT_ROWS = 50;
 
 /** A training row: the forecast's raw features and the realised next-day share (liquidations ÷ OI, fraction). */
 export interface TrainingRow {
@@ -71,72 +33,80 @@ export interface TrainingRow {
   outcome: number;
 }
 
-const ALL = CASCADE_TERMS.map((_, i) => i);
-const WITHOUT_LIQUIDATIONS = ALL.filter((i) => CASCADE_TERMS[i] !== "liquidations");
+/** Solution (intercept first) of the ridge normal equations of `y` on `[1, ...x]`, by Gaussian elimination with partial pivoting. */
+function leastSquares(xs: readonly (readonly number[])[], y: readonly number[]): number[] {
+  const k = (xs[0]?.length ?? 0) + 1;
+  const A = Array.from({ length: k }, () => new Array<number>(k).fill(0));
+  const b = new Array<number>(k).fill(0);
+  xs.forEach((row, i) => {
+    const x = [1, ...row];
+    for (let p = 0; p < k; p++) {
+      b[p]! += x[p]! * y[i]!;
+      for (let q = 0; q < k; q++) A[p]![q]! += x[p]! * x[q]!;
+    }
+  });
+  for (let p = 1; p < k; p++) A[p]![p]! += RIDGE * xs.length;
+  for (let i = 0; i < k; i++) {
+    let m = i;
+    for (let j = i + 1; j < k; j++) if (Math.abs(A[j]![i]!) > Math.abs(A[m]![i]!)) m = j;
+    [A[i], A[m]] = [A[m]!, A[i]!];
+    [b[i], b[m]] = [b[m]!, b[i]!];
+    if (A[i]![i] === 0) continue;
+    for (let j = i + 1; j < k; j++) {
+      const f = A[j]![i]! / A[i]![i]!;
+      for (let c = i; c < k; c++) A[j]![c]! -= f * A[i]![c]!;
+      b[j]! -= f * b[i]!;
+    }
+  }
+  const w = new Array<number>(k).fill(0);
+  for (let i = k - 1; i >= 0; i--) {
+    let s = b[i]!;
+    for (let c = i + 1; c < k; c++) s -= A[i]![c]! * w[c]!;
+    w[i] = A[i]![i] === 0 ? 0 : s / A[i]![i]!;
+  }
+  return w;
+}
+
+/** Medians of the raw features of `rows` (the model's `fill`; a feature without values keeps the shipped fill). */
+export function featureMedians(rows: readonly TrainingRow[]): Record<CascadeTerm, number> {
+  return Object.fromEntries(
+    CASCADE_TERMS.map((t) => {
+      const v = rows.map((r) => r.features[t]).filter((x): x is number => typeof x === "number" && Number.isFinite(x));
+      return [t, v.length ? quantile(v, 0.5) : CASCADE_MODEL.withLiquidations.fill[t]];
+    }),
+  ) as Record<CascadeTerm, number>;
+}
+
+/** One coefficient set of `form` fitted on `terms` (per row, {@link CASCADE_TERMS} order) and `targets`. */
+function fitSet(form: CascadeFormSet, terms: readonly number[][], targets: readonly number[], fill: Record<CascadeTerm, number>): CascadeCoefficients {
+  const index = (t: CascadeTerm) => CASCADE_TERMS.indexOf(t);
+  const fixed = Object.entries(form.fixed) as [CascadeTerm, number][];
+  const residual = targets.map((y, i) => y - fixed.reduce((s, [t, w]) => s + w * terms[i]![index(t)]!, 0));
+  const w = leastSquares(
+    terms.map((row) => form.free.map((t) => row[index(t)]!)),
+    residual,
+  );
+  const weights = Object.fromEntries(CASCADE_TERMS.map((t) => [t, 0])) as Record<CascadeTerm, number>;
+  for (const [t, v] of fixed) weights[t] = v;
+  form.free.forEach((t, j) => (weights[t] = w[j + 1]!));
+  return { intercept: w[0]!, weights, fill };
+}
 
 /**
- * Accumulates training rows and fits a {@link CascadeModel} on everything added so far: the two coefficient sets by
- * least squares on the log target and the thresholds (the
- * {@link HIGH_QUANTILE} and {@link MEDIUM_QUANTILE} quantiles of the in-sample forecasts with liquidations).
+ * The model of `form` fitted on `rows`: missing features take the rows' medians; the set with liquidations is
+ * fitted on the rows that have a liquidation history, the set without on every row; `highFrom` and `mediumFrom` are
+ * the {@link HIGH_QUANTILE} and {@link MEDIUM_QUANTILE} quantiles of the in-sample forecasts with liquidations.
+ * @throws Error with fewer than {@link MIN_FIT_ROWS} rows with a liquidation history.
  */
-export class CascadeFitter {
-  private readonly withLiq = new NormalEquations(ALL);
-  private readonly withoutLiq = new NormalEquations(WITHOUT_LIQUIDATIONS);
-  /** Terms of every row added (rows × terms, flat), for the in-sample forecasts of the thresholds. */
-  private terms: Float64Array = new Float64Array(1024 * CASCADE_TERMS.length);
-  private n = 0;
-  private readonly raw: Record<CascadeTerm, number[]> = Object.fromEntries(CASCADE_TERMS.map((t) => [t, []])) as unknown as Record<CascadeTerm, number[]>;
-  /** Fill of missing features, the same in the sums and in the fitted model (medians of a growing sample would move under the sums). */
-  private readonly termFill: Record<CascadeTerm, number>;
-
-  constructor(termFill: Record<CascadeTerm, number>) {
-    this.termFill = termFill;
-  }
-
-  get size(): number {
-    return this.n;
-  }
-
-  add(row: TrainingRow): void {
-    const terms = cascadeTerms(row.features, this.termFill);
-    const y = cascadeTarget(row.outcome);
-    this.withLiq.add(terms, y);
-    this.withoutLiq.add(terms, y);
-    if ((this.n + 1) * CASCADE_TERMS.length > this.terms.length) {
-      const grown = new Float64Array(this.terms.length * 2);
-      grown.set(this.terms);
-      this.terms = grown;
-    }
-    this.terms.set(terms, this.n * CASCADE_TERMS.length);
-    this.n++;
-    for (const t of CASCADE_TERMS) {
-      const v = row.features[t];
-      if (typeof v === "number" && Number.isFinite(v)) this.raw[t].push(v);
-    }
-  }
-
-  /** Medians of the raw features added so far (the production model's `fill`; features without values keep the current fill). */
-  medians(): Record<CascadeTerm, number> {
-    return Object.fromEntries(CASCADE_TERMS.map((t) => [t, this.raw[t].length ? quantile(this.raw[t], 0.5) : this.termFill[t]])) as Record<CascadeTerm, number>;
-  }
-
-  /** The model fitted on every row added so far (missing features filled with the constructor's `termFill`). @throws Error with fewer than 50 rows. */
-  fit(fittedOn: string): CascadeModel {
-    if (this.n < 50) throw new Error(`cannot fit on ${this.n} rows`);
-    const fill = this.termFill;
-    const coefficients = (eq: NormalEquations): CascadeCoefficients => {
-      const w = eq.solve();
-      const weights = Object.fromEntries(CASCADE_TERMS.map((t) => [t, 0])) as Record<CascadeTerm, number>;
-      eq.terms.forEach((ti, j) => (weights[CASCADE_TERMS[ti]!] = w[j + 1]!));
-      return { intercept: w[0]!, weights, fill };
-    };
-    const model: CascadeModel = { withLiquidations: coefficients(this.withLiq), withoutLiquidations: coefficients(this.withoutLiq), highFrom: 0, mediumFrom: 0, fittedOn };
-    // In-sample forecasts (the coefficients with liquidations, on the stored terms).
-    const k = CASCADE_TERMS.length;
-    const shares = new Float64Array(this.n);
-    for (let i = 0; i < this.n; i++) shares[i] = cascadeShare(this.terms.subarray(i * k, (i + 1) * k), model.withLiquidations);
-    model.highFrom = quantile(shares, HIGH_QUANTILE);
-    model.mediumFrom = quantile(shares, MEDIUM_QUANTILE);
-    return model;
-  }
+export function fitCascadeModel(rows: readonly TrainingRow[], fittedOn: string, form: CascadeForm = CASCADE_FORM): CascadeModel {
+  const withHistory = rows.filter((r) => hasLiquidationHistory(r.features));
+  if (withHistory.length < MIN_FIT_ROWS) throw new Error(`cannot fit on ${withHistory.length} rows with a liquidation history (${MIN_FIT_ROWS} needed)`);
+  const fill = featureMedians(rows);
+  const termsOf = (rs: readonly TrainingRow[]) => rs.map((r) => cascadeTerms(r.features, fill));
+  const targetsOf = (rs: readonly TrainingRow[]) => rs.map((r) => cascadeTarget(r.outcome));
+  const historyTerms = termsOf(withHistory);
+  const withLiquidations = fitSet(form.withLiquidations, historyTerms, targetsOf(withHistory), fill);
+  const withoutLiquidations = fitSet(form.withoutLiquidations, termsOf(rows), targetsOf(rows), fill);
+  const shares = historyTerms.map((t) => cascadeShare(t, withLiquidations));
+  return { withLiquidations, withoutLiquidations, highFrom: quantile(shares, HIGH_QUANTILE), mediumFrom: quantile(shares, MEDIUM_QUANTILE), fittedOn };
 }
