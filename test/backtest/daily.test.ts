@@ -134,6 +134,10 @@ describe("daily backtest on a real slice (12 symbols, 2022-04-01..06-15)", () =>
     // Within a month one scale multiplies mean_7d × turnover: the same ranking, the same Spearman.
     for (const v of Object.values(run.result.more.spearman_by_month)) expect(v.model).toBeCloseTo(v.mean_7d_x_turnover, 12);
     expect(run.result.more.alternatives).not.toBeNull();
+    // --to ends the scored window; the days before it score the same.
+    const may = runDailyBacktest(panel, { ...SLICE_REFIT, to: "2022-05-31", bootstrapReps: 0 });
+    expect(may.result.to).toBe("2022-05-31");
+    expect(may.scored).toEqual(run.scored.filter((r) => r.day <= "2022-05-31"));
   });
 
   it("scores only days from --from, each day with the production heatmap's forecast", () => {

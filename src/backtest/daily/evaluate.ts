@@ -21,6 +21,8 @@ export type { DailyBacktestResult } from "./summary.js";
 export interface DailyBacktestOptions {
   /** First day scored (YYYY-MM-DD); earlier days are history (and training) only. Default: the first usable day. */
   from?: string;
+  /** Last day scored (YYYY-MM-DD); later days are not read. Default: the last usable day. */
+  to?: string;
   /** Walk-forward: refit on the `trainMonths` months before each scored month (default false: the shipped model). */
   refit?: boolean;
   /** Months of the walk-forward's training window (default 12). */
@@ -140,9 +142,11 @@ export function runDailyBacktest(panel: Panel, opts: DailyBacktestOptions = {}):
   const reps = opts.bootstrapReps ?? 200;
   const seed = opts.seed ?? 25;
   const trainMonths = opts.trainMonths ?? 12;
-  const rows = collectRows(panel);
   const from = opts.from ?? "";
-  if (!rows.some((r) => panel.days[r.day]! >= from)) throw new Error(`--from ${from} is after the last usable day (${panel.days[rows.at(-1)?.day ?? 0]})`);
+  const to = opts.to ?? "9999";
+  // Rows after `to` are dropped before anything is fitted or scored: a run with `to` never reads later outcomes.
+  const rows = collectRows(panel).filter((r) => panel.days[r.day]! <= to);
+  if (!rows.some((r) => panel.days[r.day]! >= from)) throw new Error(`no usable day from ${from || "the start"} to ${opts.to ?? "the end"}`);
   const scored: ScoredRow[] = [];
   const fits: WalkForwardFit[] = [];
   let lastModel = opts.model ?? CASCADE_MODEL;

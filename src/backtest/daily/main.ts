@@ -1,5 +1,5 @@
 /**
- * `npm run backtest:daily -- --data <folder> [--refit [--train-months N]] [--from YYYY-MM-DD] [--reps N] [--fit-latest]`:
+ * `npm run backtest:daily -- --data <folder> [--refit [--train-months N]] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--reps N] [--fit-latest]`:
  * the daily backtest of cascade risk on a folder of Coinalyze-format CSV files (docs/methods/liquidation-heatmap.md,
  * "Daily backtest"). Without `--refit` it scores the shipped coefficients and thresholds; with it, walk-forward (each
  * month scored by the fit on the N months before it, default 12). Prints a short table, then, as its last line, one
@@ -31,8 +31,13 @@ const positiveInt = (name: string): number | undefined => {
 
 const data = opt("--data");
 if (!data) fail("--data <folder> is required (e.g. ../shared/data/real/coinalyze-daily)");
-const from = opt("--from");
-if (from !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(from)) fail(`--from must be YYYY-MM-DD, got '${from}'`);
+const day = (name: string): string | undefined => {
+  const v = opt(name);
+  if (v !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(v)) fail(`${name} must be YYYY-MM-DD, got '${v}'`);
+  return v;
+};
+const from = day("--from");
+const to = day("--to");
 const reps = positiveInt("--reps");
 const trainMonths = positiveInt("--train-months") ?? 12;
 const refit = args.includes("--refit");
@@ -40,7 +45,7 @@ const refit = args.includes("--refit");
 const started = Date.now();
 try {
   const panel = loadPanel(data);
-  const { result } = runDailyBacktest(panel, { from, refit, trainMonths, bootstrapReps: reps });
+  const { result } = runDailyBacktest(panel, { from, to, refit, trainMonths, bootstrapReps: reps });
   const seconds = (Date.now() - started) / 1000;
   const line = (label: string, value: string) => process.stdout.write(`${label.padEnd(34)}${value}\n`);
   line("panel", `${panel.days[0]}..${panel.days[panel.days.length - 1]}, ${panel.symbols.size} symbols with liquidations`);
