@@ -87,6 +87,31 @@ export interface IdempotentRecord extends RequestBinding {
 }
 
 /**
+ * A paid answer kept for a retry of its request with the same signed payment, when the first answer was lost on
+ * its way after the settlement (a proxy's 502, a dropped connection): bound to that request, and given only to
+ * the very same signed payload (`digest`), never to a new signature of the payer.
+ */
+export interface KeptAnswer extends RequestBinding {
+  /** Digest of the signed payload that paid (see `checkPaymentPayload`). */
+  digest: string;
+  value: unknown;
+  receipt: SettleResponse;
+}
+
+/** How long a paid answer is kept for a retry with the same payment, ms. */
+export const KEPT_ANSWER_TTL_MS = 15 * 60_000;
+/** The largest answer kept (its JSON), bytes: a larger one is not kept, and a retry of it gets the 402 of a used payment. */
+export const MAX_KEPT_ANSWER_BYTES = 256 * 1024;
+/** The answers a {@link MemoryPaymentLedger} keeps at most, bytes of JSON (least recently written dropped first). */
+const MAX_KEPT_ANSWERS_BYTES = 64 * 1024 * 1024;
+
+/** The JSON a kept answer is stored as, or undefined when it is over {@link MAX_KEPT_ANSWER_BYTES} (not kept). */
+function keptJson(answer: KeptAnswer): string | undefined {
+  const json = JSON.stringify(answer);
+  return Buffer.byteLength(json) <= MAX_KEPT_ANSWER_BYTES ? json : undefined;
+}
+
+/**
  * Exactly-once bookkeeping of payments. Entries expire after the ledger's TTL (counted from their last
  * write), which must outlive any authorization's validity window. Every change of state that decides who
  * runs a handler or receives a stored answer is atomic (`claim`, `claimIdempotent`, `compareAndSet`), so
@@ -122,6 +147,13 @@ export interface PaymentLedger {
   setIdempotent(id: string, record: IdempotentRecord): Promise<void>;
   /** Drops an identifier whose request did not complete, so that the client may retry with it. */
   releaseIdempotent(id: string): Promise<void>;
+  /**
+   * Keeps the answer of a settled authorization for {@link KEPT_ANSWER_TTL_MS}, unless it is over
+   * {@link MAX_KEPT_ANSWER_BYTES} (then nothing is kept).
+   */
+  keepAnswer(key: string, answer: KeptAnswer): Promise<void>;
+  /** The kept answer of a settled authorization, if still kept. */
+  keptAnswer(key: string): Promise<KeptAnswer | undefined>;
 }
 
 /** Whether two states are the same (compared as the JSON the ledgers store). */
@@ -133,11 +165,14 @@ function sameState(a: AuthorizationState, b: AuthorizationState): boolean {
 export class MemoryPaymentLedger implements PaymentLedger {
   private readonly authorizations: LRUCache<string, AuthorizationState>;
   private readonly idempotency: LRUCache<string, IdempotentRecord>;
+  /** Kept answers as JSON, bounded in bytes (`maxAnswerBytes`). */
+  private readonly answers: LRUCache<string, string>;
 
-  constructor(opts: { ttlMs: number; maxEntries?: number }) {
+  constructor(opts: { ttlMs: number; maxEntries?: number; maxAnswerBytes?: number }) {
     const max = opts.maxEntries ?? 100_000;
     this.authorizations = new LRUCache({ max, ttl: opts.ttlMs });
     this.idempotency = new LRUCache({ max, ttl: opts.ttlMs });
+    this.answers = new LRUCache({ maxSize: opts.maxAnswerBytes ?? MAX_KEPT_ANSWERS_BYTES, sizeCalculation: (json) => json.length, ttl: KEPT_ANSWER_TTL_MS });
   }
 
   // One process, one thread: each method below reads and writes without yielding, so it is atomic.
@@ -182,6 +217,16 @@ export class MemoryPaymentLedger implements PaymentLedger {
   async releaseIdempotent(id: string): Promise<void> {
     this.idempotency.delete(id);
   }
+
+  async keepAnswer(key: string, answer: KeptAnswer): Promise<void> {
+    const json = keptJson(answer);
+    if (json) this.answers.set(key, json);
+  }
+
+  async keptAnswer(key: string): Promise<KeptAnswer | undefined> {
+    const json = this.answers.get(key);
+    return json ? (JSON.parse(json) as KeptAnswer) : undefined;
+  }
 }
 
 /**
@@ -196,7 +241,8 @@ return 1
 
 /**
  * The ledger in Redis (multi-replica mode): one key per authorization (`<prefix>pay:auth:<key>`) and per
- * payment identifier (`<prefix>pay:id:<id>`), JSON values with the ledger TTL. `claim` and
+ * payment identifier (`<prefix>pay:id:<id>`), JSON values with the ledger TTL; kept answers under
+ * `<prefix>pay:answer:<key>` for {@link KEPT_ANSWER_TTL_MS}. `claim` and
  * `claimIdempotent` are `SET NX` and `compareAndSet` a Lua script, so of concurrent requests on any
  * replicas exactly one wins.
  */
@@ -217,7 +263,7 @@ export class RedisPaymentLedger implements PaymentLedger {
     }
   }
 
-  private k(kind: "auth" | "id", key: string): string {
+  private k(kind: "auth" | "id" | "answer", key: string): string {
     return this.redis.key(`pay:${kind}:${key}`);
   }
 
@@ -270,5 +316,18 @@ export class RedisPaymentLedger implements PaymentLedger {
 
   releaseIdempotent(id: string): Promise<void> {
     return this.run(async () => void (await this.redis.client.del(this.k("id", id))));
+  }
+
+  keepAnswer(key: string, answer: KeptAnswer): Promise<void> {
+    const json = keptJson(answer);
+    if (!json) return Promise.resolve();
+    return this.run(async () => void (await this.redis.client.set(this.k("answer", key), json, { expiration: { type: "PX", value: KEPT_ANSWER_TTL_MS } })));
+  }
+
+  keptAnswer(key: string): Promise<KeptAnswer | undefined> {
+    return this.run(async () => {
+      const v = await this.redis.client.get(this.k("answer", key));
+      return v ? (JSON.parse(v) as KeptAnswer) : undefined;
+    });
   }
 }

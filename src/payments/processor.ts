@@ -6,7 +6,17 @@ import { AppError, toAppError } from "../errors.js";
 import { logger } from "../lib/log.js";
 import type { AnyTool } from "../registry/tool.js";
 import type { AuthorizationReader } from "./chain.js";
-import { bindingOf, isBoundTo, type AuthorizationState, type IdempotentRecord, type PaymentLedger, type PendingState, type PrepaidState, type RequestBinding } from "./ledger.js";
+import {
+  bindingOf,
+  isBoundTo,
+  type AuthorizationState,
+  type IdempotentRecord,
+  type KeptAnswer,
+  type PaymentLedger,
+  type PendingState,
+  type PrepaidState,
+  type RequestBinding,
+} from "./ledger.js";
 import { checkPaymentPayload, isPayerOf, isRefusal, type Authorization, type CheckedPayload } from "./payload.js";
 import type { PaymentCheck, PaymentRequest, SettleOutcome, VerifiedPayment } from "./outcomes.js";
 import type { PaymentCatalog } from "./x402.js";
@@ -167,6 +177,9 @@ function alreadyUsed(network: string): string {
  *   both win; plain writes come only from the request that holds the state;
  * - a client's `payment-identifier` makes retries idempotent: the same identifier with the same request
  *   returns the stored answer without a second charge (409 if reused for another request);
+ * - without one, the very same signed payment sent again for the same request gets its answer again for
+ *   a while (`PaymentLedger.keepAnswer`), so an answer lost after the settlement (a proxy's 502, a dropped
+ *   connection) is not paid twice;
  * - tools that create state settle before the handler runs (x402 `upfront`), so a failed settlement
  *   leaves nothing behind.
  */
@@ -267,6 +280,12 @@ export class PaymentProcessor {
       }
       return required("authorization_in_use", payload);
     }
+    if (blocked?.state === "settled") {
+      // The retry of a request whose answer was lost: its kept answer, to the very same signed payload for the
+      // very same request only (another request gets the 402 of a used payment, as it always did).
+      const kept = await this.ledger.keptAnswer(key);
+      if (kept?.digest === digest && isBoundTo(kept, r)) return { kind: "replay", value: kept.value, receipt: kept.receipt };
+    }
     if (blocked) return required(blocked.state === "settled" ? alreadyUsed(match.network) : "authorization_in_use", payload);
     if (idKey) {
       // Another authorization with the same identifier may have started meanwhile: exactly one runs.
@@ -315,6 +334,7 @@ export class PaymentProcessor {
           reference: key,
           settle: async (value) => {
             if (idKey) await this.ledger.setIdempotent(idKey, { ...binding, digest, result: { value, receipt: pre.receipt } });
+            await this.keep(key, { ...binding, digest, value, receipt: pre.receipt });
             return pre;
           },
           abandon: () => this.owe(key, idKey, { state: "prepaid", ...binding, digest, receipt: pre.receipt }),
@@ -328,6 +348,7 @@ export class PaymentProcessor {
         settle: async (value) => {
           const outcome = await settleNow();
           if (outcome.kind === "settled" && idKey) await this.ledger.setIdempotent(idKey, { ...binding, digest, result: { value, receipt: outcome.receipt } });
+          if (outcome.kind === "settled") await this.keep(key, { ...binding, digest, value, receipt: outcome.receipt });
           if (outcome.kind === "unknown") await this.ledger.set(key, { state: "pending", ...binding, value, payload, requirements: match });
           return outcome;
         },
@@ -401,6 +422,7 @@ export class PaymentProcessor {
       settle: async (value) => {
         await this.setSettled(key, owed.receipt);
         if (idKey) await this.ledger.setIdempotent(idKey, { ...bindingOf(r), digest: owed.digest, result: { value, receipt: owed.receipt } });
+        await this.keep(key, { ...bindingOf(r), digest: owed.digest, value, receipt: owed.receipt });
         return { kind: "settled", receipt: owed.receipt };
       },
       abandon: () => this.owe(key, idKey, owed),
@@ -419,6 +441,15 @@ export class PaymentProcessor {
    */
   private async setSettled(key: string, receipt: SettleResponse): Promise<void> {
     await this.ledger.set(key, { state: "settled", receipt }).catch((err: unknown) => logger.error({ err, key }, "payment ledger could not record a settlement"));
+  }
+
+  /**
+   * Keeps a settled payment's answer for a retry with the very same signed payment, whose first answer was
+   * lost on its way (a proxy's 502, a dropped connection): see `PaymentLedger.keepAnswer`. The money has
+   * moved, so a ledger failure is logged and the answer sent anyway.
+   */
+  private async keep(key: string, answer: KeptAnswer): Promise<void> {
+    await this.ledger.keepAnswer(key, answer).catch((err: unknown) => logger.error({ err, key }, "payment ledger could not keep a paid answer"));
   }
 
   /** {@link release}, then the 402 a retry needs. */
@@ -525,6 +556,7 @@ export class PaymentProcessor {
     if (typeof owedFor !== "string") {
       if (!(await swap({ state: "settled", receipt: outcome.receipt }))) return refused("authorization_in_use");
       if (idKey) await this.ledger.setIdempotent(idKey, { ...bindingOf(r), digest, result: { value: pending.value, receipt: outcome.receipt } });
+      await this.keep(key, { ...bindingOf(r), digest, value: pending.value, receipt: outcome.receipt });
       return { kind: "replay", value: pending.value, receipt: outcome.receipt };
     }
     // An upfront request whose charge is now confirmed: run it once, for the request it paid for (this one).

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { x402Client } from "@x402/core/client";
 import { decodePaymentRequiredHeader } from "@x402/core/http";
 import type { PaymentRequired } from "@x402/core/types";
@@ -21,7 +22,7 @@ import { alertsToExtend, exampleCall, PAID_TOOLS, UNCACHED_TOOLS, type RouteCall
  * settled when it is a paid answer's. Measured with everything on that adds headers: Base and Solana offered, MPP
  * (negotiated, as by default, and offered on every 402), credits, signed receipts and content signatures. For each
  * route: the 402 of a plain client, of an MPP client (`Accept-Payment`), of a failed MPP credential and of a refused
- * x402 payment; the paid 200 of x402 on Base (v2 and v1 clients), x402 on Solana, MPP (mppx) and credits (SIWX).
+ * x402 payment (a forged signature); the paid 200 of x402 on Base (v2 and v1 clients), x402 on Solana, MPP (mppx) and credits (SIWX).
  * The same at the longest paid URL the service accepts (MAX_PAID_URL_BYTES); one byte more is refused before payment.
  */
 
@@ -85,15 +86,22 @@ async function measure402s(sizes: Sizes, route: string, call: RouteCall): Promis
   }
 }
 
-/** Pays one call with x402: on Base (then replays that payment: its 402), as a v1 client, on Solana. */
+/** A `PAYMENT-SIGNATURE` value whose authorization no longer matches its signature (another nonce): refused at verification. */
+function tampered(paymentSignature: string): string {
+  const p = JSON.parse(Buffer.from(paymentSignature, "base64").toString()) as { payload: { authorization: { nonce: string } } };
+  p.payload.authorization.nonce = `0x${randomBytes(32).toString("hex")}`;
+  return Buffer.from(JSON.stringify(p)).toString("base64");
+}
+
+/** Pays one call with x402: on Base (then sends that payment tampered: its 402), as a v1 client, on Solana. */
 async function measureX402(sizes: Sizes, stack: OfflineStack, route: string, call: RouteCall): Promise<void> {
   const base = await recorded((f) => wrapFetchWithPayment(f, baseClient(stack.payers[2]!.privateKey))(call.url, call.init));
   expect(base.at(-1)!.status, `${route} Base`).toBe(200);
   expect(headerValues(base.at(-1)!.block, "PAYMENT-RESPONSE"), route).toHaveLength(1);
   note(sizes, route, "200 x402 Base", base.slice(-1));
-  const replayed = await recorded((f) => f(call.url, withHeaders(call, { "payment-signature": base.at(-1)!.requestHeaders["payment-signature"]! })));
-  expect(replayed[0]!.status, `${route} replay`).toBe(402);
-  note(sizes, route, "402 refused x402", replayed);
+  const refused = await recorded((f) => f(call.url, withHeaders(call, { "payment-signature": tampered(base.at(-1)!.requestHeaders["payment-signature"]!) })));
+  expect(refused[0]!.status, `${route} refused`).toBe(402);
+  note(sizes, route, "402 refused x402", refused);
 
   const v1 = await recorded(async (f) => {
     const unpaid = await f(call.url, call.init);
