@@ -26,11 +26,6 @@ function bytesOf(header: PaymentRequired, challenges: readonly string[]): number
   return headerBytes("PAYMENT-REQUIRED", encodePaymentRequiredHeader(header)) + (challenges.length ? headerBytes("WWW-Authenticate", challenges) : 0);
 }
 
-/** `resource` without the service metadata a Bazaar lists it under (the well-known documents have it too). */
-function bareResource(r: ResourceInfo): ResourceInfo {
-  return { url: r.url, ...(r.description !== undefined ? { description: r.description } : {}), ...(r.mimeType !== undefined ? { mimeType: r.mimeType } : {}) };
-}
-
 /**
  * Fits `required` and `challenges` into `budget` bytes of header lines, moving what it must to the body, in this
  * order until they fit: the MPP challenges after the first (an mppx client signs the first it supports), the
@@ -44,39 +39,38 @@ function bareResource(r: ResourceInfo): ResourceInfo {
 export function fit402(required: PaymentRequired, challenges: readonly string[], budget: number, speaksMpp: boolean): Fitted402 {
   let header = required;
   let shown = [...challenges];
-  const moved: Fitted402["body"] = {};
-  const moveChallenges = (keep: number) => {
-    moved.mpp = { challenges: [...shown.slice(keep), ...(moved.mpp?.challenges ?? [])] };
+  const body: Fitted402["body"] = {};
+  /** Keeps the first `keep` challenges in the header and moves the others to the body. */
+  const keepChallenges = (keep: number) => {
+    if (shown.length <= keep) return;
+    body.mpp = { challenges: [...shown.slice(keep), ...(body.mpp?.challenges ?? [])] };
     shown = shown.slice(0, keep);
   };
-  const steps: Array<() => boolean> = [
-    () => shown.length > 1 && (moveChallenges(1), true),
-    () => {
-      const { [BAZAAR.key]: bazaar, ...rest } = header.extensions ?? {};
-      if (bazaar === undefined) return false;
-      header = { ...header, extensions: rest };
-      moved.extensions = { [BAZAAR.key]: bazaar };
-      return true;
-    },
-    () => {
-      const bare = bareResource(header.resource);
-      if (Object.keys(bare).length === Object.keys(header.resource).length) return false;
-      moved.resource = required.resource;
-      header = { ...header, resource: bare };
-      return true;
-    },
-    () => !speaksMpp && shown.length > 0 && (moveChallenges(0), true),
-    () => {
-      if (header.resource.description === undefined) return false;
-      moved.resource = required.resource;
-      header = { ...header, resource: { url: header.resource.url, ...(header.resource.mimeType !== undefined ? { mimeType: header.resource.mimeType } : {}) } };
-      return true;
-    },
-    () => shown.length > 0 && (moveChallenges(0), true),
+  const moveBazaar = () => {
+    const { [BAZAAR.key]: bazaar, ...rest } = header.extensions ?? {};
+    if (bazaar === undefined) return;
+    header = { ...header, extensions: rest };
+    body.extensions = { [BAZAAR.key]: bazaar };
+  };
+  /** Leaves the URL and `keep` of the resource's fields in the header; the whole resource goes in the body. */
+  const trimResource = (keep: ReadonlyArray<"description" | "mimeType">) => {
+    const kept: ResourceInfo = { url: header.resource.url };
+    for (const k of keep) if (header.resource[k] !== undefined) kept[k] = header.resource[k];
+    if (Object.keys(kept).length === Object.keys(header.resource).length) return;
+    header = { ...header, resource: kept };
+    body.resource = required.resource;
+  };
+  const steps = [
+    () => keepChallenges(1),
+    moveBazaar,
+    () => trimResource(["description", "mimeType"]),
+    () => keepChallenges(speaksMpp ? 1 : 0),
+    () => trimResource(["mimeType"]),
+    () => keepChallenges(0),
   ];
   for (const step of steps) {
     if (bytesOf(header, shown) < budget) break;
     step();
   }
-  return { header, challenges: shown, body: moved };
+  return { header, challenges: shown, body };
 }
