@@ -119,9 +119,9 @@ describe("token-by-address tools on the simulator (payments off)", () => {
     expect(after.ds - before.ds).toBe(1);
   });
 
-  it("answers a batch of 30 with one call per source, one result per address", async () => {
+  it("answers a batch of 20 (the most a request takes) with one call per source, one result per address", async () => {
     const known = [BASE_WETH, BASE_USDC, YOUNG_CBBTC];
-    const unknown = Array.from({ length: 27 }, (_, i) => fakeEvmAddress(`batch-unknown-${i}`));
+    const unknown = Array.from({ length: 17 }, (_, i) => fakeEvmAddress(`batch-unknown-${i}`));
     const before = calls();
     const { status, body } = await s.get(`/dex/tokens/base?addresses=${[...known, ...unknown].join(",")}`);
     expect(status).toBe(200);
@@ -129,10 +129,14 @@ describe("token-by-address tools on the simulator (payments off)", () => {
     const after = calls();
     expect(after.gt - before.gt).toBe(1);
     expect(after.ds - before.ds).toBe(1);
-    expect(body.count).toBe(30);
+    expect(body.count).toBe(20);
     expect(body.found).toBe(3);
     expect(body.results.map((r: { status: string }) => r.status)).toEqual(["found", "found", "refused", ...unknown.map(() => "not_found")]);
     expect(body.results[2].reasons).toEqual(["low_liquidity", "unverified"]);
+    // One more is refused before anything is asked: a paid URL of 21 mints would pass the 1,024 bytes its receipt allows.
+    const over = await s.get(`/dex/tokens/base?addresses=${[...known, ...unknown, fakeEvmAddress("batch-one-too-many")].join(",")}`);
+    expect(over.status).toBe(400);
+    expect(over.body.error.message).toContain("at most 20 addresses");
     expect(body.results[2].price_usd).toBeGreaterThan(0);
   });
 
@@ -205,7 +209,7 @@ describe("token-by-address tools on the simulator (payments off)", () => {
       expect(JSON.stringify(big).length).toBeLessThan(80_000);
       const batch = (await client.callTool({
         name: "dex_tokens",
-        arguments: { network: "base", addresses: Array.from({ length: 30 }, (_, i) => (i === 0 ? BASE_WETH : fakeEvmAddress(`mcp-${i}`))).join(",") },
+        arguments: { network: "base", addresses: Array.from({ length: 20 }, (_, i) => (i === 0 ? BASE_WETH : fakeEvmAddress(`mcp-${i}`))).join(",") },
       })) as CallToolResult;
       expect(JSON.stringify(batch).length).toBeLessThan(80_000);
       const bad = (await client.callTool({ name: "dex_token", arguments: { network: "base", address: "0x12" } })) as CallToolResult;

@@ -3,7 +3,6 @@ import { describeToken } from "../../src/analytics/dex-token.js";
 import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { checkTokenAddress, NETWORK_SLUG } from "../../src/venues/dex/token-address.js";
-import { MAX_BATCH } from "../../src/venues/dex/token-source.js";
 import type { DexChain } from "../../src/venues/dex/types.js";
 import { isoNow, sourceLabel, Timestamp } from "../common.js";
 import { MissingSources } from "./common.js";
@@ -29,11 +28,18 @@ function canonicalList(network: DexChain, list: readonly string[]): string[] {
   });
 }
 
-/** Object-level check of the address list: 1..30 addresses, each valid on the network (400 naming the bad ones). */
+/**
+ * Most addresses in one request: 20. The upstream batch holds 30 (`MAX_BATCH` of src/venues/dex/token-source.ts), but a paid answer's signed receipt
+ * carries its URL, and 20 Solana mints (44 characters) keep the URL within the 1,024 bytes that keep every header
+ * block under 4 KB (docs/operations/deploy.md); 30 would be refused with a 414.
+ */
+export const MAX_ADDRESSES = 20;
+
+/** Object-level check of the address list: 1..20 addresses, each valid on the network (400 naming the bad ones). */
 function refineList(v: { network: DexChain; addresses: string }, ctx: z.RefinementCtx): void {
   const list = splitList(v.addresses);
   if (list.length === 0) return void ctx.addIssue({ code: "custom", path: ["addresses"], message: "give at least one address" });
-  if (list.length > MAX_BATCH) return void ctx.addIssue({ code: "custom", path: ["addresses"], message: `at most ${MAX_BATCH} addresses, got ${list.length}` });
+  if (list.length > MAX_ADDRESSES) return void ctx.addIssue({ code: "custom", path: ["addresses"], message: `at most ${MAX_ADDRESSES} addresses, got ${list.length}` });
   const bad = list.flatMap((a) => {
     const r = checkTokenAddress(v.network, a);
     return r.ok ? [] : [`${a.slice(0, 64)}: ${r.reason}`];
@@ -60,7 +66,7 @@ const Item = z.object({
   ...Object.fromEntries(Object.entries(SummaryGuards).map(([k, s]) => [k, (s as z.ZodType).optional()])),
 });
 
-/** `GET /dex/tokens/:network?addresses=`: up to 30 tokens of one network in one call, one answer per address. */
+/** `GET /dex/tokens/:network?addresses=`: up to 20 tokens of one network in one call, one answer per address. */
 export const dexTokens = defineTool({
   name: "dex_tokens",
   title: "DEX tokens by address (batch)",
@@ -69,8 +75,8 @@ export const dexTokens = defineTool({
   priceUsd: "0.05",
   cacheTtlSec: 30,
   tags: ["tokens", "dex"],
-  summary: "Up to 30 tokens of one network by address in one call: price, liquidity and look-alike guards for each",
-  mcpNote: "addresses: comma-separated, ≤ 30, one network. Each result is found, not_found or refused (below a guard floor, data still given).",
+  summary: "Up to 20 tokens of one network by address in one call: price, liquidity and look-alike guards for each",
+  mcpNote: "addresses: comma-separated, ≤ 20, one network. Each result is found, not_found or refused (below a guard floor, data still given).",
   description:
     "One answer per distinct address, in request order: found (price and guard fields as in dex_token, without the pool list), not_found (no pool at GeckoTerminal or DexScreener), unavailable (a source failed and the other knows none), or refused (found, but below the low_liquidity / unverified floors; the data is still given and `reasons` say why). The batch costs one GeckoTerminal call and one DexScreener call. A malformed address makes the whole request a 400 before payment; a batch of which no source knows any address is a 404, before payment (or, when the check could not ask, after it, uncharged).",
   example: { network: "base", addresses: "0x4200000000000000000000000000000000000006,0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" },
@@ -80,8 +86,8 @@ export const dexTokens = defineTool({
       addresses: z
         .string()
         .min(1)
-        .max(64 * MAX_BATCH)
-        .describe(`comma-separated token addresses of this network, at most ${MAX_BATCH}`),
+        .max(64 * MAX_ADDRESSES)
+        .describe(`comma-separated token addresses of this network, at most ${MAX_ADDRESSES}`),
     })
     .superRefine(refineList),
   output: z.object({
