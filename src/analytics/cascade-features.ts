@@ -1,7 +1,7 @@
 /**
  * The cascade-risk forecast's inputs (src/analytics/cascade-risk.ts) from the liquidation heatmap's market inputs:
- * one definition for the hourly production path and the daily backtest (docs/methods/liquidation-heatmap.md,
- * "The forecast"). Days are the 24 h blocks that end at the last candle's close (production: 24 hourly candles
+ * one definition for the hourly production path and the daily backtest (docs/methods/cascade-risk.md, "The
+ * inputs"). Days are the 24 h blocks that end at the last candle's close (production: 24 hourly candles
  * each; the daily backtest: one daily candle each).
  */
 import type { CascadeFeatures } from "./cascade-risk.js";

@@ -3,7 +3,7 @@
  * (high / medium / low). One function for the hourly production path (the liquidation heatmap and the
  * liquidation alerts, through `liquidationHeatmap`) and the daily backtest (`npm run backtest:daily`), which
  * fits it walk-forward on real Binance liquidations and scores it against the baselines a skeptic tries first
- * (docs/methods/liquidation-heatmap.md, "Cascade risk").
+ * (docs/methods/cascade-risk.md).
  *
  * Model (log-linear): forecast = exp(intercept + Σ weight × term), the terms of {@link cascadeTerms} (logarithms
  * of the inputs, the linear funding and long/short distances). The shipped form ({@link CASCADE_FORM}) is the
@@ -79,7 +79,7 @@ export interface CascadeForm {
 }
 
 /**
- * The shipped form, chosen on the development window (docs/methods/liquidation-heatmap.md, "Choosing the form"):
+ * The shipped form, chosen on the development window (docs/methods/cascade-risk.md, "Choosing the form"):
  * with a liquidation history the baseline `mean_7d_x_turnover` itself (unit weights: only the scale is fitted),
  * because no fitted combination beat it out of sample; without one, turnover, its 7-day mean and volatility, fitted
  * (they beat turnover alone, the best baseline without liquidations).

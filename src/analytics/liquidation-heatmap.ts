@@ -113,7 +113,7 @@ export const FIXED_WIDE_BAND = 0.1;
 
 /**
  * Structural thresholds of the near (1σ) and wide (2σ) bands, fractions of OI. They no longer decide
- * `cascade_risk` (the forecast below does, docs/methods/liquidation-heatmap.md, "Cascade risk"); they are kept
+ * `cascade_risk` (the forecast below does, docs/methods/cascade-risk.md); they are kept
  * for the reason text and for replays of earlier calibrations.
  */
 export const HIGH_NEAR_SHARE = 0.035;
@@ -216,7 +216,7 @@ export interface RiskSummary {
   total_oi_at_risk_usd: number;
   /** Forecast share of open interest liquidated over the next 24 h, percent (what liquidation alerts compare with `threshold_pct`). */
   oi_at_risk_pct: number;
-  /** Level of that forecast (thresholds from the daily backtest, docs/methods/liquidation-heatmap.md, "Cascade risk"). */
+  /** Level of that forecast (thresholds from the daily backtest, docs/methods/cascade-risk.md). */
   cascade_risk: CascadeRisk;
   cascade_risk_reason: string;
   /** Which coefficient set the forecast used (with or without a liquidation history). */

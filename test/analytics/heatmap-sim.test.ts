@@ -61,7 +61,7 @@ describe("liquidation heatmap on the simulator", () => {
     expect(new Set(levels).size).toBeGreaterThan(1);
     expect(new Set(nearBand.map((x) => x.toFixed(2))).size).toBe(PRE_SUBSCRIBED.length);
     expect(levels.filter((l) => l === "high").length).toBeLessThan(PRE_SUBSCRIBED.length);
-    // The forecast: streams are off, so it runs without the liquidation term, on volatility, turnover, funding and long/short.
+    // The forecast: streams are off, so it runs without a liquidation history, on turnover, its 7-day mean and volatility.
     expect(new Set(bodies.map((b) => (b.risk_summary.oi_at_risk_pct as number).toFixed(4))).size).toBe(PRE_SUBSCRIBED.length);
     for (const b of bodies) {
       expect(b.estimated).toBe(true);
@@ -78,7 +78,9 @@ describe("liquidation heatmap on the simulator", () => {
       expect(m.liquidation_feedback).toBeNull(); // streams are off
       expect(b.risk_summary.forecast_coefficients).toBe("without_liquidations");
       expect(m.forecast_inputs.liquidations_pct_oi_24h).toBeNull();
-      for (const k of ["daily_volatility_pct", "turnover_24h", "funding_abs_8h_pct", "long_short_distance"]) expect(typeof m.forecast_inputs[k]).toBe("number");
+      expect(m.forecast_inputs.liquidations_7d_pct_oi).toBeNull();
+      expect(m.liquidation_history).toBeNull();
+      for (const k of ["daily_volatility_pct", "turnover_24h", "turnover_7d", "funding_abs_8h_pct", "long_short_distance"]) expect(typeof m.forecast_inputs[k]).toBe("number");
       expect(m.thresholds.high_from_pct).toBeGreaterThan(m.thresholds.medium_from_pct);
       // Clusters account for the whole open interest on each side.
       for (const side of ["long", "short"]) {

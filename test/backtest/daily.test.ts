@@ -1,5 +1,5 @@
 /**
- * The daily cascade-risk backtest (issues 25 and 36; docs/methods/liquidation-heatmap.md, "Daily backtest") on a real
+ * The daily cascade-risk backtest (issues 25 and 36; docs/methods/cascade-risk.md, "The daily backtest") on a real
  * slice of the Coinalyze daily folder (test/backtest/fixtures/README.md) and, when it is present, on the whole folder.
  */
 import { execFileSync } from "node:child_process";
@@ -209,7 +209,7 @@ describe("statistics", () => {
 });
 
 describe.skipIf(!REAL)("daily backtest on the whole real folder", () => {
-  // Documented in docs/methods/liquidation-heatmap.md ("Daily backtest"). About 15 s each on 2 cores.
+  // Documented in docs/methods/cascade-risk.md ("The daily backtest"). About 15 s each on 2 cores.
   it("walk-forward (12 months): the model is at least the best baseline, which is mean_7d_x_turnover, and the levels are ordered", { timeout: 180_000 }, () => {
     const { result } = runDailyBacktest(loadPanel(REAL!), { refit: true, bootstrapReps: 0 });
     expect([result.from, result.to, result.days]).toEqual(["2023-01-01", "2023-06-29", 180]);

@@ -20,7 +20,7 @@ describe("openStreamDb", () => {
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
     expect(db.pragma("user_version", { simple: true })).toBe(STREAM_DB_VERSION);
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
-    expect(tables).toEqual(["cvd_bucket", "cvd_bucket_ids", "cvd_ledger", "cvd_symbol", "liq_event", "liq_seq", "stream_meta"]);
+    expect(tables).toEqual(["cvd_bucket", "cvd_bucket_ids", "cvd_ledger", "cvd_symbol", "liq_event", "liq_hour", "liq_seq", "stream_meta"]);
     db.close();
     db = openStreamDb(path); // migrations already applied: a no-op
     expect(db.pragma("user_version", { simple: true })).toBe(STREAM_DB_VERSION);

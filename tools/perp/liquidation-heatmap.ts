@@ -13,9 +13,11 @@ import {
   type Heatmap,
   type RecentLiquidations,
 } from "../../src/analytics/liquidation-heatmap.js";
+import type { LiquidationDay } from "../../src/analytics/cascade-features.js";
 import type { ToolContext } from "../../src/core/context.js";
 import { optionalRead, type MissingExchange } from "../../src/core/fanout.js";
 import { AppError } from "../../src/errors.js";
+import { LIQUIDATION_HISTORY_VENUES } from "../../src/ingestion/store/liquidation-history.js";
 import { HOUR_MS } from "../../src/lib/time.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { PERP_VENUES, type Candle, type MarginTier, type OpenInterestPoint, type PerpVenue } from "../../src/venues/perp/types.js";
@@ -186,6 +188,25 @@ function recentLiquidations(ctx: ToolContext, symbol: string, market: HeatmapMar
   return { recent: { longUsd, shortUsd, hours, coverage }, venues };
 }
 
+/**
+ * The last 7 days' liquidations of `symbol` per 24 h block, from the service's liquidation history (hourly totals of
+ * the Binance and OKX all-symbol feeds, src/ingestion/store/liquidation-history.ts): each venue's total over the time
+ * its feed covered, scaled to 24 h, divided by the counted venues' share of open interest. Null without ingestion or
+ * without a block with an hour of covered time.
+ */
+function liquidationHistory(ctx: ToolContext, symbol: string, market: HeatmapMarket): { days: LiquidationDay[]; venues: PerpVenue[] } | null {
+  const ingestion = ctx.ingestion;
+  if (!ingestion || !(market.openInterestUsd > 0)) return null;
+  const states = new Map(ingestion.states().map((s) => [s.venue as string, s]));
+  const venues = LIQUIDATION_HISTORY_VENUES.filter((v) => (market.oiByVenue[v as PerpVenue] ?? 0) > 0).map((v) => {
+    const st = states.get(v);
+    return { venue: v, oiShare: market.oiByVenue[v as PerpVenue]! / market.openInterestUsd, connectedSince: st?.connected ? st.connectedSince : null };
+  });
+  const days = ingestion.liquidations.history.days(symbol, venues, ctx.now());
+  if (!days.length) return null;
+  return { days: days.map((d) => ({ end: d.end, usd: d.usd })), venues: venues.map((v) => v.venue as PerpVenue) };
+}
+
 /** A computed heatmap with the market state and the sources it came from. */
 export interface HeatmapResult {
   market: HeatmapMarket;
@@ -195,6 +216,8 @@ export interface HeatmapResult {
   oiHistoryVenue?: PerpVenue;
   ratioVenues: PerpVenue[];
   liquidationVenues: PerpVenue[];
+  /** Days of liquidation history the forecast read and the venues they came from (empty: none). */
+  history: { days: number; venues: PerpVenue[] };
   mmr: Map<number, number>;
 }
 
@@ -218,6 +241,7 @@ export async function computeHeatmap(ctx: ToolContext, symbol: string): Promise<
   }
   const mmr = mmrByLeverage(tiers.tables);
   const liq = recentLiquidations(ctx, symbol, market);
+  const liqHistory = liquidationHistory(ctx, symbol, market);
   const heatmap = liquidationHeatmap({
     price: market.price,
     openInterestUsd: market.openInterestUsd,
@@ -228,6 +252,7 @@ export async function computeHeatmap(ctx: ToolContext, symbol: string): Promise<
     fundingRate8h: market.fundingRate8h,
     longShortRatio: ratio.ratio,
     recentLiquidations: liq?.recent ?? null,
+    liquidationDays: liqHistory?.days ?? null,
   });
   return {
     market,
@@ -237,6 +262,7 @@ export async function computeHeatmap(ctx: ToolContext, symbol: string): Promise<
     oiHistoryVenue: history.venue,
     ratioVenues: ratio.venues,
     liquidationVenues: liq?.venues ?? [],
+    history: { days: liqHistory?.days.length ?? 0, venues: liqHistory?.venues ?? [] },
     mmr,
   };
 }
@@ -274,8 +300,8 @@ export const liquidationHeatmapTool = defineTool({
     "Leverage (assumed): 36% of open interest at 3x or less (the 2x cluster), 49% at 3-7x (5x), 11% at 10x, 3% at 25x, 0.8% at 50x, 0.2% at 100x for a symbol with 3% daily volatility; shifted to lower leverage for more volatile symbols; the 25x-100x share up to doubled on the crowded side (median funding above 0.01% per 8h, Binance/Bybit long/short ratio above 1) and halved on the other; scaled by realised liquidations from the live feeds when available. " +
     "Positions a later candle liquidated are removed; survivors decay with a holding half-life of 96 h (2x) down to 3 h (100x). Maintenance margin: the published tier tables of every venue that has one (Binance's are signed). " +
     "Bands are relative to the symbol's daily volatility sigma (hourly candles, 12 h half-life): near_band_oi_pct = share of OI with liquidation levels within one day's 1-sigma move, on the riskier side. " +
-    `cascade_risk and oi_at_risk_pct come from a forecast of the share of OI liquidated over the next 24 h (log-linear in the realised liquidations of the live feeds per OI, long-run daily volatility, 24 h volume / OI, |funding| and |long/short - 1|), fitted walk-forward on 18 months of real Binance liquidations: high from ${pct(CASCADE_MODEL.highFrom)}%, medium from ${pct(CASCADE_MODEL.mediumFrom)}%, else low. ` +
-    "Out of sample (2022-07..2023-06, daily) it ranks next-day liquidations better than each single input (Spearman 0.47 vs 0.40 for today's liquidations); see docs/methods/liquidation-heatmap.md.",
+    `cascade_risk and oi_at_risk_pct come from a forecast of the share of OI liquidated over the next 24 h: a fitted scale x the mean daily liquidations / OI of the last 7 days (the service's own history of the Binance and OKX liquidation feeds) x 24 h volume / OI; without a liquidation history, a fit on turnover, its 7-day mean and volatility. High from ${pct(CASCADE_MODEL.highFrom)}%, medium from ${pct(CASCADE_MODEL.mediumFrom)}%, else low. ` +
+    "Walk-forward on real Binance liquidations (2023-01..06, daily) it ranks next-day liquidations with Spearman 0.48, the same as the 7-day mean x turnover baseline it is (no fitted model beat that baseline out of sample); see docs/methods/cascade-risk.md.",
   example: { symbol: "BTC" },
   input: z.object({ symbol: PerpSymbol, ...RequireField }),
   output: z.object({
@@ -330,13 +356,27 @@ export const liquidationHeatmapTool = defineTool({
         .describe("cascade_risk thresholds on oi_at_risk_pct (high_from_pct, medium_from_pct) and structural_risk thresholds on the bands"),
       forecast_inputs: z
         .object({
-          liquidations_pct_oi_24h: z.number().nullable().describe("realised liquidations per 24 h / OI, percent (null: no feed)"),
-          daily_volatility_pct: z.number().nullable().describe("long-run daily volatility, percent"),
+          liquidations_7d_pct_oi: z
+            .number()
+            .nullable()
+            .describe("mean over the last 7 days (fewer while less is recorded) of each day's liquidations / that day's OI, percent per day (null: no liquidation history)"),
           turnover_24h: z.number().nullable().describe("24 h volume / open interest of the candles' venue"),
-          funding_abs_8h_pct: z.number().nullable(),
-          long_short_distance: z.number().nullable().describe("|long/short ratio - 1|"),
+          turnover_7d: z.number().nullable().describe("mean over the last 7 days of each day's volume / that day's open interest, candles' venue"),
+          daily_volatility_pct: z.number().nullable().describe("long-run daily volatility, percent"),
+          liquidations_pct_oi_24h: z
+            .number()
+            .nullable()
+            .describe("realised liquidations of the live feeds' last hours per 24 h / OI, percent (null: no feed; not a forecast input)"),
+          funding_abs_8h_pct: z.number().nullable().describe("not a forecast input"),
+          long_short_distance: z.number().nullable().describe("|long/short ratio - 1| (not a forecast input)"),
         })
-        .describe("inputs of the cascade-risk forecast"),
+        .describe(
+          "inputs of the cascade-risk forecast: with a liquidation history liquidations_7d_pct_oi x turnover_24h (a fitted scale), else turnover_24h, turnover_7d and daily_volatility_pct",
+        ),
+      liquidation_history: z
+        .object({ days: z.number().describe("24 h blocks with an hour or more of covered feed time (at most 7)"), sources: z.array(z.string()) })
+        .nullable()
+        .describe("the service's own liquidation history the forecast read (Binance and OKX feeds); null: none yet, the forecast runs without it"),
       forecast_model: z.string().describe("what the forecast's coefficients were fitted on"),
       maintenance_margin_source: z.array(z.string()).describe("venues whose tier tables gave the MMRs; empty: fallback 0.5%"),
       price_sources: z.array(z.string()),
@@ -423,6 +463,7 @@ export const liquidationHeatmapTool = defineTool({
           medium_wide_share_pct: MEDIUM_WIDE_SHARE * 100,
         },
         forecast_inputs: forecastInputs(inputs.cascadeFeatures),
+        liquidation_history: r.history.days ? { days: r.history.days, sources: r.history.venues.map((v) => sourceLabel(ctx, v)) } : null,
         forecast_model: CASCADE_MODEL.fittedOn,
         maintenance_margin_source: r.tierVenues.map((v) => sourceLabel(ctx, v)),
         price_sources: market.priceVenues.map((v) => sourceLabel(ctx, v)),
@@ -444,9 +485,11 @@ function pct(fraction: number): number {
 function forecastInputs(f: CascadeFeatures) {
   const p = (x: number | null, k = 100) => (x === null ? null : round4(x * k));
   return {
-    liquidations_pct_oi_24h: p(f.liquidations),
-    daily_volatility_pct: p(f.volatility),
+    liquidations_7d_pct_oi: p(f.liquidations7d),
     turnover_24h: p(f.turnover, 1),
+    turnover_7d: p(f.turnover7d, 1),
+    daily_volatility_pct: p(f.volatility),
+    liquidations_pct_oi_24h: p(f.liquidations),
     funding_abs_8h_pct: p(f.funding),
     long_short_distance: p(f.longShort, 1),
   };

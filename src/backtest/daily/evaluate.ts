@@ -1,5 +1,5 @@
 /**
- * Daily backtest of cascade risk (issues 25 and 36; docs/methods/liquidation-heatmap.md, "Daily backtest"). For
+ * Daily backtest of cascade risk (issues 25 and 36; docs/methods/cascade-risk.md, "The daily backtest"). For
  * each symbol-day it runs the production heatmap (`liquidationHeatmap`, whose `cascade_risk` and `oi_at_risk_pct`
  * come from src/analytics/cascade-risk.ts) on what was known at that day's close, and scores it against the next
  * day's liquidations ÷ open interest, beside the baselines of `inputs.ts`. Two modes:

@@ -1,7 +1,7 @@
 /**
  * The production heatmap's inputs for one symbol-day of a daily panel, from what was known at that day's close:
  * the last {@link WINDOW_DAYS} daily candles, the open-interest history, funding, long/short ratio and the
- * day's realised liquidations (docs/methods/liquidation-heatmap.md, "Daily backtest").
+ * realised liquidations of the day and of the days before (docs/methods/cascade-risk.md, "The daily backtest").
  */
 import { ENTRY_WINDOW_HOURS, mmrByLeverage, type EntryCandle, type HeatmapInput } from "../../analytics/liquidation-heatmap.js";
 import { DAY_MS } from "../../lib/time.js";
@@ -39,8 +39,9 @@ export function usable(s: SymbolSeries, d: number): boolean {
  * Heatmap input of symbol-day `d`: daily candles without an intraday range (high = low = close: the panel has no
  * high/low), USD volume = base volume × close; price = close; open interest (Binance's, USD) = OI × close with the
  * OI history at each day's close; funding per 8 h as a fraction; the day's liquidations (base units × close) as
- * 24 h of a feed covering all of the OI. `windowDays` (default the whole {@link WINDOW_DAYS}) shortens the candles
- * and the OI history, for the history-length sensitivity only.
+ * 24 h of a feed covering all of the OI, and each window day's as the liquidation history (`liquidationDays`).
+ * `windowDays` (default the whole {@link WINDOW_DAYS}) shortens the candles, the OI history and the liquidation
+ * history, for the history-length sensitivity only.
  */
 export function heatmapInputFor(s: SymbolSeries, days: readonly string[], d: number, windowDays: number = WINDOW_DAYS): HeatmapInput {
   const candles: EntryCandle[] = [];

@@ -1,7 +1,7 @@
 /**
  * `npm run backtest:daily -- --data <folder> [--refit [--train-months N]] [--from YYYY-MM-DD] [--to YYYY-MM-DD] [--reps N] [--fit-latest]`:
- * the daily backtest of cascade risk on a folder of Coinalyze-format CSV files (docs/methods/liquidation-heatmap.md,
- * "Daily backtest"). Without `--refit` it scores the shipped coefficients and thresholds; with it, walk-forward (each
+ * the daily backtest of cascade risk on a folder of Coinalyze-format CSV files (docs/methods/cascade-risk.md,
+ * "The daily backtest"). Without `--refit` it scores the shipped coefficients and thresholds; with it, walk-forward (each
  * month scored by the fit on the N months before it, default 12). Prints a short table, then, as its last line, one
  * JSON object (the result). `--fit-latest` also prints the fit on the last N months of the folder (what the
  * walk-forward would use for the month after the data: the shipped model of src/analytics/cascade-risk.ts).

@@ -1,5 +1,5 @@
 /**
- * Scores of the daily backtest's scored symbol-days (docs/methods/liquidation-heatmap.md, "Daily backtest"):
+ * Scores of the daily backtest's scored symbol-days (docs/methods/cascade-risk.md, "The daily backtest"):
  * Spearman, top-decile precision and per-month Spearman of the model and of every baseline, the levels' next-day
  * liquidations, and day-block bootstrap intervals, among them the paired interval of the model's lead over the best
  * baseline.

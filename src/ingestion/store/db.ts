@@ -122,6 +122,16 @@ export const STREAM_DB_MIGRATIONS: readonly string[] = [
     ) AS s ON s.venue = b.venue AND s.base = b.base;
   DROP TABLE cvd_seen;
   `,
+  // v3: hourly liquidation totals per venue and base, 8 days (the cascade-risk forecast's 7-day liquidation history).
+  `
+  CREATE TABLE liq_hour (
+    hour  INTEGER NOT NULL,                   -- epoch ms, start of the UTC hour
+    venue TEXT    NOT NULL,
+    base  TEXT    NOT NULL,
+    usd   REAL    NOT NULL,                   -- sum of the hour's liquidations' value_usd, both sides
+    PRIMARY KEY (hour, venue, base)
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /** Schema version this build writes. */

@@ -2,6 +2,7 @@ import type { Statement } from "better-sqlite3";
 import { STREAM_VENUES, type Liquidation, type StreamVenue } from "../types.js";
 import type { Database } from "./db.js";
 import { Flusher } from "./flusher.js";
+import { LiquidationHistory } from "./liquidation-history.js";
 import { HOUR_MS as HOUR } from "../../lib/time.js";
 import { logger } from "../../lib/log.js";
 
@@ -165,6 +166,8 @@ export class LiquidationStore {
   private readonly observers = new Set<(added: LiquidationRecord[]) => void>();
   /** Observers of every stored record, local or replicated (the paid live streams of every replica). */
   private readonly storedObservers = new Set<(added: LiquidationRecord[]) => void>();
+  /** Hourly totals of every stored record over 8 days (the cascade-risk forecast's liquidation history). */
+  readonly history: LiquidationHistory;
 
   private readonly st: {
     insert: Statement<[string, number, number, string, string, string, number, string, number, number, number]>;
@@ -194,6 +197,7 @@ export class LiquidationStore {
       setMeta: db.prepare(`INSERT INTO stream_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
     };
     this.flusher = new Flusher("liquidations", opts.flushMs ?? 1000, () => this.writePending());
+    this.history = new LiquidationHistory(db, { now: this.now, flushMs: opts.flushMs });
     this.load();
   }
 
@@ -252,6 +256,7 @@ export class LiquidationStore {
     }
     if (added.length > 0 || this.pendingDelete.length > 0 || this.metaDirty) this.flusher.schedule();
     if (added.length > 0) {
+      this.history.record(added);
       notify(this.observers, added);
       notify(this.storedObservers, added);
     }
@@ -326,7 +331,7 @@ export class LiquidationStore {
       ids.add(rec.id);
       this.pendingInsert.push(rec);
       stored++;
-      if (this.storedObservers.size > 0) replicated.push(this.publicCopy(rec));
+      replicated.push(this.publicCopy(rec));
       while (this.events.length > this.maxEvents) {
         const gone = this.events.shift()!;
         this.forget(gone);
@@ -334,7 +339,10 @@ export class LiquidationStore {
       }
     }
     if (stored > 0 || this.pendingSeq.size > 0 || this.pendingDelete.length > 0 || this.metaDirty) this.flusher.schedule();
-    if (replicated.length > 0) notify(this.storedObservers, replicated);
+    if (replicated.length > 0) {
+      this.history.record(replicated);
+      notify(this.storedObservers, replicated);
+    }
     return stored;
   }
 
@@ -396,14 +404,16 @@ export class LiquidationStore {
   /** Writes pending changes now (one transaction). Throws on SQLite errors; the changes stay pending. */
   flush(): void {
     this.flusher.flushNow();
+    this.history.flush();
   }
 
-  /** Stops the timer and flushes. Later `add` calls are ignored; reads keep working. Idempotent. */
+  /** Stops the timer and flushes (the history too). Later `add` calls are ignored; reads keep working. Idempotent. */
   close(): void {
     if (this.closed) return;
     this.closed = true;
     this.flusher.stop();
     this.flusher.flushNow();
+    this.history.close();
   }
 
   private publicCopy(e: Stored): LiquidationRecord {
