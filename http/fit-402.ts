@@ -7,8 +7,8 @@ import { headerBytes } from "./header-budget.js";
  * A 402's headers within a byte budget (http/header-budget.ts): `PAYMENT-REQUIRED` (x402 v2 clients read only
  * that header) and the MPP challenges (`WWW-Authenticate`: mppx clients read only that). What does not fit moves
  * to the body, which the x402 HTTP transport leaves to the server ("response bodies are a server implementation
- * concern"): the Bazaar declaration under `extensions` (as in a PaymentRequired), the resource's service metadata
- * under `resource`, and the MPP challenges under `mpp.challenges` (the quote endpoint lists them too).
+ * concern"): the resource's service metadata under `resource`, the Bazaar declaration under `extensions` (as in a
+ * PaymentRequired), and the MPP challenges under `mpp.challenges` (the quote endpoint lists them too).
  */
 
 /** A 402 fitted to a budget: its headers, and what moved to its body. */
@@ -29,8 +29,8 @@ function bytesOf(header: PaymentRequired, challenges: readonly string[]): number
 /**
  * Fits `required` and `challenges` into `budget` bytes of header lines, moving what it must to the body, in this
  * order until they fit: the MPP challenges after the first (an mppx client signs the first it supports), the
- * Bazaar declaration (discovery only: facilitators catalogue a route from any one 402 that carries it), the
- * resource's service metadata, the first challenge when the request does not speak MPP (`speaksMpp` false),
+ * resource's service metadata (tags, icon: also in the discovery documents), the Bazaar declaration (discovery
+ * only, but a facilitator catalogues a route only from a 402 header that carries it), the first challenge when the request does not speak MPP (`speaksMpp` false),
  * the resource's description, then the first challenge. What every client needs to pay — the resource URL, the
  * `accepts` entries, the `payment-identifier` and `sign-in-with-x` declarations — always stays. The result may
  * still be over `budget` for a very long URL (the resource URL and the SIWX challenge repeat it): the tool routes
@@ -62,8 +62,8 @@ export function fit402(required: PaymentRequired, challenges: readonly string[],
   };
   const steps = [
     () => keepChallenges(1),
-    moveBazaar,
     () => trimResource(["description", "mimeType"]),
+    moveBazaar,
     () => keepChallenges(speaksMpp ? 1 : 0),
     () => trimResource(["mimeType"]),
     () => keepChallenges(0),

@@ -50,14 +50,16 @@ describe("fit402: a 402's two headers within a budget, the rest in its body", ()
     return out;
   };
 
-  it("to a client that does not speak MPP: the second challenge, the Bazaar declaration, the service metadata, the first challenge, the description", () => {
-    const [, second, bazaar, metadata, first, description] = stages(false);
+  it("to a client that does not speak MPP: the second challenge, the service metadata, the Bazaar declaration, the first challenge, the description", () => {
+    const [, second, metadata, bazaar, first, description] = stages(false);
     expect(second!.challenges).toEqual(challenges.slice(0, 1));
     expect(second!.body).toEqual({ mpp: { challenges: challenges.slice(1) } });
-    expect(bazaar!.header.extensions?.bazaar).toBeUndefined();
-    expect(bazaar!.body.extensions?.bazaar).toEqual(required.extensions!.bazaar);
     expect(metadata!.header.resource).toEqual({ url: required.resource.url, description: "price", mimeType: "application/json" });
     expect(metadata!.body.resource).toEqual(required.resource);
+    // Discovery goes after the metadata: a facilitator catalogues a route only from a 402 header that declares it.
+    expect(metadata!.header.extensions?.bazaar).toEqual(required.extensions!.bazaar);
+    expect(bazaar!.header.extensions?.bazaar).toBeUndefined();
+    expect(bazaar!.body.extensions?.bazaar).toEqual(required.extensions!.bazaar);
     expect(first!.challenges).toEqual([]);
     expect(first!.body.mpp).toEqual({ challenges });
     expect(first!.header.resource.description).toBe("price");
@@ -66,7 +68,8 @@ describe("fit402: a 402's two headers within a budget, the rest in its body", ()
 
   it("to an MPP client: its challenge goes last, after the description; what pays always stays", () => {
     const all = stages(true);
-    const [, , , metadata, description, last] = all;
+    const [, , metadata, bazaar, description, last] = all;
+    expect(bazaar!.challenges).toEqual(challenges.slice(0, 1));
     expect(metadata!.challenges).toEqual(challenges.slice(0, 1));
     expect(description!.challenges).toEqual(challenges.slice(0, 1));
     expect(description!.header.resource).toEqual({ url: required.resource.url, mimeType: "application/json" });
