@@ -25,7 +25,7 @@ import { until } from "../helpers/wait.js";
  * but are not secrets. Any other such name must be in SECRET_SETTINGS.
  */
 // RECEIPT_PREVIOUS_KEYS: retired receipt keys' public halves, published in /.well-known/x402.json.
-const NOT_SECRET = new Set(["PUBLIC_URL", "RECEIPT_PREVIOUS_KEYS"]);
+const NOT_SECRET = new Set(["PUBLIC_URL", "RECEIPT_PREVIOUS_KEYS", "TOKEN_CHECK_SHARE_PCT", "TOKEN_CHECKS_PER_MIN"]);
 const LOOKS_SECRET = /SECRET|KEY|TOKEN|PASS|AUTH|PRIVATE|CREDENTIAL|_URLS?$/;
 
 /**
