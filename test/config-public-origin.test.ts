@@ -3,18 +3,10 @@ import { describe, expect, it } from "vitest";
 import { ConfigError, loadConfig } from "../src/config.js";
 import { isLoopbackBind, isValidHostHeader, PublicOrigins } from "../src/lib/public-origins.js";
 import { createService } from "../src/service.js";
+import { PAID_ENV_NO_CHAIN } from "./helpers/paid-env.js";
 
 /** A paid service's environment that needs no running chain until a payment arrives (credits on by default). */
-const PAID = {
-  PAY_TO: "0x000000000000000000000000000000000000dEaD",
-  FACILITATOR: "self",
-  RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
-  RPC_URL: "http://127.0.0.1:9/",
-  STREAMS: "off",
-  ALERTS: "off",
-  DATA_DIR: ":memory:",
-  PORT: "0",
-};
+const PAID = PAID_ENV_NO_CHAIN;
 
 /** Starts a service on `HOST` and stops it; resolves with the origin a request of `host` is bound to. */
 async function startOn(env: Record<string, string>, host = "other-x402-service.example"): Promise<{ url: string; origin: string }> {

@@ -4,17 +4,11 @@ import WebSocket from "ws";
 import { loadConfig } from "../../src/config.js";
 import { createService, type Service } from "../../src/service.js";
 import { upgradeStatus } from "../helpers/ws-upgrade.js";
+import { PAID_ENV_NO_CHAIN } from "../helpers/paid-env.js";
 
 /** A paid service that needs no running chain until a payment arrives (credits on by default). */
 const PAID = {
-  PAY_TO: "0x000000000000000000000000000000000000dEaD",
-  FACILITATOR: "self",
-  RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
-  RPC_URL: "http://127.0.0.1:9/",
-  STREAMS: "off",
-  ALERTS: "off",
-  DATA_DIR: ":memory:",
-  PORT: "0",
+  ...PAID_ENV_NO_CHAIN,
   FREE_RATE_LIMIT_PER_MIN: "100000",
   RATE_LIMIT_PER_MIN: "100000",
 };

@@ -6,6 +6,7 @@ import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { createService, type Service } from "../../src/service.js";
+import { PAID_ENV_NO_CHAIN } from "../helpers/paid-env.js";
 
 /** The official MCP conformance suite's CLI (`@modelcontextprotocol/conformance`, an exact devDependency). */
 const CLI = (() => {
@@ -53,15 +54,8 @@ describe("MCP conformance suite: dns-rebinding-protection", () => {
 
   beforeAll(async () => {
     const config = loadConfig({
+      ...PAID_ENV_NO_CHAIN,
       HOST: "127.0.0.1",
-      PORT: "0",
-      PAY_TO: "0x000000000000000000000000000000000000dEaD",
-      FACILITATOR: "self",
-      RELAYER_PRIVATE_KEY: `0x${"11".repeat(32)}`,
-      RPC_URL: "http://127.0.0.1:9/",
-      STREAMS: "off",
-      ALERTS: "off",
-      DATA_DIR: ":memory:",
     });
     service = await createService({ config });
     listening = await service.listen();
