@@ -14,6 +14,7 @@ import { parseSavedAnswer, verifySavedAnswer } from "../../src/payments/receipts
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { json } from "../helpers/json.js";
 import { siwxHeader } from "../helpers/siwx.js";
+import { firstSseEvent } from "../helpers/sse-event.js";
 
 /** A CLI run's exit code and output. */
 async function cli(argv: string[]): Promise<{ code: number; out: string }> {
@@ -60,15 +61,7 @@ describe("a signed offer is not a receipt", () => {
     const abort = new AbortController();
     const res = await fetch(url, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer.privateKey, url) }, signal: abort.signal });
     expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    let text = "";
-    while (!/event: debit\ndata: .*\n/.test(text)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += Buffer.from(value).toString("utf8");
-    }
-    abort.abort();
-    debit = JSON.parse(/event: debit\ndata: (.*)\n/.exec(text)![1]!) as typeof debit;
+    debit = await firstSseEvent<typeof debit>(res, "debit", abort);
   });
   afterAll(() => stack?.close());
 

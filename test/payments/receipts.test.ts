@@ -24,6 +24,7 @@ import { parseSavedAnswer, verifySavedAnswer } from "../../src/payments/receipts
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { savedResponse as saved } from "../helpers/saved-response.js";
 import { siwxHeader } from "../helpers/siwx.js";
+import { firstSseEvent } from "../helpers/sse-event.js";
 
 /** `buf` with the byte at `at` changed. */
 function flipped(buf: Buffer, at: number): Buffer {
@@ -157,15 +158,7 @@ describe("signed receipts and content signatures on paid answers", () => {
     const abort = new AbortController();
     const res = await fetch(url, { headers: { "SIGN-IN-WITH-X": await siwxHeader(payer(2).privateKey, url) }, signal: abort.signal });
     expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    let text = "";
-    while (!/event: debit\ndata: .*\n/.test(text)) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += Buffer.from(value).toString("utf8");
-    }
-    abort.abort();
-    const data = JSON.parse(/event: debit\ndata: (.*)\n/.exec(text)![1]!) as { minute: number; receipt: JWSSignedReceipt };
+    const data = await firstSseEvent<{ minute: number; receipt: JWSSignedReceipt }>(res, "debit", abort);
     expect(data.minute).toBe(1);
     expect(await verifyReceiptSignatureJWS(data.receipt, keys[0]!.jwk)).toMatchObject({ payer: payer(2).address.toLowerCase(), resourceUrl: url });
   });
