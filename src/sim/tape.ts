@@ -10,15 +10,18 @@
  *   move, a price around the model's last price (a few bp of short-scale noise, buyers pay the offer), a USD notional
  *   drawn from a two-component log-normal mixture fitted to real trades ({@link TRADE_SIZE_TARGETS}), all rounded
  *   like the venue's wire (tick, lot, OKX contracts, Hyperliquid 5 significant figures). The size scale grows with
- *   the square root of the instrument's 24h turnover and the rate (0.3-4 trades/s; Bybit BTC ≈ 2/s, as recorded) is
- *   set so that rate × mean size × 24h equals the venue's hourly trading intensity (`perp.flowUsdPerDay`), which the
- *   venues' 24h tickers integrate (`perp.turnover24hUsd`): the tape's 24h notional and the tickers agree.
+ *   the cube root of the instrument's 24h turnover (a bigger venue prints more trades, not only bigger ones) and the
+ *   rate (0.3-12 trades/s; Bybit BTC ≈ 2/s, as recorded; Binance BTC ≈ 11/s) is set so that rate × mean size × 24h
+ *   equals the venue's hourly trading intensity (`perp.flowUsdPerDay`), which the venues' 24h tickers integrate
+ *   (`perp.turnover24hUsd`): the tape's 24h notional and the tickers agree.
  *   Activity rises (up to 3×) when the price moved fast in the last 30 s, normalised so the mean rate is unchanged.
- * - Liquidations (target perps only; Hyperliquid has no public liquidation stream): rarer (≈ 0.001–0.004 per second
- *   and symbol at rest), far more frequent when price moved fast in the last minute; mostly longs after a fall and shorts after a
- *   rise; at most one per symbol per second on Binance and Aster (forceOrder snapshot semantics) and Deribit (see
- *   below), up to three elsewhere; priced at a bankruptcy price 0.3–0.5 % beyond the market. The first four venues'
- *   rates are as they were; Gate, Bitget, Deribit and Aster are scaled so that their listed symbols together produce
+ * - Liquidations (target perps only; Hyperliquid has no public liquidation stream): far more frequent when price moved
+ *   fast in the last minute; mostly longs after a fall and shorts after a rise; at most one per symbol per second on
+ *   Binance and Aster (forceOrder snapshot semantics) and Deribit (see below), up to three elsewhere; priced at a
+ *   bankruptcy price 0.3–0.5 % beyond the market. Binance, Bybit and OKX liquidate a share of their open interest a
+ *   day: the base's level (`LIQ_TURNOVER_PRODUCT` ÷ Binance's turnover, calibration.ts) × its liquidation regime (a
+ *   smooth day-scale log-normal shared by the base's venues); the move factor is mean-normalised so it bursts without
+ *   moving that level. Gate, Bitget, Deribit and Aster are scaled so that their listed symbols together produce
  *   `LIQUIDATIONS_PER_MIN` (calibration.ts) on average (Gate ≈ 1.8/min, Aster ≈ 0.1/min).
  * Ids are derived from the slot (`slot × 16 + index`, monotone per instrument): Binance and Aster aggregate ids `a`
  * (fills `f..l` = `a×4 ..`), OKX `tradeId`, Bybit `seq`, Gate `id`, Deribit `trade_seq` (and `trade_id` =
@@ -31,7 +34,17 @@ import { LRUCache } from "lru-cache";
 import type { Liquidation, StreamVenue, Trade } from "../ingestion/types.js";
 import { fnv1a, hash4, mix32, normalFromHash, type MarketModel } from "./market.js";
 import { perpModelFor, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "./perp-model.js";
-import { LIQUIDATIONS_PER_MIN, type FirstPerpSimVenue, type NewPerpSimVenue } from "./perp/calibration.js";
+import {
+  LIQ_REGIME_SD,
+  LIQ_TURNOVER_PRODUCT,
+  LIQ_TURNOVER_PRODUCT_MEDIAN,
+  LIQUIDATIONS_PER_MIN,
+  OI_PER_DAILY_VOLUME,
+  OI_SHARE,
+  VOLUME_SHARE,
+  type NewPerpSimVenue,
+} from "./perp/calibration.js";
+import { createPerpNoise } from "./perp/noise.js";
 import { fixed, hlNum, hlPx, roundTo, trimmed } from "./venues/wire.js";
 
 /** Slot length of the tape (ms). */
@@ -57,9 +70,14 @@ const FLOW_CACHE_MAX = 4096;
 /** The events of a slot without any: shared, so that the many empty slots cost no memory of their own. */
 const NO_EVENTS: readonly never[] = Object.freeze([]);
 
+/** Base rate of the new four venues' liquidations (per second and symbol, before activity and `liqScale`). */
 const LIQ_BASE_RATE = 0.004;
-/** Liquidation activity of the first four venues (as before the trade-flow calibration); the new four: `liqScale`. */
-const LIQ_VENUE_ACTIVITY: Readonly<Record<FirstPerpSimVenue, number>> = { binance: 1, bybit: 0.8, okx: 0.6, hyperliquid: 0.6 };
+/** Mean USD notional of a tape liquidation: 8,000 × E[exp(1.3 z)] (the clamp to 0.01..80 moves it by under 0.1 %). */
+const LIQ_NOTIONAL_MEAN = 8000 * Math.exp(1.3 ** 2 / 2);
+/** Binance's nominal turnover in the model (24h volume ÷ OI): its volume share ÷ (OI per daily volume × its OI share). */
+const BINANCE_TURNOVER = VOLUME_SHARE.binance / (OI_PER_DAILY_VOLUME * OI_SHARE.binance);
+/** Period of the liquidation regime's smooth noise. */
+const LIQ_REGIME_PERIOD_MS = 86_400_000;
 /** Index of a Deribit liquidation trade inside its slot's id space (regular trades use 0..14). */
 const DERIBIT_LIQ_INDEX = 15;
 /** Venues whose liquidation feed carries at most one liquidation per symbol per second (`forceOrder` snapshots; Deribit: see the header). */
@@ -86,9 +104,9 @@ export const TRADE_SIZE_TARGETS = {
 const SIZE_MIX = { bigWeight: 0.2, smallSd: 1.2, bigLogMedian: 4, bigSd: 1, median: 1.465, mean: 19.65 } as const;
 /** Size unit (USD) of an instrument turning over {@link TRADE_SIZE_TARGETS}.btcBybit's turnover; ∝ sqrt(turnover). */
 const SIZE_UNIT_REF = TRADE_SIZE_TARGETS.btcBybit.p50 / SIZE_MIX.median;
-/** Trades per second, before the activity factor: at least 0.3 (a live tape), at most 4 (cost). */
+/** Trades per second, before the activity factor: at least 0.3 (a live tape), at most 12 (cost). */
 const MIN_RATE = 0.3;
-const MAX_RATE = 4;
+const MAX_RATE = 12;
 /** Slots sampled (once per instrument) to estimate the mean activity factor; spaced 7,919 s from 2026-01-01. */
 const ACTIVITY_SAMPLES = 128;
 const ACTIVITY_T0 = Date.UTC(2026, 0, 1);
@@ -101,6 +119,7 @@ const SALT = {
   liqTime: 0x7a9e0005,
   liq: 0x7a9e0006,
   micro: 0x7a9e0007,
+  liqRegime: 0x7a9e0008,
 } as const;
 
 /** One trade of the tape, in the venue's own units (see {@link normaliseTrade}). */
@@ -363,7 +382,7 @@ export function createTape(market: MarketModel): Tape {
     const hour = Math.floor(t / 3_600_000);
     return cached(flowCache, `${inst.venue}:${inst.symbol}:${hour}`, () => {
       const turnover = Math.max(1, perp.flowUsdPerDay(inst, hour * 3_600_000));
-      const natural = SIZE_UNIT_REF * Math.sqrt(turnover / TRADE_SIZE_TARGETS.btcBybit.turnover24hUsd);
+      const natural = SIZE_UNIT_REF * Math.cbrt(turnover / TRADE_SIZE_TARGETS.btcBybit.turnover24hUsd);
       const rate = clamp(turnover / 86_400 / (natural * SIZE_MIX.mean), MIN_RATE, MAX_RATE);
       return { rate, unit: turnover / 86_400 / (rate * SIZE_MIX.mean) };
     });
@@ -375,19 +394,47 @@ export function createTape(market: MarketModel): Tape {
     return unitUsd * Math.exp(big ? SIZE_MIX.bigLogMedian + SIZE_MIX.bigSd * zz : SIZE_MIX.smallSd * zz);
   }
 
-  /** Liquidation activity of a base (unchanged by the trade-flow calibration): 0.5-4.5 by its aggregate volume. */
+  /** Liquidation activity of a base on the new four venues: 0.5-4.5 by its aggregate volume. */
   const baseLiqActivity = (inst: PerpInstrumentSpec): number => clamp(0.6 + Math.log10(market.params(inst.base).volume24hUsd / 1e8), 0.5, 4.5);
-  const liqActivity = (inst: PerpInstrumentSpec): number => baseLiqActivity(inst) * (isNewVenue(inst.venue) ? liqScale(inst.venue) : LIQ_VENUE_ACTIVITY[inst.venue]);
 
-  /** Mean move factor `1 + 0.5 move²` of a liquidation slot (estimated once from fixed slots, like the trade activity). */
+  const noise = createPerpNoise(market);
+  /**
+   * Share of open interest a Binance, Bybit or OKX perp of `base` liquidates per day at `t`: the base's level × its
+   * regime, exp(LIQ_REGIME_SD × a smooth unit normal of day period).
+   */
+  function liqShareOfOi(base: string, t: number): number {
+    const level = (LIQ_TURNOVER_PRODUCT[base] ?? LIQ_TURNOVER_PRODUCT_MEDIAN) / BINANCE_TURNOVER;
+    return level * Math.exp(LIQ_REGIME_SD * noise.unitNoise(fnv1a(`liq-regime:${base}`), SALT.liqRegime, t, LIQ_REGIME_PERIOD_MS));
+  }
+  /** Liquidations per second of `inst` in the hour containing `t`, before the move factor (Binance, Bybit and OKX). */
+  const liqRateCache = new LRUCache<string, { rate: number }>({ max: FLOW_CACHE_MAX });
+  function oiLiqRate(inst: PerpInstrumentSpec, t: number): number {
+    const hour = Math.floor(t / 3_600_000);
+    return cached(liqRateCache, `${inst.venue}:${inst.symbol}:${hour}`, () => {
+      const h = hour * 3_600_000;
+      const oiUsd = perp.openInterestCoins(inst, h) * perp.markPrice(inst, h);
+      return { rate: (oiUsd * liqShareOfOi(inst.base, h)) / 86_400 / LIQ_NOTIONAL_MEAN / liqMoveFactorMean(inst) };
+    }).rate;
+  }
+  /** Liquidation activity of a new venue's perp: the base's activity × the venue's scale. */
+  const liqActivity = (inst: PerpInstrumentSpec): number => baseLiqActivity(inst) * liqScale(inst.venue as NewPerpSimVenue);
+
+  /** Mean move factor `1 + 0.5 move²` of a liquidation slot (estimated once per instrument from fixed slots, like the trade activity). */
+  const moveMeans = new Map<string, number>();
   function liqMoveFactorMean(inst: PerpInstrumentSpec): number {
-    let sum = 0;
-    for (let k = 0; k < ACTIVITY_SAMPLES; k++) {
-      const t0 = ACTIVITY_T0 + k * 7_919_000;
-      const move = Math.abs(Math.log(mid(inst, t0) / mid(inst, t0 - 60_000))) / sigmaMin(inst);
-      sum += 1 + 0.5 * move * move;
+    const key = `${inst.venue}:${inst.symbol}`;
+    let m = moveMeans.get(key);
+    if (m === undefined) {
+      let sum = 0;
+      for (let k = 0; k < ACTIVITY_SAMPLES; k++) {
+        const t0 = ACTIVITY_T0 + k * 7_919_000;
+        const move = Math.abs(Math.log(mid(inst, t0) / mid(inst, t0 - 60_000))) / sigmaMin(inst);
+        sum += 1 + 0.5 * move * move;
+      }
+      m = sum / ACTIVITY_SAMPLES;
+      moveMeans.set(key, m);
     }
-    return sum / ACTIVITY_SAMPLES;
+    return m;
   }
   /**
    * Venue factor of a new venue: its target perps' expected liquidations at factor 1 (base rate × base activity ×
@@ -537,7 +584,8 @@ export function createTape(market: MarketModel): Tape {
       // Far more frequent when the last minute moved several typical 1-minute moves.
       const r60 = Math.log(midAtSlot(inst, slot) / midAtSlot(inst, slot - 60_000 / TAPE_SLOT_MS));
       const move = Math.abs(r60) / sigmaMin(inst);
-      const lambda = Math.min(1.5, ((LIQ_BASE_RATE * liqActivity(inst)) / 3) * (1 + 0.5 * move * move));
+      const atRest = isNewVenue(inst.venue) ? (LIQ_BASE_RATE * liqActivity(inst)) / 3 : oiLiqRate(inst, t0);
+      const lambda = Math.min(1.5, atRest * (1 + 0.5 * move * move));
       const u = unit(hash4(seedH ^ SALT.liqCount, inst.stream, slot, 0));
       const n = ONE_LIQ_PER_SLOT.includes(inst.venue) ? (u < 1 - Math.exp(-lambda) ? 1 : 0) : poisson(lambda, u, 3);
       if (n === 0) return NO_EVENTS;

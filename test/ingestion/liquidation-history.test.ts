@@ -38,14 +38,16 @@ describe("liquidation history", () => {
     const c = manualClock(T0);
     const path = streamDbPath(tempDir(cleanup, "mg-liqhist-"));
     const s = store(c.now, path, 5);
-    c.t = T0 + 30 * MIN;
+    c.t = T0 + 12 * MIN;
     // 12 BTC events of $1,000 in the 12:00 hour on Binance; the ring keeps 5. A Bybit event is not kept (per-symbol feed).
     s.add(Array.from({ length: 12 }, (_, i) => liq({ time: T0 + i * MIN })));
     s.add([liq({ venue: "bybit", venueSymbol: "BTCUSDT", time: T0 + 20 * MIN, valueUsd: 5e6 })]);
     expect(s.recent({ limit: 100 })).toHaveLength(5);
     const live = [{ venue: "binance", oiShare: 0.5, connectedSince: T0 }];
-    // 30 minutes covered: under an hour, no block yet.
+    // 12 minutes covered: under a quarter of an hour, no block yet; from 15 minutes, one (30 minutes here).
     expect(s.history.days("btc", live, c.now())).toEqual([]);
+    c.t = T0 + 30 * MIN;
+    expect(s.history.days("btc", live, c.now())).toEqual([{ end: T0 + HOUR, usd: (12_000 * 24) / 0.5 / 0.5, coverage: 0.5, hours: 0.5 }]);
     c.t += HOUR;
     // 1.5 h covered: $12k × 24 / 1.5 a day on Binance, over its half of the OI.
     expect(s.history.days("BTC", live, c.now())).toEqual([{ end: T0 + 2 * HOUR, usd: (12_000 * 24) / 1.5 / 0.5, coverage: 0.5, hours: 1.5 }]);

@@ -192,7 +192,7 @@ function recentLiquidations(ctx: ToolContext, symbol: string, market: HeatmapMar
  * The last 7 days' liquidations of `symbol` per 24 h block, from the service's liquidation history (hourly totals of
  * the Binance and OKX all-symbol feeds, src/ingestion/store/liquidation-history.ts): each venue's total over the time
  * its feed covered, scaled to 24 h, divided by the counted venues' share of open interest. Null without ingestion or
- * without a block with an hour of covered time.
+ * without a block with 15 minutes of covered time.
  */
 function liquidationHistory(ctx: ToolContext, symbol: string, market: HeatmapMarket): { days: LiquidationDay[]; venues: PerpVenue[] } | null {
   const ingestion = ctx.ingestion;
@@ -374,7 +374,7 @@ export const liquidationHeatmapTool = defineTool({
           "inputs of the cascade-risk forecast: with a liquidation history liquidations_7d_pct_oi x turnover_24h (a fitted scale), else turnover_24h, turnover_7d and daily_volatility_pct",
         ),
       liquidation_history: z
-        .object({ days: z.number().describe("24 h blocks with an hour or more of covered feed time (at most 7)"), sources: z.array(z.string()) })
+        .object({ days: z.number().describe("24 h blocks with 15 minutes or more of covered feed time (at most 7)"), sources: z.array(z.string()) })
         .nullable()
         .describe("the service's own liquidation history the forecast read (Binance and OKX feeds); null: none yet, the forecast runs without it"),
       forecast_model: z.string().describe("what the forecast's coefficients were fitted on"),

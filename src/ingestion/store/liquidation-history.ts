@@ -21,8 +21,12 @@ const KEEP_MS = (LIQUIDATION_HISTORY_DAYS + 1) * DAY_MS;
  * Deribit) and quiet all-symbol ones (Gate, Aster) would make a quiet hour look like an outage.
  */
 export const LIQUIDATION_HISTORY_VENUES: readonly string[] = ["binance", "okx"];
-/** Least covered time a venue needs in a 24 h block for the block to count, ms. */
-const MIN_COVERED_MS = HOUR_MS;
+/**
+ * Least covered time a venue needs in a 24 h block for the block to count, ms: 15 minutes, so that a service that just
+ * started forecasts from its own feeds within a quarter of an hour (a noisier estimate than a day's, flagged by
+ * `days` and `hours`).
+ */
+export const MIN_COVERED_MS = 15 * 60_000;
 
 /** A venue the caller reads the history of: its share of the symbol's OI and the start of its current connection. */
 export interface HistoryVenue {

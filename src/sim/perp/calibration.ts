@@ -27,6 +27,9 @@ const FIRST_OI_SHARE: Readonly<Record<FirstPerpSimVenue, number>> = { binance: 0
 /** Model units per percent of BTC futures OI: the first four's shares (sum 0.94) stand for their 45 % of the market. */
 const OI_UNITS_PER_PCT = (FIRST_OI_SHARE.binance + FIRST_OI_SHARE.bybit + FIRST_OI_SHARE.okx + FIRST_OI_SHARE.hyperliquid) / BTC_OI_PCT_OF_MARKET.firstFour;
 
+/** Open interest of a base's target perps per unit of its aggregate 24h volume (× the venue's {@link OI_SHARE}); a rough level. */
+export const OI_PER_DAILY_VOLUME = 0.55;
+
 /**
  * Venue shares of a base's perp open interest (model units: a target perp holds 0.55 × the base's aggregate 24h
  * volume × share, in coins). The first four unchanged (Binance largest); the new four scaled from
@@ -47,14 +50,18 @@ export const OI_SHARE: Readonly<Record<PerpSimVenue, number>> = {
  * - Hyperliquid: `hyperliquid/nautilus_ws_allDexsAssetCtxs.json` `dayNtlVlm` BTC 1.52e9 (0.038), ETH 0.59e9 (0.030),
  *   SOL 0.14e9 (0.035) → 0.034 for BTC/ETH/SOL ({@link HL_MAJORS}); the 13 other named coins (DOGE, XRP, BNB, AVAX,
  *   LTC, LINK, SUI, kPEPE, ATOM, OP, ARB, INJ, APT) median 0.006 → {@link HL_ALT_VOLUME_SHARE};
- * - Binance and OKX: no 2026 volume capture; assumed 2.5× and 0.75× Bybit.
- * - Deribit: https://bitcoinfuturesinfo.com/market-share-and-futures-curve (stored page, BTC:USD futures 24h volume)
- *   Deribit $0.654B vs Binance $14.41B = 0.045 of Binance → 0.045 × 0.068 = 0.003.
+ * - Binance: https://bitcoinfuturesinfo.com/market-share-and-futures-curve (stored page, BTC:USD futures 24h volume)
+ *   $14.41B ÷ 40e9 = 0.36: Binance's perps turn over ≈ 1.8 × their open interest a day (0.36 ÷ (0.55 × 0.36)), the
+ *   cascade-risk forecast's turnover input (docs/methods/simulator.md, "Cascade-risk regimes"). Until issue 36 an
+ *   assumed 2.5 × Bybit (0.068, 0.34 × OI), five times below that page.
+ * - OKX: no 2026 volume capture; assumed 0.75× Bybit.
+ * - Deribit: the same page, Deribit $0.654B vs Binance $14.41B = 0.045 of Binance → 0.045 × 0.068 (Binance's former
+ *   share, kept for Deribit's calibration) = 0.003.
  * - Gate and Bitget: no volume capture; assumed 0.9× Bybit (0.024) each, as their BTC OI is of Bybit's order.
  *   Aster: assumed 0.01 (about 0.4× Bybit). Assumptions, not fits.
  */
 export const VOLUME_SHARE: Readonly<Record<PerpSimVenue, number>> = {
-  binance: 0.068,
+  binance: 0.36,
   bybit: 0.027,
   okx: 0.02,
   hyperliquid: 0.034,
@@ -130,8 +137,8 @@ export const PREMIUM_CALIBRATION: Readonly<Record<PerpSimVenue, PremiumCalibrati
 /**
  * Liquidations per minute the tape produces on a quiet day, summed over a venue's listed target perps. Gate 1.8 and
  * Aster 0.1 are issue 22's figures; Bitget and Deribit have no cited figure and sit between them (assumptions): Bitget
- * 1.0 (its BTC OI is two thirds of Gate's), Deribit 0.3 (few coins listed). The first four venues' liquidation
- * rates are not expressed this way and are unchanged (`tape.ts`, LIQ_VENUE_ACTIVITY).
+ * 1.0 (its BTC OI is two thirds of Gate's), Deribit 0.3 (few coins listed). Binance, Bybit and OKX liquidate a share
+ * of their open interest instead ({@link LIQ_TURNOVER_PRODUCT}).
  */
 export const LIQUIDATIONS_PER_MIN: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1 };
 /**
@@ -140,3 +147,20 @@ export const LIQUIDATIONS_PER_MIN: Readonly<Record<NewPerpSimVenue, number>> = {
  * Sd (fraction) of the mark-only deviation added to Hyperliquid marks of regular bases (10-minute noise).
  */
 export const HL_MARK_ONLY_SD = 0.0006;
+
+/**
+ * Real medians of (mean of the last 7 days' liquidations ÷ OI) × (the day's volume ÷ OI), the cascade-risk forecast's
+ * input (docs/methods/cascade-risk.md), per symbol: Binance USDT perpetuals 2023-01-01..2023-06-29
+ * (`shared/data/real/coinalyze-daily`, the walk-forward headline window; test/sim/cascade-regimes.test.ts recomputes
+ * them). Other bases: {@link LIQ_TURNOVER_PRODUCT_MEDIAN}, the median over all 66 symbols. Binance, Bybit and OKX
+ * liquidate, per day, OI × this ÷ Binance's turnover (≈ 1.8, {@link VOLUME_SHARE}) × the regime below, so that the
+ * forecast's input has the real days' level per symbol. As the 2026 turnover is about half of 2022-23's (3.8), the
+ * liquidations per OI are about twice those days' (docs/methods/simulator.md, "Cascade-risk regimes").
+ */
+export const LIQ_TURNOVER_PRODUCT: Readonly<Record<string, number>> = { BTC: 0.011, ETH: 0.011, SOL: 0.0436, XRP: 0.0152, BNB: 0.0076, DOGE: 0.0111, LINK: 0.0225 };
+export const LIQ_TURNOVER_PRODUCT_MEDIAN = 0.021;
+/**
+ * Spread (sd of the log) of a base's liquidation regime, a smooth day-scale noise shared by its venues: 0.61, the
+ * median over the 66 symbols of the spread of ln(7-day mean of liquidations ÷ OI) within 2023-01..06 (same file).
+ */
+export const LIQ_REGIME_SD = 0.61;

@@ -11,6 +11,7 @@ import {
   HL_ALT_VOLUME_SHARE,
   HL_MAJORS,
   NON_TARGET_VOLUME_SHARE,
+  OI_PER_DAILY_VOLUME,
   OI_SHARE,
   PREMIUM_CALIBRATION,
   VOLUME_SHARE,
@@ -70,7 +71,7 @@ export function createInstStates(market: MarketModel, noise: PerpNoise): InstSta
       venueLevel: calib.venueSd * 0.5 * z(inst.stream, SALT.venueLevel),
       calib,
       pbarBound: 0.95 * (inst.venue === "okx" ? fMax : inst.venue === "deribit" ? fMax + DERIBIT_DAMPER : fMax + CLAMP_BAND),
-      oiBaseCoins: ((params.volume24hUsd * 0.55) / params.anchorUsd) * share,
+      oiBaseCoins: ((params.volume24hUsd * OI_PER_DAILY_VOLUME) / params.anchorUsd) * share,
       lsMean: {
         top_position: Math.log(1.2) + 0.2 * clamp(z(inst.stream, SALT.lsMean, 1), -2.2, 2.2),
         account: Math.log(1.3) + 0.2 * clamp(z(inst.stream, SALT.lsMean, 2), -2.2, 2.2),
