@@ -29,7 +29,8 @@ const errorResponse = (description: string) => ({ description, content: json(ref
 const TOOL_ERRORS: Record<string, string> = {
   "400": "Malformed parameters (error.details lists each field)",
   "404": "Unknown symbol, id or route",
-  "414": "Request URL longer than the service accepts (path and query above 2048 bytes; a paid request's absolute URL above 1024, which its receipt repeats); refused before payment",
+  "414":
+    "Request URL longer than the service accepts (path and query above 2048 bytes; a paid request's absolute URL above 1024, which its receipt repeats); refused before payment",
   "429": "Rate limit of uncached requests exceeded; see Retry-After",
   "500": "Server error",
   "502": "Upstream venue or facilitator error; nothing was charged",
