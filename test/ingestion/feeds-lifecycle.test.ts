@@ -75,7 +75,7 @@ describe("feed lifecycle (local ws server)", () => {
     expect(feed.subscriptions()).toEqual(["BTC"]);
   });
 
-  it("resubscribes after the server drops the connection and emits a gap from the last message to the first new one", async () => {
+  it("resubscribes after the server drops the connection and emits a gap from the last trade (made before its frame arrived) to the first new message", async () => {
     const srv = await server(bybitServer);
     const feed = track(new BybitFeed({ baseUrl: srv.url, instruments: bybitInsts, backoffMinMs: 30, backoffMaxMs: 60 }));
     const gaps: StreamGap[] = [];
@@ -86,17 +86,21 @@ describe("feed lifecycle (local ws server)", () => {
     feed.start();
     const c1 = await waitFor(() => srv.conns[0]);
     await waitFor(() => c1.received.length >= 1);
-    c1.ws.send(bybitTrade("t1", Date.now()));
+    // Made 500 ms before its frame arrives: a trade the venue made between them was never sent, so the gap opens
+    // at the newest trade, not at the frame's arrival.
+    const t1At = Date.now() - 500;
+    c1.ws.send(bybitTrade("t1", t1At));
     await waitFor(() => trades.length === 1);
     const lastBefore = feed.state().lastMessageAt!;
+    expect(lastBefore).toBeGreaterThan(t1At);
     c1.ws.terminate();
     const c2 = await waitFor(() => srv.conns[1]);
     await waitFor(() => c2.received.length >= 1);
     expect(JSON.parse(c2.received[0]!)).toMatchObject({ op: "subscribe", args: ["publicTrade.BTCUSDT", "allLiquidation.BTCUSDT"] });
     await waitFor(() => gaps.length === 1); // closed by the subscribe ack on the new connection
     expect(gaps[0]!.venue).toBe("bybit");
-    expect(gaps[0]!.from).toBe(lastBefore);
-    expect(gaps[0]!.to - gaps[0]!.from).toBeGreaterThanOrEqual(30);
+    expect(gaps[0]!.from).toBe(t1At);
+    expect(gaps[0]!.to - lastBefore).toBeGreaterThanOrEqual(30);
     expect(gaps[0]!.to).toBe(feed.state().lastMessageAt);
     c2.ws.send(bybitTrade("t2", Date.now()));
     await waitFor(() => trades.length === 2);

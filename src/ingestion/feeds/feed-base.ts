@@ -119,7 +119,7 @@ function rawText(data: WebSocket.RawData): string {
  * with batched (un)subscribes, resubscription after reconnects, the venue's client heartbeat, a stale timer
  * (no message for `staleMs` → terminate), reconnects with exponential backoff and jitter (reset after the
  * first good message), proactive make-before-break rotation, and typed events. After a reconnect the first
- * message emits `gap` {from: last message time (or disconnect time), to: first message time}.
+ * message emits `gap` {from: the newest trade's time, or the last message time if earlier (or disconnect time), to: first message time}.
  * It never throws to its owner: socket, venue and parse problems are logged and counted.
  */
 export abstract class VenueFeed {
@@ -511,7 +511,10 @@ export abstract class VenueFeed {
       return;
     }
     this.primary = null;
-    if (this.everReceived && this.gapFrom === null) this.gapFrom = this.lastMessageAt ?? this.now();
+    // From the newest trade emitted, when it is older than the last message's arrival: a trade the venue made after
+    // its last delivered frame but before that frame arrived here was never sent, and is older than the arrival.
+    // The backfill's overlap is harmless (trades are counted once by id).
+    if (this.everReceived && this.gapFrom === null) this.gapFrom = Math.min(this.lastMessageAt ?? this.now(), this.lastTradeTime ?? Infinity);
     if (!this.running) return;
     this.reconnects++;
     this.metrics?.reconnects.inc({ venue: this.venue });
