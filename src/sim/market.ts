@@ -23,6 +23,7 @@
 import { assetByIdOrSymbol, listAssets } from "../assets/catalogue.js";
 import type { Clock } from "./clock.js";
 import { MINUTE_MS, HOUR_MS, DAY_MS } from "../lib/time.js";
+import { intMemo } from "./int-memo.js";
 
 /** Simulation parameters of one asset. Simulated levels; not real data (anchors are calibrated to 2026 captures). */
 export interface SimAssetParams {
@@ -397,21 +398,10 @@ export function createMarketModel(opts: MarketModelOptions): MarketModel {
   // Minute prices, direct-mapped per asset: the tape and the perp layer read the same minutes again and again (a
   // second's slot reads the minutes around it; a minute spans 60 slots), and each costs a 14-level bridge walk.
   // The model is a pure function of (seed, symbol, minute), so a cached value is always the computed one.
-  const minuteCache = new Map<AssetState, { keys: Float64Array; values: Float64Array }>();
-  function priceAtMinute(s: AssetState, m: number): number {
-    let c = minuteCache.get(s);
-    if (!c) {
-      c = { keys: new Float64Array(MINUTE_CACHE_SLOTS).fill(Number.NaN), values: new Float64Array(MINUTE_CACHE_SLOTS) };
-      minuteCache.set(s, c);
-    }
-    const i = m & (MINUTE_CACHE_SLOTS - 1);
-    if (c.keys[i] === m) return c.values[i] as number;
+  const priceAtMinute = intMemo(MINUTE_CACHE_SLOTS, (s: AssetState, m: number): number => {
     const b = s.band.halfWidth;
-    const v = Math.exp(s.logAnchor + b * Math.tanh(xAtMinute(s, m) / b));
-    c.keys[i] = m;
-    c.values[i] = v;
-    return v;
-  }
+    return Math.exp(s.logAnchor + b * Math.tanh(xAtMinute(s, m) / b));
+  });
 
   function price(s: AssetState, tsMs: number): number {
     if (!Number.isFinite(tsMs)) throw new RangeError(`timestamp must be finite epoch ms, got ${tsMs}`);

@@ -46,6 +46,7 @@ import {
 } from "./perp/calibration.js";
 import { createPerpNoise } from "./perp/noise.js";
 import { fixed, hlNum, hlPx, roundTo, trimmed } from "./venues/wire.js";
+import { intMemo } from "./int-memo.js";
 
 /** Slot length of the tape (ms). */
 export const TAPE_SLOT_MS = 1000;
@@ -475,20 +476,7 @@ export function createTape(market: MarketModel): Tape {
 
   // Mids at whole seconds, direct-mapped per instrument: each slot's start is read again by the slots 30 s (trade
   // activity) and 60 s (liquidation move) later. A pure function of (seed, instrument, time), so always exact.
-  const secondMids = new Map<PerpInstrumentSpec, { keys: Float64Array; values: Float64Array }>();
-  function midAtSlot(inst: PerpInstrumentSpec, slot: number): number {
-    let c = secondMids.get(inst);
-    if (!c) {
-      c = { keys: new Float64Array(MID_CACHE_SLOTS).fill(Number.NaN), values: new Float64Array(MID_CACHE_SLOTS) };
-      secondMids.set(inst, c);
-    }
-    const i = slot & (MID_CACHE_SLOTS - 1);
-    if (c.keys[i] === slot) return c.values[i] as number;
-    const v = mid(inst, slot * TAPE_SLOT_MS);
-    c.keys[i] = slot;
-    c.values[i] = v;
-    return v;
-  }
+  const midAtSlot = intMemo(MID_CACHE_SLOTS, (inst: PerpInstrumentSpec, slot: number) => mid(inst, slot * TAPE_SLOT_MS));
 
   /** Venue strings of a price (USD per coin) and a notional (USD). */
   function format(inst: PerpInstrumentSpec, pxCoin: number, notional: number): { px: string; sz: string } {
