@@ -8,7 +8,7 @@ files=(test/replicas test/ingestion/replication.test.ts test/ingestion/replicati
   test/ingestion/paid-relay.test.ts test/alerts/redis-store.test.ts test/alerts/durability.test.ts test/state/lease.test.ts
   test/http/rate-limit.test.ts test/http/ready.test.ts test/http/credits-refund.test.ts test/http/credits-request-id.test.ts
   test/http/upfront-retries.test.ts test/payments/credits-ledger.test.ts test/payments/payment-ledger.test.ts
-  test/payments/solana-replicas.test.ts)
+  test/payments/solana-replicas.test.ts test/payments/kept-answers.test.ts test/http/held-answers.test.ts)
 busy=()
 for _ in 1 2; do (timeout 3600 sh -c 'while :; do :; done') & busy+=($!); done
 trap 'kill "${busy[@]}" 2>/dev/null' EXIT
