@@ -100,6 +100,7 @@ export function createApp(deps: AppDeps): Express {
     catalog: deps.mcp,
     metrics,
     rateLimitPolicy: deps.freeLimiter.policyHeader,
+    info: { name: info.name, version: info.version },
     cors: new CorsHeaderCache(corsHandler),
     json: express.json({ limit: "64kb" }),
   });

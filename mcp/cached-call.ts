@@ -1,9 +1,15 @@
 import type { Request, RequestHandler, Response } from "express";
-import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
-import { SUPPORTED_PROTOCOL_VERSIONS } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  isJsonContentType,
+  PROTOCOL_VERSION_META_KEY,
+  specTypeSchemas,
+  SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/server";
 import type { Metrics } from "../src/core/metrics.js";
 import type { CorsHeaderCache } from "../http/cache-hits.js";
-import type { McpCatalog } from "./catalog.js";
+import type { McpCatalog, McpServerInfoLike } from "./catalog.js";
 import { PAYMENT_META, SESSION_META, SIWX_META } from "./catalog.js";
 
 type Json = Record<string, unknown>;
@@ -15,6 +21,33 @@ const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
 const PARAM_KEYS = new Set(["name", "arguments", "_meta"]);
 /** `_meta` keys a cached call may carry: payment and credits (a hit is free, so they are not read). */
 const META_KEYS = new Set([PAYMENT_META, SIWX_META, SESSION_META]);
+/** The stateless protocol revision: the `_meta` envelope on every request, no `initialize`. */
+export const MODERN_PROTOCOL_VERSION = "2026-07-28";
+/** `_meta` keys a cached `2026-07-28` call may carry: ours and the envelope's (the SDK checks the envelope: so does {@link validEnvelope}). */
+const MODERN_META_KEYS = new Set([...META_KEYS, PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY]);
+
+/** The protocol era of a request, as the SDK's classifier would route it: `initialize` first, or the `_meta` envelope. */
+type Era = "legacy" | "modern";
+
+/** Envelope parts already checked, by JSON (clients send the same few); bounded so that invented ones cannot grow it. */
+const checkedEnvelopes = new Map<string, boolean>();
+
+/**
+ * Whether a `2026-07-28` envelope's capabilities and client identity pass the SDK's schemas (the spec types the
+ * SDK's 2026 envelope schema builds on: valid here is valid there), remembered per JSON.
+ */
+function validEnvelope(meta: Json): boolean {
+  const caps = meta[CLIENT_CAPABILITIES_META_KEY];
+  const client = meta[CLIENT_INFO_META_KEY];
+  if (!isObject(caps) || (client !== undefined && !isObject(client))) return false;
+  const key = JSON.stringify([caps, client ?? null]);
+  let ok = checkedEnvelopes.get(key);
+  if (ok === undefined) {
+    ok = !specTypeSchemas.ClientCapabilities["~standard"].validate(caps).issues && (client === undefined || !specTypeSchemas.Implementation["~standard"].validate(client).issues);
+    if (checkedEnvelopes.size < 256) checkedEnvelopes.set(key, ok);
+  }
+  return ok;
+}
 
 function isObject(v: unknown): v is Json {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -26,19 +59,26 @@ function onlyKeys(o: Json, allowed: ReadonlySet<string>): boolean {
 }
 
 /**
- * The id, tool and arguments of a body that is a single `tools/call` request the SDK accepts as it is: the
- * JSON-RPC request shape with nothing else, a string or safe-integer id, and params of name, optional
- * object arguments and an optional `_meta` with our payment keys only. Undefined for anything else
+ * The id, tool and arguments of a body that is a single `tools/call` request the SDK accepts as it is in `era`:
+ * the JSON-RPC request shape with nothing else, a string or safe-integer id, and params of name, optional
+ * object arguments and a `_meta` with our payment keys only (`legacy`: optional) or with the `2026-07-28`
+ * envelope beside them (`modern`: required, its version the header's). Undefined for anything else
  * (batches, notifications, other methods, task or progress requests), which the SDK then handles.
  */
-function plainToolCall(body: unknown): { id: string | number; name: string; args: Json } | undefined {
+function plainToolCall(body: unknown, era: Era): { id: string | number; name: string; args: Json } | undefined {
   if (!isObject(body) || body.jsonrpc !== "2.0" || body.method !== "tools/call" || !onlyKeys(body, REQUEST_KEYS)) return undefined;
   const { id, params } = body;
   if (typeof id !== "string" && !Number.isSafeInteger(id)) return undefined;
   if (!isObject(params) || typeof params.name !== "string" || !onlyKeys(params, PARAM_KEYS)) return undefined;
   if (params.arguments !== undefined && !isObject(params.arguments)) return undefined;
-  if (params._meta !== undefined && !(isObject(params._meta) && onlyKeys(params._meta, META_KEYS))) return undefined;
+  const meta = params._meta;
+  if (era === "legacy" ? meta !== undefined && !(isObject(meta) && onlyKeys(meta, META_KEYS)) : !modernMeta(meta)) return undefined;
   return { id: id as string | number, name: params.name, args: params.arguments ?? {} };
+}
+
+/** Whether `meta` is a `2026-07-28` call's `_meta` the SDK takes as it is: the envelope (this version) and our keys only. */
+function modernMeta(meta: unknown): boolean {
+  return isObject(meta) && onlyKeys(meta, MODERN_META_KEYS) && meta[PROTOCOL_VERSION_META_KEY] === MODERN_PROTOCOL_VERSION && validEnvelope(meta);
 }
 
 /** How many `Content-Type` header lines a request has (Node keeps only the first in `req.headers`). */
@@ -49,17 +89,19 @@ function contentTypeCount(raw: readonly string[]): number {
 }
 
 /**
- * Whether the SDK's Streamable HTTP transport (stateless, JSON responses) would take this POST's headers:
- * `Accept` lists both JSON and SSE, one JSON `Content-Type` (the transport reads repeated ones joined, and
- * refuses them), and no `Mcp-Protocol-Version` or a supported one. Checked with the SDK's own helpers;
- * `jsonType` is whether the `Content-Type` is JSON, when the caller knows it already.
+ * The era whose SDK leg would take this POST's headers as they are, or undefined: `Accept` lists both JSON and
+ * SSE, one JSON `Content-Type` (the transport reads repeated ones joined, and refuses them), and either no
+ * `Mcp-Protocol-Version` or a supported `2025` one (`legacy`), or `2026-07-28` with `Mcp-Method: tools/call`
+ * (`modern`; the body must then agree, see {@link plainToolCall}, and `Mcp-Name` name its tool). Checked with
+ * the SDK's own helpers; `jsonType` is whether the `Content-Type` is JSON, when the caller knows it already.
  */
-function transportAccepts(req: Request, jsonType = isJsonContentType(req.headers["content-type"])): boolean {
+function transportEra(req: Request, jsonType = isJsonContentType(req.headers["content-type"])): Era | undefined {
   const accept = req.headers.accept;
-  if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) return false;
-  if (!jsonType || contentTypeCount(req.rawHeaders) !== 1) return false;
+  if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) return undefined;
+  if (!jsonType || contentTypeCount(req.rawHeaders) !== 1) return undefined;
   const version = req.headers["mcp-protocol-version"];
-  return version === undefined || (typeof version === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(version));
+  if (version === undefined || (typeof version === "string" && SUPPORTED_PROTOCOL_VERSIONS.includes(version))) return "legacy";
+  return version === MODERN_PROTOCOL_VERSION && req.headers["mcp-method"] === "tools/call" ? "modern" : undefined;
 }
 
 /** What the app's `/mcp` pieces need. */
@@ -71,6 +113,8 @@ export interface McpCachedCallsDeps {
    * which a cached call carries (as a REST hit carries the miss policy) without consuming it.
    */
   rateLimitPolicy: string;
+  /** The server's identity, which `2026-07-28` results carry in `_meta` (as the SDK server announces it). */
+  info: McpServerInfoLike;
   /** The app's CORS headers per `Origin`: the early path runs before the CORS middleware. */
   cors: CorsHeaderCache;
   /**
@@ -116,12 +160,12 @@ export class McpCachedCalls {
    * copies it and appends the id.
    * @returns true when the answer was sent; false when nothing was written.
    */
-  #send(res: Response, body: unknown, first: ReadonlyArray<string | string[]>): boolean {
-    const call = plainToolCall(body);
-    if (!call) return false;
+  #send(req: Request, res: Response, era: Era, first: ReadonlyArray<string | string[]>): boolean {
+    const call = plainToolCall(req.body, era);
+    if (!call || (era === "modern" && req.headers["mcp-name"] !== call.name)) return false;
     const cached = this.deps.catalog.cachedResult(call.name, call.args);
     if (!cached) return false;
-    const head = cached.responseHead;
+    const head = (era === "legacy" ? cached.legacy : cached.modern(this.deps.info)).responseHead;
     const tail = `${JSON.stringify(call.id)}}`;
     const bytes = Buffer.allocUnsafe(head.length + Buffer.byteLength(tail));
     head.copy(bytes);
@@ -133,7 +177,8 @@ export class McpCachedCalls {
 
   /** Express middleware mounted first in the app (see the class); calls `next()` for whatever it does not answer. */
   readonly early: RequestHandler = (req, res, next) => {
-    if (req.method !== "POST" || req.url !== MCP_PATH || !transportAccepts(req)) return next();
+    const era = req.method === "POST" && req.url === MCP_PATH ? transportEra(req) : undefined;
+    if (!era) return next();
     const cors = this.deps.cors.get(req.headers.origin);
     if (!cors) return next();
     const started = performance.now();
@@ -145,7 +190,7 @@ export class McpCachedCalls {
       }
       let sent: boolean;
       try {
-        sent = this.#send(res, req.body, cors);
+        sent = this.#send(req, res, era, cors);
       } catch (err) {
         return next(err);
       }
@@ -172,6 +217,7 @@ export class McpCachedCalls {
 
   /** Route middleware before the free limiter of `/mcp` (see the class); calls `next()` for whatever it does not answer. */
   readonly beforeBudget: RequestHandler = (req, res, next) => {
-    if (req.method !== "POST" || this.#checked.has(req) || !transportAccepts(req) || !this.#send(res, req.body, [])) next();
+    const era = req.method === "POST" && !this.#checked.has(req) ? transportEra(req) : undefined;
+    if (!era || !this.#send(req, res, era, [])) next();
   };
 }

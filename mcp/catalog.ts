@@ -1,4 +1,4 @@
-import { CallToolResultSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import { specTypeSchemas, type CallToolResult, type Tool } from "@modelcontextprotocol/server";
 import { LRUCache } from "lru-cache";
 import type { DataMode } from "../src/config.js";
 import { CallPipeline, type CallOutcome, type CallSite, type Paid } from "../src/core/call-pipeline.js";
@@ -14,10 +14,10 @@ import type { PaymentProcessor } from "../src/payments/processor.js";
 import type { CreditGate } from "../src/payments/credits/gate.js";
 import { withReceipt, type ReceiptIssuer, type Sealed } from "../src/payments/receipts/issuer.js";
 import type { PaymentRequired } from "@x402/core/types";
-import { CREDENTIAL_ARGS, toolAnnotations, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
+import { CREDENTIAL_ARGS, isFree, toolAnnotations, type AnyTool, type CallerCredentials } from "../src/registry/tool.js";
 import type { MissRateLimiter } from "../src/lib/rate-limit.js";
 import { maximaDefaults, withMcpMaxima } from "./maxima.js";
-import { mcpDescription, mcpInputSchema, mcpOutputSchema } from "./tool-listing.js";
+import { mcpDescription, mcpInputSchema, mcpOutputSchema, withPaymentRequired } from "./tool-listing.js";
 import { selectTools } from "./toolsets.js";
 
 /** `_meta` key of the payment on `tools/call` (x402 MCP transport, specs/transports-v2/mcp.md). */
@@ -63,6 +63,11 @@ export interface CallContext {
   origin?: string;
   /** Base of the public URL of `/mcp` (origin and PUBLIC_URL's path) that 402s name; default {@link McpCatalogDeps.baseUrl}, else the origin. */
   baseUrl?: string;
+  /**
+   * The credits session token of the request's `Authorization: Bearer` header (HTTP only): pays paid tools from
+   * credits when the call's `_meta` carries no payment, SIWX proof or session token of its own.
+   */
+  bearer?: string;
 }
 
 /** What the MCP catalogue needs. `payments` undefined = every tool free (stdio default). */
@@ -113,7 +118,7 @@ function callSignature(name: string, args: unknown): string | undefined {
  * A `tools/call` result answered from the response cache, serialized once per cache entry and data-source
  * label, so that a cached call costs a lookup and a copy rather than a serialization.
  */
-export interface CachedResult {
+export interface CachedAnswer {
   /**
    * The UTF-8 bytes of the stateless Streamable HTTP answer up to its id, `{"result":<json>,"jsonrpc":"2.0","id":`
    * (the SDK's transport writes a response's keys in that order); the id and `}` complete it.
@@ -121,9 +126,49 @@ export interface CachedResult {
   readonly responseHead: Buffer;
 }
 
-/** {@link CachedResult} of a result serialized as `json`. */
-function serializedResult(json: string): CachedResult {
-  return { responseHead: Buffer.from(`{"result":${json},"jsonrpc":"2.0","id":`) };
+/** The JSON-RPC response head of a result serialized as `json` (see {@link CachedAnswer}). */
+function responseHead(json: string): Buffer {
+  return Buffer.from(`{"result":${json},"jsonrpc":"2.0","id":`);
+}
+
+/**
+ * `result` as the SDK server's result validation outputs it (its key order is what the SDK sends).
+ * @throws Error when the SDK would refuse it (a bug: the cache holds only results the SDK has sent).
+ */
+function sdkValidated(result: CallToolResult): CallToolResult {
+  const out = specTypeSchemas.CallToolResult["~standard"].validate(result);
+  if (out.issues) throw new Error(`mcp: invalid tools/call result: ${out.issues.map((i) => i.message).join("; ")}`);
+  return out.value as CallToolResult;
+}
+
+/** A server's identity (`name`, `version`), as `initialize`, `server/discover` and 2026-07-28 results name it. */
+export interface McpServerInfoLike {
+  name: string;
+  version: string;
+}
+
+/** `_meta` key of the server's identity on every 2026-07-28 result (the SDK's encoder adds it). */
+const SERVER_INFO_META = "io.modelcontextprotocol/serverInfo";
+
+/**
+ * A cached `tools/call` result as each protocol era sends it: {@link legacy} for `2025-11-25` clients, and
+ * {@link modern} for `2026-07-28` clients, which the SDK's 2026 encoder gives `resultType: "complete"` and the
+ * server's identity in `_meta` (test/mcp/cached-call.test.ts checks both against the SDK's own answers).
+ */
+export class CachedResult {
+  /** The `2025-11-25` answer. */
+  readonly legacy: CachedAnswer;
+  #modern?: CachedAnswer;
+
+  /** @param result the result as the SDK's result validation outputs it (its key order is the wire's). */
+  constructor(private readonly result: CallToolResult) {
+    this.legacy = { responseHead: responseHead(JSON.stringify(result)) };
+  }
+
+  /** The `2026-07-28` answer of a server named `info`, built on first use (a server has one identity). */
+  modern(info: McpServerInfoLike): CachedAnswer {
+    return (this.#modern ??= { responseHead: responseHead(JSON.stringify({ ...this.result, _meta: { ...this.result._meta, [SERVER_INFO_META]: info }, resultType: "complete" })) });
+  }
 }
 
 /** JSON Schema of the credential arguments of tools with `acceptsCredentials` (HTTP sends them as headers). */
@@ -215,7 +260,7 @@ export class McpCatalog {
       title: t.title,
       description: mcpDescription(t),
       inputSchema: this.inputSchema(t),
-      outputSchema: mcpOutputSchema(t),
+      outputSchema: this.answers402(t) ? withPaymentRequired(mcpOutputSchema(t)) : mcpOutputSchema(t),
       annotations: { title: t.title, ...toolAnnotations(t) },
       _meta: {
         "marketgate/http": `${t.method} ${t.path}`,
@@ -226,6 +271,11 @@ export class McpCatalog {
         ...(price ? { "x402/accepts": allAccepts(price).map((a) => ({ scheme: a.scheme, network: a.network, asset: a.asset, amount: a.amount })) } : {}),
       },
     };
+  }
+
+  /** Whether calls of `t` may answer a 402 (payments on, and a paid or sign-in tool): its output schema admits the PaymentRequired. */
+  private answers402(t: AnyTool): boolean {
+    return this.deps.payments !== undefined && (!isFree(t) || t.auth === "siwx");
   }
 
   private inputSchema(t: AnyTool): Tool["inputSchema"] {
@@ -266,9 +316,13 @@ export class McpCatalog {
     };
   }
 
-  /** A payment request result: the PaymentRequired as `isError` text. */
+  /**
+   * A payment request result: `isError`, the PaymentRequired in `structuredContent` and as the JSON text of
+   * `content[0]` (the x402 MCP transport requires both; the tool's output schema admits it, see
+   * {@link withPaymentRequired}).
+   */
   private paymentRequired(required: PaymentRequired): CallToolResult {
-    return { isError: true, content: [{ type: "text", text: text(required) }] };
+    return { isError: true, content: [{ type: "text", text: text(required) }], structuredContent: required as unknown as Record<string, unknown> };
   }
 
   private error(err: unknown): CallToolResult {
@@ -303,7 +357,7 @@ export class McpCatalog {
     const label = this.pipeline.labels.labelOfHit(known.key);
     let results = this.hitResults.get(hit.answer);
     if (!results) this.hitResults.set(hit.answer, (results = {}));
-    return (results[label] ??= serializedResult(JSON.stringify(CallToolResultSchema.parse(this.ok(hit.value, HIT_META, label)))));
+    return (results[label] ??= new CachedResult(sdkValidated(this.ok(hit.value, HIT_META, label))));
   }
 
   /** Remembers the cache key of a call's arguments for {@link cachedResult} (tools with shared hits only). */
@@ -321,6 +375,12 @@ export class McpCatalog {
     const limiter = this.deps.limiter;
     const rateLimitKey = cc.rateLimitKey;
     const split = splitCredentials(tool, args);
+    let session = meta?.[SESSION_META];
+    if (cc.bearer !== undefined && !isFree(tool) && this.deps.payments && session === undefined && meta?.[SIWX_META] === undefined && meta?.[PAYMENT_META] === undefined) {
+      const refused = this.refusedBearer(cc.bearer, cc.origin ?? this.deps.origin);
+      if (refused) return this.error(refused);
+      session = cc.bearer;
+    }
     const outcome = await this.pipeline.run({
       tool,
       parse: () => parseToolInput(tool, withMcpMaxima(tool, split.args, this.maximaDefaults.get(tool.name)!)),
@@ -331,11 +391,29 @@ export class McpCatalog {
       proofs: {
         x402: meta?.[PAYMENT_META] !== undefined ? async () => meta[PAYMENT_META] : undefined,
         siwx: meta?.[SIWX_META],
-        session: meta?.[SESSION_META],
+        session,
       },
       site: () => this.site(tool, cc),
     });
     return this.result(outcome);
+  }
+
+  /**
+   * Why an `Authorization: Bearer` credits session token cannot pay here (undefined when it can): not one this
+   * service issued for `origin`, expired, or credits sessions off. Checked before the call, so a refused token
+   * answers a clear isError (FORBIDDEN) and charges nothing, rather than a 402 that asks for a SIWX proof a host
+   * configured with a header cannot give.
+   */
+  private refusedBearer(token: string, origin: string): AppError | undefined {
+    const sessions = this.deps.credits?.sessions;
+    const renew = "get a new token from a credits top-up or a SIWX-signed call (its result's _meta['marketgate/credits'].session), see docs/mcp-protocol.md";
+    if (!sessions)
+      return new AppError(
+        "FORBIDDEN",
+        `Authorization: Bearer: this service takes no credits session tokens (credits or their sessions are off); pay with _meta['${PAYMENT_META}'] instead`,
+      );
+    const v = sessions.verify(token, origin);
+    return "refusal" in v ? new AppError("FORBIDDEN", `Authorization: Bearer refused: ${v.refusal}; ${renew}`) : undefined;
   }
 
   /** The `tools/call` result of a call's outcome. */

@@ -18,9 +18,9 @@ interface NumericProp {
  * `schema` (a tool's MCP input JSON Schema) with each MCP maximum as the field's `maximum`, and as its `default`
  * where the field has none or a larger one (what {@link withMcpMaxima} sends for an absent field).
  */
-export function schemaWithMcpMaxima<S extends { properties?: Record<string, object> }>(t: AnyTool, schema: S): S {
+export function schemaWithMcpMaxima<S extends { properties?: object }>(t: AnyTool, schema: S): S {
   if (!t.mcpMaxima || !schema.properties) return schema;
-  const properties: Record<string, object> = { ...schema.properties };
+  const properties: Record<string, object> = { ...(schema.properties as Record<string, object>) };
   for (const [field, max] of Object.entries(t.mcpMaxima)) {
     const prop = properties[field] as NumericProp | undefined;
     if (!prop) continue;

@@ -1,4 +1,4 @@
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
 import { loadConfig } from "../src/config.js";
 import { logger } from "../src/lib/log.js";
 import { simEnv } from "../src/sandbox/sim-env.js";
@@ -18,7 +18,9 @@ export interface StdioOptions {
 }
 
 /**
- * MCP over stdio for the operator's own agent: every tool callable (`MCP_TOOLSETS` chooses what `tools/list`
+ * MCP over stdio for the operator's own agent, on the MCP SDK v2's `serveStdio`: a client that opens with
+ * `initialize` is served the `2025-11-25` protocol for the connection, one that sends `server/discover` (or any
+ * request with the `2026-07-28` `_meta` envelope) the stateless `2026-07-28` one. Every tool callable (`MCP_TOOLSETS` chooses what `tools/list`
  * shows, default the default toolsets of mcp/toolsets.ts), payments off unless `MCP_PAYMENTS=true`
  * (then paid tools expect `_meta["x402/payment"]` as over HTTP), with the venue ingestion and the alert
  * scheduler running as under HTTP. Logs go to stderr only.
@@ -69,12 +71,16 @@ export async function runStdio(env: Record<string, string | undefined> = process
     const config = loadConfig(baseEnv);
     const service = await createService({ config, paymentsOff: !config.mcpStdioPayments });
     closers.push({ name: "service", close: () => service.close() });
+    const info = { name: service.info.name, version: service.info.version };
+    const toolsets = config.mcpToolsets;
     // MCP_TOOLSETS chooses what tools/list shows (mcp/toolsets.ts); an unknown name stops startup with the known ones.
-    const server = createMcpServer(service.mcp, { name: service.info.name, version: service.info.version }, (meta) => ({ meta }), { toolsets: config.mcpToolsets });
-    const transport = new StdioServerTransport();
-    transport.onclose = () => stop("transport closed");
-    closers.push({ name: "mcp server", close: () => server.close() });
-    await server.connect(transport);
+    service.mcp.listFor(toolsets);
+    // One server per era the client opens with (and one for a `server/discover` probe), all over the same catalogue.
+    const handle = serveStdio(() => createMcpServer(service.mcp, info, (meta) => ({ meta }), { toolsets }), {
+      transport: new StdioServerTransport(),
+      onerror: (err) => logger.debug({ err: err.message }, "mcp stdio message refused"),
+    });
+    closers.push({ name: "mcp server", close: () => handle.close() });
     await service.startIngestion();
     // Alerts created over stdio are evaluated and delivered by this process too.
     service.alerts?.start();

@@ -1,4 +1,4 @@
-import type { Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Tool } from "@modelcontextprotocol/server";
 import { mcpJsonSchema } from "../src/registry/json-schema.js";
 import { isFree, type AnyTool } from "../src/registry/tool.js";
 import { schemaWithMcpMaxima } from "./maxima.js";
@@ -135,4 +135,38 @@ export function mcpOutputSchema(t: AnyTool): Tool["outputSchema"] {
   const s = mcpJsonSchema(t.output, "output");
   const out = shareRepeatedSubSchemas(withoutSafeIntegerBounds(compact(s)) as Record<string, unknown>);
   return { $schema: s.$schema, ...out } as unknown as Tool["outputSchema"];
+}
+
+/**
+ * JSON Schema of the x402 `PaymentRequired` object a paying tool answers (with `isError: true`) when a call carries
+ * no payment or a refused one (x402 MCP transport: `structuredContent` and `content[0].text` both hold it).
+ */
+const PAYMENT_REQUIRED_SCHEMA = {
+  type: "object",
+  description: "isError: x402 PaymentRequired. Pay one of `accepts` in _meta['x402/payment'] of the same call, or sign in for credits (extensions['sign-in-with-x']).",
+  required: ["x402Version", "accepts"],
+  properties: {
+    x402Version: { type: "integer" },
+    error: { type: "string" },
+    resource: { type: "object" },
+    accepts: { type: "array", items: { type: "object" } },
+    extensions: { type: "object" },
+  },
+} as const;
+
+/**
+ * `schema` (an MCP output schema) that also admits the x402 `PaymentRequired` object: `{type: "object", anyOf:
+ * [<the answer>, <PaymentRequired>]}`, `$schema` and `definitions` kept at the root (where the `$ref`s point).
+ * For tools that may answer 402: the x402 MCP transport puts the PaymentRequired in `structuredContent` of an
+ * `isError` result, and MCP clients before the TypeScript SDK 2.x (1.32.2 included) validate `structuredContent`
+ * against the output schema even on `isError` results (typescript-sdk issue #1943), so the schema must admit it.
+ */
+export function withPaymentRequired(schema: Tool["outputSchema"]): Tool["outputSchema"] {
+  const { $schema, definitions, ...answer } = schema as Record<string, unknown>;
+  return {
+    ...($schema === undefined ? {} : { $schema }),
+    type: "object",
+    anyOf: [answer, PAYMENT_REQUIRED_SCHEMA],
+    ...(definitions === undefined ? {} : { definitions }),
+  } as unknown as Tool["outputSchema"];
 }
