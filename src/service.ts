@@ -39,6 +39,7 @@ import type { AnyTool } from "./registry/tool.js";
 import { RedisHandle } from "./state/redis.js";
 import { createIngestion } from "./ingestion/create.js";
 import { createVenues } from "./venues/create.js";
+import { VENUES } from "./venues/index.js";
 import { VERSION } from "./version.js";
 
 /** How long `listen()` waits for the first Redis connection before serving anyway (ms). */
@@ -129,7 +130,7 @@ function paymentProcessor(
 function toolContext(config: Config, deps: { metrics: Metrics; now?: () => number; redis?: RedisHandle }): { ctx: ToolContext; alertService?: AlertService } {
   const { venues, health } = createVenues(config, { metrics: deps.metrics, redis: deps.redis });
   const now = deps.now ?? Date.now;
-  const ingestion = config.streams ? createIngestion({ ...config, streams: config.streams }, venues.perps, deps.metrics, deps.redis) : undefined;
+  const ingestion = config.streams ? createIngestion({ ...config, streams: config.streams }, VENUES, venues.perps, deps.metrics, deps.redis) : undefined;
   const alertService = config.alerts ? createAlertService(config.alerts, now, deps.redis) : undefined;
   const ctx: ToolContext = {
     venues,

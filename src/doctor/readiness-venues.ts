@@ -8,6 +8,7 @@
  */
 import type { Venues } from "../core/context.js";
 import type { VenueHealth, VenueState } from "../core/venue-health.js";
+import { VENUES } from "../venues/index.js";
 import { binanceSpotPrice, coingeckoSimplePrice, dexscreenerTokens, geckoterminalOhlcv, perpFunding, type VenueProbe } from "./probes.js";
 import { timed, type ComponentReadiness } from "./readiness-check.js";
 
@@ -25,12 +26,8 @@ export interface VenueFamily {
 export const VENUE_FAMILIES: readonly VenueFamily[] = [
   {
     component: "perp_venues",
-    venues: [
-      { venue: "binance", probe: perpFunding("binance") },
-      { venue: "bybit", probe: perpFunding("bybit") },
-      { venue: "okx", probe: perpFunding("okx") },
-      { venue: "hyperliquid", probe: perpFunding("hyperliquid") },
-    ],
+    // The venues whose definition says `readinessProbe`, in VENUES order.
+    venues: VENUES.filter((v) => v.readinessProbe).map((v) => ({ venue: v.id, probe: perpFunding(v.id) })),
   },
   {
     component: "dex_venues",

@@ -1,28 +1,12 @@
 import type { Config } from "../config.js";
 import type { Metrics } from "../core/metrics.js";
-import { logger } from "../lib/log.js";
+import { logger, type Logger } from "../lib/log.js";
 import { ClientRateLimiter } from "../lib/rate-limit.js";
 import type { RedisHandle } from "../state/redis.js";
 import type { PerpVenue, PerpVenueClient } from "../venues/perp/types.js";
 import type { TradeBackfill } from "./backfill/common.js";
-import { AsterTradeBackfill } from "../venues/aster/backfill.js";
-import { BinanceTradeBackfill } from "../venues/binance/backfill.js";
-import { BitgetTradeBackfill } from "../venues/bitget/backfill.js";
-import { BybitTradeBackfill } from "../venues/bybit/backfill.js";
-import { DeribitTradeBackfill } from "../venues/deribit/backfill.js";
-import { GateTradeBackfill } from "../venues/gate/backfill.js";
-import { HyperliquidTradeBackfill } from "../venues/hyperliquid/backfill.js";
 import { LatestTradesBackfill } from "./backfill/latest-trades.js";
-import { OkxTradeBackfill } from "../venues/okx/backfill.js";
-import { AsterFeed } from "../venues/aster/feed.js";
-import { BinanceFeed } from "../venues/binance/feed.js";
-import { BitgetFeed } from "../venues/bitget/feed.js";
-import { BybitFeed } from "../venues/bybit/feed.js";
-import { DeribitFeed } from "../venues/deribit/feed.js";
-import { GateFeed } from "../venues/gate/feed.js";
-import { HyperliquidFeed } from "../venues/hyperliquid/feed.js";
 import { FeedMetrics } from "./feeds/metrics.js";
-import { OkxFeed } from "../venues/okx/feed.js";
 import type { VenueFeed } from "./feeds/feed-base.js";
 import { GuardedIngestion } from "./guarded-ingestion.js";
 import { IngestionManager, type IngestionManagerOptions } from "./manager.js";
@@ -33,52 +17,39 @@ import type { IngestionService } from "./service.js";
 import { CvdStore } from "./store/cvd-store.js";
 import { openStreamDb, streamDbPath } from "./store/db.js";
 import { LiquidationStore } from "./store/liquidation-store.js";
-import { STREAM_VENUES, type StreamVenue } from "./types.js";
+import type { StreamVenue } from "./types.js";
+import type { InstrumentSource } from "./feeds/normalise.js";
 
 type IngestionConfig = Config & { streams: NonNullable<Config["streams"]> };
 
-/** A new feed of `venue` (websocket base from config); `feedMetrics` counts its traffic when given. */
-function createFeed(venue: StreamVenue, config: IngestionConfig, perps: Record<PerpVenue, PerpVenueClient>, feedMetrics?: FeedMetrics): VenueFeed {
-  const opts = { metrics: feedMetrics, instruments: perps[venue], baseUrl: config.streams.wsUrls[venue] };
-  switch (venue) {
-    case "binance":
-      return new BinanceFeed(opts);
-    case "bybit":
-      return new BybitFeed(opts);
-    case "okx":
-      return new OkxFeed(opts);
-    case "gate":
-      return new GateFeed(opts);
-    case "hyperliquid":
-      return new HyperliquidFeed(opts);
-    case "bitget":
-      return new BitgetFeed(opts);
-    case "deribit":
-      return new DeribitFeed(opts);
-    case "aster":
-      return new AsterFeed(opts);
-  }
+/**
+ * What ingestion needs of one venue: its id and the factories of its feed and REST trade backfill (base URLs from
+ * `config`). The venue definitions (src/venues/index.ts `VENUES`) are these; ingestion never imports a venue by name.
+ */
+export interface IngestionVenue {
+  readonly id: StreamVenue;
+  createFeed(input: { config: Config; instruments: InstrumentSource; metrics?: FeedMetrics }): VenueFeed;
+  createBackfill(input: { config: Config; instruments: PerpVenueClient; metrics: Metrics; logger?: Logger }): TradeBackfill;
 }
 
-/** The four venue feeds (websocket bases from config); new instances on every call. */
-function createFeeds(config: IngestionConfig, perps: Record<PerpVenue, PerpVenueClient>, feedMetrics: FeedMetrics): Record<StreamVenue, VenueFeed> {
-  return Object.fromEntries(STREAM_VENUES.map((v) => [v, createFeed(v, config, perps, feedMetrics)])) as Record<StreamVenue, VenueFeed>;
+/** A new feed of every venue (websocket bases from config), in `venues` order; `feedMetrics` counts their traffic when given. */
+function createFeeds(
+  config: IngestionConfig,
+  venues: readonly IngestionVenue[],
+  perps: Record<PerpVenue, PerpVenueClient>,
+  feedMetrics?: FeedMetrics,
+): Record<StreamVenue, VenueFeed> {
+  return Object.fromEntries(venues.map((v) => [v.id, v.createFeed({ config, instruments: perps[v.id], metrics: feedMetrics })])) as Record<StreamVenue, VenueFeed>;
 }
 
-/** The REST trade backfills of the four venues (REST bases from config). */
-function createBackfills(config: IngestionConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): Record<StreamVenue, TradeBackfill> {
-  const v = config.venues;
-  const rest = { timeoutMs: config.upstreamTimeoutMs, metrics };
-  return {
-    binance: new BinanceTradeBackfill({ ...rest, instruments: perps.binance, baseUrl: v.binanceFapi }),
-    bybit: new BybitTradeBackfill({ ...rest, instruments: perps.bybit, baseUrl: v.bybit }),
-    okx: new OkxTradeBackfill({ ...rest, instruments: perps.okx, baseUrl: v.okx }),
-    gate: new GateTradeBackfill({ ...rest, instruments: perps.gate, baseUrl: v.gate }),
-    hyperliquid: new HyperliquidTradeBackfill({ ...rest, instruments: perps.hyperliquid, baseUrl: v.hyperliquid }),
-    bitget: new BitgetTradeBackfill({ ...rest, instruments: perps.bitget, baseUrl: v.bitget }),
-    deribit: new DeribitTradeBackfill({ ...rest, instruments: perps.deribit, baseUrl: v.deribit }),
-    aster: new AsterTradeBackfill({ ...rest, instruments: perps.aster, baseUrl: v.aster }),
-  };
+/** The REST trade backfills of every venue (REST bases from config). */
+function createBackfills(
+  config: IngestionConfig,
+  venues: readonly IngestionVenue[],
+  perps: Record<PerpVenue, PerpVenueClient>,
+  metrics: Metrics,
+): Record<StreamVenue, TradeBackfill> {
+  return Object.fromEntries(venues.map((v) => [v.id, v.createBackfill({ config, instruments: perps[v.id], metrics })])) as Record<StreamVenue, TradeBackfill>;
 }
 
 /**
@@ -103,13 +74,14 @@ function managerOptions(config: IngestionConfig): IngestionManagerOptions {
 }
 
 /**
- * Builds the ingestion manager from the configuration: the four venue feeds (websocket bases from config),
+ * Builds the ingestion manager from the configuration: the feeds of `venues` (websocket bases from config),
  * their REST backfills (REST bases from config), and the CVD and liquidation stores in one SQLite file
  * under `DATA_DIR` (`:memory:` when DATA_DIR is `:memory:`). Nothing connects until `start()`.
  */
-export function createIngestionManager(config: IngestionConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): IngestionManager {
+export function createIngestionManager(config: IngestionConfig, venues: readonly IngestionVenue[], perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): IngestionManager {
   const { cvd, liquidations } = createStores(config);
-  return new IngestionManager(createFeeds(config, perps, new FeedMetrics(metrics.registry)), createBackfills(config, perps, metrics), cvd, liquidations, managerOptions(config));
+  const feeds = createFeeds(config, venues, perps, new FeedMetrics(metrics.registry));
+  return new IngestionManager(feeds, createBackfills(config, venues, perps, metrics), cvd, liquidations, managerOptions(config));
 }
 
 /**
@@ -136,28 +108,34 @@ function warmupBudget(config: IngestionConfig, redis?: RedisHandle): ClientRateL
  * use relayed to the leader by {@link PaidUseRelay}), else over the embedded {@link IngestionManager} of
  * {@link createIngestionManager}.
  */
-export function createIngestion(config: IngestionConfig, perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics, redis?: RedisHandle): IngestionService {
+export function createIngestion(
+  config: IngestionConfig,
+  venues: readonly IngestionVenue[],
+  perps: Record<PerpVenue, PerpVenueClient>,
+  metrics: Metrics,
+  redis?: RedisHandle,
+): IngestionService {
   const budget = warmupBudget(config, redis);
   const r = config.redis;
   if (!r || !redis) {
-    const manager = createIngestionManager(config, perps, metrics);
+    const manager = createIngestionManager(config, venues, perps, metrics);
     return new GuardedIngestion(manager, { budget, markPaid: (base) => manager.markPaid(base) });
   }
   const { cvd, liquidations } = createStores(config, REPLICATED_FLUSH_MS);
   const feedMetrics = new FeedMetrics(metrics.registry);
-  const backfills = createBackfills(config, perps, metrics);
+  const backfills = createBackfills(config, venues, perps, metrics);
   const opts = managerOptions(config);
-  const standbyVenues = STREAM_VENUES.filter((v) => backfills[v] instanceof LatestTradesBackfill);
+  const standbyVenues = venues.filter((v) => backfills[v.id] instanceof LatestTradesBackfill);
   /** The manager this replica made when it last started leading (the one that ingests while it leads). */
   let latest: IngestionManager | null = null;
   const replicated = new ReplicatedIngestion({
     redis,
     cvd,
     liquidations,
-    createManager: () => (latest = new IngestionManager(createFeeds(config, perps, feedMetrics), backfills, cvd, liquidations, opts)),
+    createManager: () => (latest = new IngestionManager(createFeeds(config, venues, perps, feedMetrics), backfills, cvd, liquidations, opts)),
     createStandby: () =>
       new StandbyFeeds({
-        feeds: Object.fromEntries(standbyVenues.map((v) => [v, createFeed(v, config, perps)])),
+        feeds: createFeeds(config, standbyVenues, perps),
         keepMs: Math.max(60_000, 3 * r.leaseTtlMs),
       }),
     replicaId: r.replicaId,

@@ -5,20 +5,16 @@ import { acceptSimReplayMarks } from "../core/request-scope.js";
 import { VenueHealth } from "../core/venue-health.js";
 import { ClientRateLimiter } from "../lib/rate-limit.js";
 import type { RedisHandle } from "../state/redis.js";
-import { AsterPerpClient } from "./aster/client.js";
-import { BinancePerpClient } from "./binance/client.js";
-import { BitgetPerpClient } from "./bitget/client.js";
-import { BybitPerpClient } from "./bybit/client.js";
+import type { BinancePerpClient } from "./binance/client.js";
+import type { HyperliquidPerpClient } from "./hyperliquid/client.js";
 import { CoinGeckoClient } from "./coingecko/client.js";
-import { DeribitPerpClient } from "./deribit/client.js";
 import { DexScreenerClient } from "./dexscreener/client.js";
-import { GatePerpClient } from "./gate/client.js";
 import { GeckoTerminalClient } from "./geckoterminal/client.js";
 import { GeckoTerminalTokenClient } from "./geckoterminal/token-client.js";
 import { DexTokenSource } from "./dex/token-source.js";
-import { HyperliquidPerpClient } from "./hyperliquid/client.js";
-import { OkxPerpClient } from "./okx/client.js";
-import { PERP_VENUES } from "./perp/types.js";
+import { VENUES } from "./index.js";
+import { PERP_VENUES, type PerpVenue, type PerpVenueClient } from "./perp/types.js";
+import { validateClients } from "./validate.js";
 
 /**
  * The per-client budget of token checks before payment that need an upstream call (`TOKEN_CHECKS_PER_MIN`),
@@ -45,25 +41,15 @@ export function createVenues(config: Config, deps: { metrics: Metrics; redis?: R
   if (config.simReplay) acceptSimReplayMarks(health);
   const common = { timeoutMs: config.upstreamTimeoutMs, metrics: deps.metrics, health };
   const v = config.venues;
-  const binance = new BinancePerpClient(v.binanceFapi, { ...common, spotBaseUrl: v.binanceSpot });
-  const hyperliquid = new HyperliquidPerpClient(v.hyperliquid, common);
-  const perps = {
-    binance,
-    bybit: new BybitPerpClient(v.bybit, common),
-    okx: new OkxPerpClient(v.okx, common),
-    gate: new GatePerpClient(v.gate, common),
-    hyperliquid,
-    bitget: new BitgetPerpClient(v.bitget, common),
-    aster: new AsterPerpClient(v.aster, common),
-    deribit: new DeribitPerpClient(v.deribit, common),
-  };
+  const perps = Object.fromEntries(VENUES.map((d) => [d.id, d.createClient(config, common)])) as Record<PerpVenue, PerpVenueClient>;
+  validateClients(VENUES, perps);
   const dexscreener = new DexScreenerClient(v.dexscreener, { ...common, callsPerMin: config.dexscreenerCallsPerMin });
   const geckoterminal = new GeckoTerminalClient(v.geckoterminal, { ...common, callsPerMin: config.geckoterminalCallsPerMin });
   const venues: Venues = {
     coingecko: new CoinGeckoClient(config.coingecko, common),
     perps,
-    spot: binance,
-    predictions: hyperliquid,
+    spot: perps.binance as BinancePerpClient,
+    predictions: perps.hyperliquid as HyperliquidPerpClient,
     dexscreener,
     geckoterminal,
     dexTokens: new DexTokenSource({
