@@ -64,7 +64,8 @@ export function parseConnectArgs(argv: string[], env: Readonly<Record<string, st
   try {
     parsed = parse(argv);
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    // node:util's messages may span lines; a usage error is one line.
+    throw new UsageError((err as Error).message.replace(/\s*\n\s*/g, " "));
   }
   const { values, positionals } = parsed;
   if (positionals.length !== 1) throw new UsageError(positionals.length ? "one URL only" : "the remote MCP URL is required");

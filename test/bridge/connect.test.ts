@@ -128,7 +128,8 @@ describe("marketgate connect: a stdio bridge that pays, within a budget kept on 
     transport.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
     const client = new ClientV2({ name: "host", version: "0" });
     await client.connect(transport);
-    const calls = ["funding_rate", "open_interest", "cex_market"].map(exampleCall);
+    // Tools the other test does not call: a cache hit would be free.
+    const calls = ["funding_compare", "predicted_funding", "dex_volume"].map(exampleCall);
     const before = await stack.balanceOf(payer.address);
     const credits = async () => {
       const url = `${stack.url}/api/v1/credits`;
