@@ -17,11 +17,19 @@ function toolsetsParam(req: Request): string | undefined {
   return typeof q === "string" ? q : Array.isArray(q) ? q.join(",") : undefined;
 }
 
-/** Writes a web `Response` (the SDK's modern leg) on the express response: status, headers, then the body as it comes. */
+/**
+ * Writes a web `Response` (the SDK's modern leg) on the express response: status and headers, then a JSON body
+ * whole with its `Content-Length` (as the 2025 leg and the cache-hit path send it), or an event stream as it comes.
+ */
 async function sendWebResponse(res: Response, answer: globalThis.Response): Promise<void> {
   res.status(answer.status);
   answer.headers.forEach((value, name) => res.setHeader(name, value));
   if (!answer.body) return void res.end();
+  if (!answer.headers.get("content-type")?.startsWith("text/event-stream")) {
+    const bytes = Buffer.from(await answer.arrayBuffer());
+    res.setHeader("content-length", String(bytes.length));
+    return void res.end(bytes);
+  }
   await new Promise<void>((resolve, reject) => {
     Readable.fromWeb(answer.body as WebReadableStream<Uint8Array>)
       .on("error", reject)

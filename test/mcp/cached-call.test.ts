@@ -2,6 +2,7 @@ import { request } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 import { json } from "../helpers/json.js";
+import { ENVELOPE, MODERN, modernHeaders } from "../helpers/mcp.js";
 
 const MCP_HEADERS = { "content-type": "application/json", accept: "application/json, text/event-stream" };
 
@@ -146,6 +147,46 @@ describe("MCP cached calls answered without the SDK server (mcp/cached-call.ts)"
     expect(JSON.parse((await rawPost(`${s.url}/mcp`, Buffer.from(call), false, { "content-type": "application/json; charset=UTF-8" })).body).result._meta).toMatchObject({
       "marketgate/cache": "HIT",
     });
+  });
+
+  it("answers 2026-07-28 cached calls with the bytes the SDK's modern leg sends (resultType, serverInfo), and leaves it the rest", async () => {
+    const args = { id: "cardano", days: 7 };
+    const modern = (id: unknown, meta: Record<string, unknown> = {}, headers: Record<string, string> = {}) =>
+      post(toolCall(id, args, { ...ENVELOPE, ...meta }), { ...modernHeaders("tools/call", "cex_market_history"), ...headers });
+    expect((await json(await modern(1))).result._meta).toMatchObject({ "marketgate/cache": "MISS" });
+    const spy = vi.spyOn(s.service.mcp, "cachedResult");
+    const send = async (id: unknown, meta?: Record<string, unknown>, headers?: Record<string, string>) => {
+      spy.mockClear();
+      const r = await snapshot(await modern(id, meta, headers));
+      return { r, cached: spy.mock.results.some((x) => x.value !== undefined) };
+    };
+    for (const id of [7, "modern ☃"]) {
+      // A `_meta` key of its own sends the call through the SDK's modern leg, which answers the hit.
+      const sdk = await send(id, { "example/trace": "x" });
+      expect(sdk.cached).toBe(false);
+      const fast = await send(id);
+      expect(fast.cached).toBe(true);
+      expect(JSON.parse(fast.r.body).result).toMatchObject({
+        resultType: "complete",
+        _meta: { "marketgate/cache": "HIT", "io.modelcontextprotocol/serverInfo": { name: "marketgate" } },
+      });
+      expect(fast.r).toEqual(sdk.r);
+      expect(Object.keys(fast.r.headers)).toEqual(Object.keys(sdk.r.headers));
+      // Paying `_meta` keys beside the envelope change nothing on a (free) hit.
+      expect((await send(id, { "x402/payment": { x402Version: 2 } })).r).toEqual(fast.r);
+    }
+    // What the modern leg looks at more closely goes to it: a mismatched Mcp-Name, capabilities that fail the
+    // schema, another version in the envelope than the header's.
+    spy.mockClear();
+    expect((await modern(8, {}, { "mcp-name": "cex_market" })).status).toBe(400);
+    expect((await modern(8, { "io.modelcontextprotocol/clientCapabilities": { roots: "no" } })).status).toBe(400);
+    expect((await modern(8, { "io.modelcontextprotocol/protocolVersion": "2025-11-25" })).status).toBe(400);
+    expect(spy.mock.results.some((x) => x.value !== undefined)).toBe(false);
+    // The legacy answer of the same entry is the 2025 shape (no resultType), from the same cache entry.
+    const legacy = await json(await post(toolCall(9, args)));
+    expect(legacy.result.resultType).toBeUndefined();
+    expect(legacy.result._meta).toEqual({ "marketgate/data-source": "simulated", "marketgate/cache": "HIT" });
+    expect(MODERN).toBe("2026-07-28");
   });
 
   it("leaves to the SDK whatever it would answer otherwise (headers, batches, ids, other methods)", async () => {
