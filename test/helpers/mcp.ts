@@ -28,7 +28,8 @@ export interface RawResult {
   _meta?: Record<string, unknown>;
 }
 
-/** The JSON of a result's first content block (the text every result carries). */
+/** The JSON of a result's first content block (the text every result carries), typed loosely like helpers/json.ts. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export function textOf(r: { content: unknown[] }): any {
   return JSON.parse((r.content[0] as { text: string }).text);
 }
@@ -60,6 +61,7 @@ export async function modernCall(
   method: string,
   params: { name?: string; arguments?: unknown; _meta?: Record<string, unknown> },
   headers: Record<string, string> = {},
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a JSON-RPC answer, checked field by field
 ): Promise<{ status: number; headers: Headers; body: any }> {
   const body = { jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: { ...ENVELOPE, ...params._meta } } };
   const res = await fetch(url, { method: "POST", headers: { ...modernHeaders(method, params.name), ...headers }, body: JSON.stringify(body) });
