@@ -66,7 +66,8 @@ export interface CallResult<T> {
 }
 
 /** The arguments of a tool's method: the input is optional when every field is. */
-export type ToolArgs<K extends ToolName> = object extends ToolInput<K> ? [input?: ToolInput<K>, opts?: CallOptions] : [input: ToolInput<K>, opts?: CallOptions];
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- `{}`: an input whose every field is optional accepts it
+export type ToolArgs<K extends ToolName> = {} extends ToolInput<K> ? [input?: ToolInput<K>, opts?: CallOptions] : [input: ToolInput<K>, opts?: CallOptions];
 
 /** One method per registry tool, named as the tool. */
 export type ToolMethods = { [K in ToolName]: (...args: ToolArgs<K>) => Promise<CallResult<ToolOutput<K>>> };
