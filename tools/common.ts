@@ -2,6 +2,7 @@ import { z } from "zod";
 import { assetByIdOrSymbol, type AssetInfo } from "../src/assets/catalogue.js";
 import type { ToolContext } from "../src/core/context.js";
 import { COMPLETENESS, REQUIRE_FIELD } from "../src/core/request-scope.js";
+import { VENUES } from "../src/venues/index.js";
 import { PERP_VENUES } from "../src/venues/perp/types.js";
 
 /** Custom-issue marker that makes the mounts answer 404 UNKNOWN_SYMBOL instead of 400. */
@@ -55,20 +56,11 @@ export function isoNow(ctx: ToolContext): string {
   return new Date(ctx.now()).toISOString();
 }
 
-/** Display names of the perpetual venues, for descriptions; a key without one is shown as it is. */
-const VENUE_NAMES: Readonly<Record<string, string>> = {
-  binance: "Binance",
-  bybit: "Bybit",
-  okx: "OKX",
-  hyperliquid: "Hyperliquid",
-  gate: "Gate",
-  bitget: "Bitget",
-  deribit: "Deribit",
-  aster: "Aster",
-};
+/** Display names of the perpetual venues (their definitions'), for descriptions; a key without one is shown as it is. */
+const VENUE_NAMES: ReadonlyMap<string, string> = new Map(VENUES.map((v) => [v.id, v.name]));
 
 /** `Binance, Bybit and OKX`: the venues' display names as a list in prose. */
 export function venueList(venues: readonly string[] = PERP_VENUES): string {
-  const names = venues.map((v) => VENUE_NAMES[v] ?? v);
+  const names = venues.map((v) => VENUE_NAMES.get(v) ?? v);
   return names.length < 2 ? names.join("") : `${names.slice(0, -1).join(", ")} and ${names.at(-1)}`;
 }

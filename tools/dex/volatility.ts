@@ -98,7 +98,10 @@ async function hourlyCloses(symbol: string, ctx: ToolContext): Promise<TimedClos
 
 /** Funding (8h pct) and long/short ratios of the symbol's perpetuals, for the sentiment block. Failures contribute nothing (see {@link optionalRead}). */
 async function positioning(symbol: string, ctx: ToolContext): Promise<{ funding8hPct: number[]; longShortRatios: number[] }> {
-  const [funding, ls] = await Promise.all([optionalRead(perVenue(ctx, symbol, (c) => c.funding(symbol))), optionalRead(perVenue(ctx, symbol, (c) => c.longShort(symbol)))]);
+  const [funding, ls] = await Promise.all([
+    optionalRead(perVenue(ctx, symbol, (c) => c.funding(symbol))),
+    optionalRead(perVenue(ctx, symbol, (c) => c.longShort(symbol), { needs: "longShort" })),
+  ]);
   return {
     funding8hPct: funding ? funding.answered.map((v) => pct(rate8h(funding.results[v]!.fundingRate, funding.results[v]!.fundingIntervalHours))) : [],
     longShortRatios: ls ? ls.answered.map((v) => ls.results[v]!.lsRatio) : [],

@@ -2,6 +2,8 @@ import { z } from "zod";
 import type { ToolContext } from "../../src/core/context.js";
 import { fanOut, NOT_LISTED, type MissingExchange } from "../../src/core/fanout.js";
 import { AppError } from "../../src/errors.js";
+import { NO_PUBLIC_DATA } from "../../src/venues/define.js";
+import { type Capability, venue } from "../../src/venues/index.js";
 import { PERP_VENUES, type PerpVenue, type PerpVenueClient } from "../../src/venues/perp/types.js";
 export { venueList } from "../common.js";
 
@@ -53,22 +55,24 @@ export async function requireListed(base: string, ctx: ToolContext, venues: read
 }
 
 /**
- * Fans out a per-symbol venue call; venues that do not list the symbol are skipped as `not_listed`.
- * A call may return null for "venue publishes no such data", listed as `no_public_data` (not a failure).
+ * Fans out a per-symbol venue call; venues that do not list the symbol are skipped as `not_listed`. A venue whose
+ * definition lacks `needs` (src/venues/<venue>/index.ts, `capabilities`) is not called and is listed as
+ * `no_public_data`, as is one whose call returns null (not a failure).
  * @throws AppError as {@link fanOut} (partial answers beyond its bound are refused).
  */
 export async function perVenue<T>(
   ctx: ToolContext,
   base: string,
   call: (client: PerpVenueClient) => Promise<T | null>,
-  venues: readonly PerpVenue[] = PERP_VENUES,
+  opts: { venues?: readonly PerpVenue[]; needs?: Capability } = {},
 ): Promise<{ results: Partial<Record<PerpVenue, T>>; answered: PerpVenue[]; missing_exchanges: MissingExchange[] }> {
+  const { venues = PERP_VENUES, needs } = opts;
   const noData: PerpVenue[] = [];
-  const relabel = (list: MissingExchange[]) => list.map((m) => (noData.includes(m.exchange as PerpVenue) ? { ...m, reason: "no_public_data" } : m));
+  const relabel = (list: MissingExchange[]) => list.map((m) => (noData.includes(m.exchange as PerpVenue) ? { ...m, reason: NO_PUBLIC_DATA } : m));
   const out = await fanOut(venues, async (v) => {
     const client = perps(ctx)[v];
     if (!(await client.instrument(base))) return NOT_LISTED;
-    const r = await call(client);
+    const r = needs && !venue(v).capabilities[needs] ? null : await call(client);
     if (r === null) {
       noData.push(v);
       return NOT_LISTED;

@@ -2,15 +2,17 @@ import { z } from "zod";
 import { annualizedPct, fundingDirection, pct, rate8h } from "../../src/analytics/funding.js";
 import { fanOut } from "../../src/core/fanout.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { PERP_VENUES, type FundingSnapshot, type PerpVenue } from "../../src/venues/perp/types.js";
+import { VENUES } from "../../src/venues/index.js";
+import type { FundingSnapshot, PerpVenue } from "../../src/venues/perp/types.js";
 import { isoNow, RequireField } from "../common.js";
 import { iso, MissingExchanges, perps, venueList } from "./common.js";
 import { coverage, Coverage } from "./coverage.js";
 
-/** Venues whose perpetuals are not USDT-margined (Hyperliquid: USDC; Deribit: USD inverse and USDC): not scanned. */
-const NOT_USDT: ReadonlySet<string> = new Set(["hyperliquid", "deribit"]);
-/** Venues scanned for extremes: every USDT-margined perpetual venue (docs/methods/perpetuals.md). */
-const SCANNED: readonly PerpVenue[] = PERP_VENUES.filter((v) => !NOT_USDT.has(v));
+/**
+ * Venues scanned for extremes: every USDT-margined perpetual venue (`instruments.margin` of its definition;
+ * docs/methods/perpetuals.md). Hyperliquid's (USDC) and Deribit's (USD inverse and USDC) are not scanned.
+ */
+const SCANNED: readonly PerpVenue[] = VENUES.filter((v) => v.instruments.margin === "USDT").map((v) => v.id);
 
 /**
  * Default `threshold`, pct per 8 h: 0.05, five times the neutral rate (Binance's 0.01% interest component). On the

@@ -17,10 +17,10 @@ import type { LiquidationDay } from "../../src/analytics/cascade-features.js";
 import type { ToolContext } from "../../src/core/context.js";
 import { optionalRead, type MissingExchange } from "../../src/core/fanout.js";
 import { AppError } from "../../src/errors.js";
-import { LIQUIDATION_HISTORY_VENUES } from "../../src/ingestion/store/liquidation-history.js";
 import { HOUR_MS } from "../../src/lib/time.js";
 import { defineTool } from "../../src/registry/tool.js";
-import { PERP_VENUES, type Candle, type MarginTier, type OpenInterestPoint, type PerpVenue } from "../../src/venues/perp/types.js";
+import { VENUES, venuesWith } from "../../src/venues/index.js";
+import { type Candle, type MarginTier, type OpenInterestPoint, type PerpVenue } from "../../src/venues/perp/types.js";
 import { isoNow, RequireField, sourceLabel, Timestamp } from "../common.js";
 import { MissingExchanges, perps, perVenue, PerpSymbol, requireListed, venueList } from "./common.js";
 import { coverage, Coverage, listedButUnread, oiSharePct, rememberOi } from "./coverage.js";
@@ -31,15 +31,15 @@ const CANDLE_VENUES: readonly PerpVenue[] = ["binance", "okx"];
 const RATIO_VENUES: readonly PerpVenue[] = ["binance", "bybit"];
 /** Venues with an open-interest history (Binance `openInterestHist`, hourly, 30 days). */
 const OI_HISTORY_VENUES: readonly PerpVenue[] = ["binance"];
-/** Liquidation feeds that carry every symbol (Binance `!forceOrder@arr`, OKX, Gate `!all`, Aster `!forceOrder@arr`). */
-const ALL_SYMBOL_LIQUIDATION_FEEDS: ReadonlySet<string> = new Set(["binance", "okx", "gate", "aster"]);
 /**
- * Liquidation feeds that carry only the symbols the service subscribed to (Bybit `allLiquidation.<symbol>`, Deribit
- * trades flagged as liquidations). Hyperliquid and Bitget feeds carry no liquidations (docs/methods/venues/bitget.md).
+ * Liquidation feeds that carry only the symbols the service subscribed to (`per_symbol` in the venue's definition: Bybit
+ * `allLiquidation.<symbol>`, Deribit trades flagged as liquidations); the others carry every symbol.
  */
-const PER_SYMBOL_LIQUIDATION_FEEDS: ReadonlySet<string> = new Set(["bybit", "deribit"]);
-/** Venues whose liquidation feeds the stream store records. */
-const LIQUIDATION_VENUES: readonly PerpVenue[] = PERP_VENUES.filter((v) => ALL_SYMBOL_LIQUIDATION_FEEDS.has(v) || PER_SYMBOL_LIQUIDATION_FEEDS.has(v));
+const PER_SYMBOL_LIQUIDATION_FEEDS: ReadonlySet<string> = new Set(VENUES.filter((v) => v.liquidationFeed.kind === "per_symbol").map((v) => v.id));
+/** Venues whose liquidation feeds the stream store records (a feed in their definition). */
+const LIQUIDATION_VENUES: readonly PerpVenue[] = venuesWith("liquidations");
+/** Venues whose feeds are the liquidation history of the cascade-risk forecast (`liquidationFeed.history`: Binance, OKX). */
+const LIQUIDATION_HISTORY_VENUES: readonly PerpVenue[] = VENUES.filter((v) => v.liquidationFeed.history).map((v) => v.id);
 /** Look-back of the realised-liquidation feedback, hours (shorter when the feeds have been up less long, none under 1 h). */
 const FEEDBACK_HOURS = 6;
 
@@ -102,7 +102,7 @@ export async function heatmapMarket(ctx: ToolContext, symbol: string): Promise<H
  */
 async function tierTables(ctx: ToolContext, symbol: string): Promise<{ tables: MarginTier[][]; venues: PerpVenue[] }> {
   const got = await Promise.all(
-    PERP_VENUES.filter((v) => perps(ctx)[v].marginTiers).map(async (v) => {
+    venuesWith("marginTiers").map(async (v) => {
       const c = perps(ctx)[v];
       if (!c.marginTiers || !(await optionalRead(c.instrument(symbol)))) return undefined;
       const t = await optionalRead(c.marginTiers(symbol));
@@ -198,9 +198,9 @@ function liquidationHistory(ctx: ToolContext, symbol: string, market: HeatmapMar
   const ingestion = ctx.ingestion;
   if (!ingestion || !(market.openInterestUsd > 0)) return null;
   const states = new Map(ingestion.states().map((s) => [s.venue as string, s]));
-  const venues = LIQUIDATION_HISTORY_VENUES.filter((v) => (market.oiByVenue[v as PerpVenue] ?? 0) > 0).map((v) => {
+  const venues = LIQUIDATION_HISTORY_VENUES.filter((v) => (market.oiByVenue[v] ?? 0) > 0).map((v) => {
     const st = states.get(v);
-    return { venue: v, oiShare: market.oiByVenue[v as PerpVenue]! / market.openInterestUsd, connectedSince: st?.connected ? st.connectedSince : null };
+    return { venue: v, oiShare: market.oiByVenue[v]! / market.openInterestUsd, connectedSince: st?.connected ? st.connectedSince : null };
   });
   const days = ingestion.liquidations.history.days(symbol, venues, ctx.now());
   if (!days.length) return null;

@@ -29,7 +29,7 @@ export const longShort = defineTool({
   }),
   checkBeforePayment: ({ symbol }, ctx) => requireListed(symbol, ctx),
   async handler({ symbol }, ctx) {
-    const { results, answered, missing_exchanges } = await perVenue(ctx, symbol, (c) => c.longShort(symbol));
+    const { results, answered, missing_exchanges } = await perVenue(ctx, symbol, (c) => c.longShort(symbol), { needs: "longShort" });
     const exchanges: Record<string, { long_ratio: number; short_ratio: number; ls_ratio: number; source: string; period: string; as_of: string }> = {};
     for (const v of answered) {
       const r = results[v]!;

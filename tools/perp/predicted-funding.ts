@@ -4,7 +4,8 @@ import { optionalRead } from "../../src/core/fanout.js";
 import { AppError } from "../../src/errors.js";
 import { defineTool } from "../../src/registry/tool.js";
 import { isoNow, RequireField, Timestamp } from "../common.js";
-import { PERP_VENUES, type PredictedFunding } from "../../src/venues/perp/types.js";
+import { venuesWith } from "../../src/venues/index.js";
+import type { PredictedFunding } from "../../src/venues/perp/types.js";
 import { iso, perps, PerpSymbol, requireListed } from "./common.js";
 import { coverage, Coverage } from "./coverage.js";
 
@@ -58,7 +59,7 @@ export const predictedFunding = defineTool({
   async handler({ symbol }, ctx) {
     const binance = perps(ctx).binance;
     const listed = await optionalRead(binance.instrument(symbol));
-    const own = PERP_VENUES.filter((v) => perps(ctx)[v].predictedFunding);
+    const own = venuesWith("predictedFunding");
     const [snap, history, hl, published] = await Promise.all([
       listed ? optionalRead(binance.funding(symbol)) : undefined,
       listed ? optionalRead(binance.fundingHistory(symbol, 10)).then((h) => h ?? []) : [],

@@ -2,23 +2,15 @@ import { z } from "zod";
 import { defineTool } from "../../src/registry/tool.js";
 import { formatLiquidation } from "../../src/ingestion/store/liquidation-store.js";
 import { STREAM_VENUES } from "../../src/ingestion/types.js";
+import { VENUES, venuesWith } from "../../src/venues/index.js";
 import { isoNow, Timestamp, venueList } from "../common.js";
 import { CursorParam, page, PageFields, pager } from "../paging.js";
 import { ingestion, LiquidationEvent } from "./common.js";
 
-/** How complete each venue's public liquidation feed is (docs/methods/streams.md, "Recent liquidations"). */
-const FEEDS: Readonly<Record<string, string>> = {
-  binance: "!forceOrder@arr: a snapshot of at most one liquidation per symbol per second, so bursts are undercounted",
-  bybit: "allLiquidation.{symbol}: every liquidation, in 500 ms batches, for the streamed symbols only",
-  okx: "liquidation-orders: every SWAP liquidation",
-  hyperliquid: "no public liquidation feed",
-  gate: "futures.public_liquidates (!all): every liquidation of every USDT contract",
-  bitget: "no public liquidation feed read (the v2 public websocket has none; the UTA v3 liquidation topic only samples the largest per symbol per second)",
-  deribit: "trades.{instrument}.raw: trades flagged as liquidations, for the streamed perpetuals only",
-  aster: "!forceOrder@arr: a snapshot of at most one liquidation per symbol per second, as Binance's",
-};
+/** How complete each venue's public liquidation feed is (its definition's `liquidationFeed`; docs/methods/streams.md, "Recent liquidations"). */
+const FEEDS: ReadonlyMap<string, string> = new Map(VENUES.map((v) => [v.id, v.liquidationFeed.description]));
 /** Venues whose feeds carry liquidations. */
-const LIQUIDATION_FEEDS = STREAM_VENUES.filter((v) => !FEEDS[v]?.startsWith("no public"));
+const LIQUIDATION_FEEDS = venuesWith("liquidations");
 
 /** Most events one MCP answer carries (about 200 characters each; docs/mcp.md, "Result sizes"). */
 const MCP_MAX_EVENTS = 250;
@@ -40,7 +32,7 @@ export const liquidationRecent = defineTool({
   cacheTtlSec: 15,
   tags: ["streams"],
   summary: `Recent forced liquidations on ${venueList(LIQUIDATION_FEEDS)}, newest first, with 1h and 24h statistics`,
-  description: `From the venues' public liquidation feeds (${LIQUIDATION_FEEDS.map((v) => `${v}: ${FEEDS[v]}`).join("; ")}). side long = a long position was liquidated as price fell; short = a short was liquidated as price rose. The buffer holds 24 hours and at most 1,000 events (persisted across restarts); stats cover the buffer, and capped says when the 1,000-event cap dropped events from the last 24h. coverage states how complete each venue's feed is and whether it is connected. Pages: truncated says more events match; send next_cursor as cursor for the next (older) page. Over MCP limit is at most ${MCP_MAX_EVENTS}.`,
+  description: `From the venues' public liquidation feeds (${LIQUIDATION_FEEDS.map((v) => `${v}: ${FEEDS.get(v)}`).join("; ")}). side long = a long position was liquidated as price fell; short = a short was liquidated as price rose. The buffer holds 24 hours and at most 1,000 events (persisted across restarts); stats cover the buffer, and capped says when the 1,000-event cap dropped events from the last 24h. coverage states how complete each venue's feed is and whether it is connected. Pages: truncated says more events match; send next_cursor as cursor for the next (older) page. Over MCP limit is at most ${MCP_MAX_EVENTS}.`,
   mcpNote: `At most ${MCP_MAX_EVENTS} events per call; when truncated, call again with cursor = next_cursor for older events`,
   mcpMaxima: { limit: MCP_MAX_EVENTS },
   example: { limit: 20 },
@@ -80,7 +72,7 @@ export const liquidationRecent = defineTool({
       truncated,
       next_cursor,
       stats: m.liquidations.stats(ctx.now()),
-      coverage: Object.fromEntries(STREAM_VENUES.map((v) => [v, { feed: FEEDS[v] ?? "no public liquidation feed", connected: states.get(v) ?? false }])),
+      coverage: Object.fromEntries(STREAM_VENUES.map((v) => [v, { feed: FEEDS.get(v) ?? "no public liquidation feed", connected: states.get(v) ?? false }])),
       timestamp: isoNow(ctx),
     };
   },
