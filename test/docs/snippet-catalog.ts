@@ -19,6 +19,9 @@ export type CatalogEntry = { file: string; has: string } & (
   | { run: "pinned"; sha: string; why: string }
 );
 
+/** Why the host configurations of docs/mcp.md are not run here. */
+const HOST_CONFIG = "a host configuration of marketgate connect (the published package name); test/docs/host-configs.test.ts launches it as its host would";
+
 export const CATALOG: CatalogEntry[] = [
   // First: it probes every listed resource unpaid, which must answer 402 (not a cache hit a snippet paid for).
   { file: "docs/discovery.md", has: "npm run discovery-check", run: "sh" },
@@ -67,6 +70,15 @@ export const CATALOG: CatalogEntry[] = [
   { file: "docs/mcp.md", has: '"--prefix", "/path/to/marketgate"', run: "mcp-config" },
   { file: "docs/mcp.md", has: '{ "mcpServers": { "marketgate": { "url": "http://127.0.0.1:4021/mcp" } } }', run: "mcp-config" },
   { file: "docs/mcp.md", has: "--package=/path/to/marketgate-0.1.0.tgz", run: "mcp-config" },
+  // docs/mcp.md "Connect from a host": `npx -y marketgate connect` (the published name) and remote configurations
+  // with a session token; test/docs/host-configs.test.ts launches each as its host would.
+  { file: "docs/mcp.md", has: "--transport stdio --env X402_PRIVATE_KEY", run: "pinned", sha: "e854eb783a8d", why: HOST_CONFIG },
+  { file: "docs/mcp.md", has: "claude mcp add --transport http", run: "pinned", sha: "17cbc29c45e6", why: HOST_CONFIG },
+  { file: "docs/mcp.md", has: '"--max-usd-per-day", "2"', run: "pinned", sha: "d2749de3841e", why: HOST_CONFIG },
+  { file: "docs/mcp.md", has: 'mcp"],\n      "env": { "X402_PRIVATE_KEY": "0xYOUR_KEY" }', run: "pinned", sha: "6944acd35ba1", why: HOST_CONFIG },
+  { file: "docs/mcp.md", has: '"mcpServers": {\n    "marketgate": {\n      "url": "https://data.example.com/mcp"', run: "pinned", sha: "dc9e89f58a78", why: HOST_CONFIG },
+  { file: "docs/mcp.md", has: '"id": "x402-key"', run: "pinned", sha: "a95ffe492bd5", why: HOST_CONFIG },
+  { file: "docs/mcp.md", has: '"type": "http"', run: "pinned", sha: "c3457f4e0c8c", why: HOST_CONFIG },
   // After docs/credits.md: payer #3 has credits.
   { file: "docs/mcp.md", has: "marketgate://liquidations/ETH", run: "ts", payer: 3, until: /remaining_usd/ },
   { file: "docs/methods/coverage.md", has: '"exchanges_used"', run: "pinned", sha: "5c236e74a7e3", why: "fields of an answer, not input" },
