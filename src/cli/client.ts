@@ -1,11 +1,7 @@
 import { parseArgs } from "node:util";
-import { ExactEvmScheme } from "@x402/evm/exact/client";
-import { decodePaymentResponseHeader, wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { formatUnits } from "viem";
-import { privateKeyToAccount } from "viem/accounts";
-import { siwxHeader, solanaSiwxHeader } from "../payments/credits/client.js";
-import { SOLANA_MAINNET_CAIP2 } from "@x402/svm";
-import { solanaScheme, solanaSigner } from "./solana-payer.js";
+import { createClient, SpendCapError, type RawResponse } from "../client/index.js";
+import { solanaSigner } from "./solana-payer.js";
 
 /*
  * The client commands of the `marketgate` CLI, for people and scripts:
@@ -13,9 +9,10 @@ import { solanaScheme, solanaSigner } from "./solana-payer.js";
  *   marketgate call <path> [--data JSON] [--method M] [--credits [--session TOKEN]] [--max-usd N] [--network base|solana]
  *   marketgate quote <path> [--data JSON] [--method M]
  *
- * `call` pays with the key in X402_PRIVATE_KEY through the official x402 client (`@x402/fetch`) (with
- * `--network solana`: the key in SOLANA_PRIVATE_KEY, official `@x402/svm` scheme, over SOLANA_RPC_URL), or from
- * prepaid credits with a one-round-trip Sign-In-With-X proof (`--credits`). The answer goes to stdout (JSON
+ * `call` goes through the typed client (`marketgate/client`, src/client: the official x402 client underneath): it
+ * pays with the key in X402_PRIVATE_KEY (with `--network solana`: the key in SOLANA_PRIVATE_KEY, official
+ * `@x402/svm` scheme, over SOLANA_RPC_URL) within a cap of $1 a payment (`--max-usd`), or from prepaid credits
+ * with a one-round-trip Sign-In-With-X proof (`--credits`). The answer goes to stdout (JSON
  * pretty-printed), what it cost to stderr, so that `marketgate call … | jq` works. The base URL is
  * MARKETGATE_URL (default http://localhost:4021).
  */
@@ -83,15 +80,19 @@ function privateKey(env: CliIo["env"]): `0x${string}` | undefined {
   return key as `0x${string}`;
 }
 
-/** Prints a response body: JSON pretty-printed, anything else as is. */
-async function printBody(res: Response, io: CliIo): Promise<unknown> {
+/** Prints a response body: JSON pretty-printed, text as is. */
+function printBody(body: unknown, io: CliIo): void {
+  if (body === undefined) return;
+  if (typeof body === "string") io.stdout(body.endsWith("\n") ? body : `${body}\n`);
+  else io.stdout(`${JSON.stringify(body, null, 2)}\n`);
+}
+
+/** Reads a response body: parsed JSON, or the text when it is not JSON. */
+async function readBody(res: Response): Promise<unknown> {
   const text = await res.text();
   try {
-    const json: unknown = JSON.parse(text);
-    io.stdout(`${JSON.stringify(json, null, 2)}\n`);
-    return json;
+    return JSON.parse(text) as unknown;
   } catch {
-    io.stdout(text.endsWith("\n") || !text ? text : `${text}\n`);
     return text;
   }
 }
@@ -100,8 +101,8 @@ async function printBody(res: Response, io: CliIo): Promise<unknown> {
 const usdc = (atomic: string | bigint) => formatUnits(BigInt(atomic), 6);
 
 /** The price a 402 asks, from its `PAYMENT-REQUIRED` header (x402 v2), if readable. */
-function askedPrice(res: Response): string | undefined {
-  const header = res.headers.get("payment-required");
+function askedPrice(headers: Headers): string | undefined {
+  const header = headers.get("payment-required");
   if (!header) return undefined;
   try {
     const required = JSON.parse(Buffer.from(header, "base64").toString("utf8")) as { accepts?: Array<{ amount?: string; network?: string }> };
@@ -118,7 +119,7 @@ function askedPrice(res: Response): string | undefined {
  */
 export const TOP_UP_COMMAND = `marketgate call /api/v1/credits --data '{"amount_usd":"5"}' --max-usd 5`;
 
-/** `marketgate call`: calls an endpoint, paying when asked, and tells what it cost. */
+/** `marketgate call`: calls an endpoint through the typed client (src/client), paying when asked, and tells what it cost. */
 async function call(argv: string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -140,61 +141,48 @@ async function call(argv: string[], io: CliIo): Promise<number> {
   const maxUsd = values["max-usd"];
   if (maxUsd !== undefined && !/^\d+(\.\d+)?$/.test(maxUsd)) throw new UsageError("--max-usd takes a decimal amount, e.g. 5");
   const key = privateKey(io.env);
-  const headers: Record<string, string> = t.body === undefined ? {} : { "content-type": "application/json" };
-  const init = { method: t.method, headers, body: t.body };
-
-  if (values.credits) {
-    if (values.session) headers["X-Credits-Session"] = values.session;
-    else if (onSolana && sol) headers["SIGN-IN-WITH-X"] = await solanaSiwxHeader(sol, t.url);
-    else if (!onSolana && key) headers["SIGN-IN-WITH-X"] = await siwxHeader(key, t.url);
-    else throw new UsageError(`--credits signs with ${onSolana ? "SOLANA_PRIVATE_KEY" : "X402_PRIVATE_KEY"} (or pass --session TOKEN): set it`);
-    const res = await fetch(t.url, init);
-    const body = await printBody(res, io);
-    const remaining = res.headers.get("x-credits-remaining");
-    const lines = [`${t.method} ${t.path} -> ${res.status}`];
-    if (res.headers.get("x-cache") === "HIT") lines.push("cost: free (cache hit)");
-    else if (remaining !== null) lines.push(`cost: paid from credits (Sign-In-With-X, no chain transaction); remaining ${remaining} USD`);
-    else if (res.status === 402) lines.push(`not paid: ${errorOf(body) ?? "the credits were refused"}; top up with: ${TOP_UP_COMMAND}`);
-    else lines.push(res.ok ? "cost: free" : "cost: nothing (errors are not charged)");
-    const session = res.headers.get("x-credits-session");
-    if (session) lines.push(`X-Credits-Session: ${session}  (reuse it with --credits --session <token> until it expires)`);
-    io.stderr(`${lines.join("\n")}\n`);
-    return res.ok ? 0 : 1;
-  }
-
-  let paid: { amount: string; network: string } | undefined;
-  let doFetch: typeof fetch = fetch;
+  if (values.credits && !values.session && !(onSolana ? sol : key))
+    throw new UsageError(`--credits signs with ${onSolana ? "SOLANA_PRIVATE_KEY" : "X402_PRIVATE_KEY"} (or pass --session TOKEN): set it`);
   const payer = onSolana ? sol : key;
-  if (payer) {
-    const client = sol
-      ? new x402Client().register(SOLANA_MAINNET_CAIP2, solanaScheme(sol, io.env))
-      : new x402Client().register("eip155:*", new ExactEvmScheme(privateKeyToAccount(key!)));
-    // The official client refuses payments above $1 unless told otherwise (top-ups are larger).
-    if (maxUsd !== undefined) client.setSpendControls({ maxAmountPerPayment: `$${maxUsd}` });
-    client.onAfterPaymentCreation(async (ctx) => {
-      paid = { amount: ctx.selectedRequirements.amount, network: ctx.selectedRequirements.network };
-    });
-    doFetch = wrapFetchWithPayment(fetch, client);
+  // The client's default cap of $1 a payment, as the official x402 client's (a larger top-up needs --max-usd).
+  const client = createClient({
+    url: new URL(t.url).origin,
+    pay: values.credits ? "credits" : "x402",
+    network: onSolana ? "solana" : "base",
+    wallet: { evmPrivateKey: key, solanaSecretKey: sol, solanaRpcUrl: io.env.SOLANA_RPC_URL?.trim() || undefined },
+    maxUsdPerCall: maxUsd ?? "1",
+    creditsSession: values.session,
+  });
+  let res: RawResponse;
+  try {
+    res = await client.request(t.method, t.path, { body: t.body });
+  } catch (err) {
+    if (err instanceof SpendCapError) {
+      io.stderr(`${t.method} ${t.path}: not paid: ${err.message}; raise the cap with --max-usd ${err.details.priceUsd}\n`);
+      return 1;
+    }
+    throw err;
   }
-  const res = await doFetch(t.url, init);
-  const body = await printBody(res, io);
+  printBody(res.body, io);
   const lines = [`${t.method} ${t.path} -> ${res.status}`];
-  const receipt = res.headers.get("payment-response");
-  if (res.headers.get("x-cache") === "HIT") lines.push("cost: free (cache hit)");
-  else if (receipt && paid) {
-    const settled = decodePaymentResponseHeader(receipt);
-    lines.push(`cost: ${usdc(settled.amount ?? paid.amount)} USDC (x402 on ${settled.network}, tx ${settled.transaction})`);
-  } else if (res.status === 402) {
-    const asked = askedPrice(res);
-    const reason = errorOf(body) ? ` (${errorOf(body)})` : "";
+  const { cost } = res;
+  if (res.cacheHit) lines.push("cost: free (cache hit)");
+  else if (cost.method === "credits") lines.push(`cost: paid from credits (Sign-In-With-X, no chain transaction); remaining ${cost.creditsRemainingUsd} USD`);
+  else if (cost.method === "x402") lines.push(`cost: ${cost.usd} USDC (x402 on ${cost.network}, tx ${cost.transaction})`);
+  else if (res.status === 402 && values.credits) lines.push(`not paid: ${errorOf(res.body) ?? "the credits were refused"}; top up with: ${TOP_UP_COMMAND}`);
+  else if (res.status === 402) {
+    const asked = askedPrice(res.headers);
+    const reason = errorOf(res.body) ? ` (${errorOf(res.body)})` : "";
     lines.push(
       payer
         ? `not paid${reason}: the payment was refused`
         : `payment required${asked ? `: ${asked}` : ""}; set ${onSolana ? "SOLANA_PRIVATE_KEY" : "X402_PRIVATE_KEY"} to pay, or see: marketgate quote ${t.path}`,
     );
-  } else lines.push(res.ok ? "cost: free" : "cost: nothing (errors are not charged)");
+  } else lines.push(res.status < 400 ? "cost: free" : "cost: nothing (errors are not charged)");
+  const session = values.credits ? res.headers.get("x-credits-session") : null;
+  if (session) lines.push(`X-Credits-Session: ${session}  (reuse it with --credits --session <token> until it expires)`);
   io.stderr(`${lines.join("\n")}\n`);
-  return res.ok ? 0 : 1;
+  return res.status < 400 ? 0 : 1;
 }
 
 /** The reason of a refusal: a 402's `error` string, or an error body's `error.message`. */
@@ -212,13 +200,14 @@ async function quote(argv: string[], io: CliIo): Promise<number> {
   const q = new URLSearchParams({ path: t.path, method: t.method });
   if (t.body !== undefined) q.set("body", t.body);
   const res = await fetch(`${new URL(t.url).origin}/api/v1/quote?${q}`);
-  const body = (await printBody(res, io)) as {
+  const body = (await readBody(res)) as {
     tool?: string;
     price_usd?: string;
     charged?: boolean;
     reason?: string;
     x402?: { payment_required?: { accepts?: Array<{ amount: string; network: string; payTo: string }> } };
   };
+  printBody(body, io);
   if (!res.ok) {
     io.stderr(`quote of ${t.method} ${t.path} -> ${res.status}\n`);
     return 1;
