@@ -189,8 +189,8 @@ describe("hardening: payments, body parsing, URL length, metrics, MCP arguments"
       const r = await call(params);
       expect(r.error?.code, JSON.stringify(r)).toBe(-32602);
     }
-    // Not even a JSON-RPC request: the transport's parse error, still not an internal error.
-    expect((await call(null)).error?.code).toBe(-32700);
+    // Not even a JSON-RPC request (params null): the SDK v2's invalid request, still not an internal error.
+    expect((await call(null)).error?.code).toBe(-32600);
     const r = await call({ name: "test_counter", arguments: { label: 5 } });
     expect(r.result?.isError).toBe(true);
     expect(JSON.parse(r.result.content[0].text).error.code).toBe("BAD_REQUEST");

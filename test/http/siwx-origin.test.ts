@@ -158,7 +158,9 @@ describe("SIWX origin is configuration: a proof signed for another site spends n
       expect(JSON.parse(resultText(paid)).error).toMatch(/^invalid_siwx_domain/);
       const me = await client.callTool({ name: "credits_get", arguments: {}, _meta: { "x402/sign-in-with-x": await other.proofFrom(payer(i).privateKey, "/mcp") } });
       expect(me.isError).toBe(true);
-      expect(me.structuredContent).toBeUndefined();
+      // The 402's PaymentRequired (structuredContent and text, x402 MCP transport), never the account.
+      expect(me.structuredContent).toEqual(JSON.parse(resultText(me)));
+      expect(me.structuredContent).not.toHaveProperty("balance_usd");
       expect(state.runs).toBe(runs);
 
       const mine = await client.callTool({
