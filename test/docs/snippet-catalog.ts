@@ -44,10 +44,13 @@ export const CATALOG: CatalogEntry[] = [
   // Twice: a second run within the cache TTL is a free hit, which the snippet must handle.
   { file: "README.md", has: "const payFetch = wrapFetchWithPayment", run: "ts", payer: 1, times: 2 },
   { file: "README.md", has: "wrapFetchWithSIWx(fetch, account)", run: "ts", payer: 1, after: "const payFetch = wrapFetchWithPayment" },
+  // Twice: the second run is a cache hit, which the snippet prints as free.
+  { file: "README.md", has: "client.tools.open_interest", run: "ts", payer: 1, times: 2 },
   { file: "README.md", has: "bin/marketgate.ts quote /futures/basis/SOL", run: "sh", payer: 1 },
   { file: "README.md", has: '"url": "http://127.0.0.1:4021/mcp"', run: "mcp-config" },
   { file: "README.md", has: "PUBLIC_URL=https://data.example.com FACILITATOR=", run: "pinned", sha: "78b30b732f50", why: "a deployment: your facilitator, live venues" },
 
+  { file: "docs/client.md", has: 'client.topUp("1"', run: "ts", payer: 6 },
   {
     file: "docs/adding-a-tool.md",
     has: "export const openInterest = defineTool",
