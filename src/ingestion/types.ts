@@ -10,11 +10,15 @@
  *   `o.S` SELL → long; Bybit allLiquidation `S` Buy → long (position side); OKX `posSide`, else the order
  *   side (sell → long).
  */
+import { PERP_VENUES, type PerpVenue } from "../venues/perp/types.js";
 
-/** Venues with trade streams (exchange keys of the CVD endpoints). */
-export const STREAM_VENUES = ["binance", "bybit", "okx", "hyperliquid", "gate", "bitget", "deribit", "aster"] as const;
+/**
+ * Venues with trade streams (exchange keys of the CVD endpoints): every perpetual venue (a venue definition must have a
+ * feed: src/venues/validate.ts), so the ids of src/venues/perp/types.ts, the layers below the venues' key.
+ */
+export const STREAM_VENUES: readonly PerpVenue[] = PERP_VENUES;
 /** A stream venue key. */
-export type StreamVenue = (typeof STREAM_VENUES)[number];
+export type StreamVenue = PerpVenue;
 
 /** One taker trade. */
 export interface Trade {

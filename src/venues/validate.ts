@@ -1,3 +1,5 @@
+import { LIQUIDATION_HISTORY_VENUES } from "../ingestion/store/liquidation-history.js";
+import { VENUE_ID_ORDER } from "../ingestion/store/trade-ledger.js";
 import { CAPABILITIES, CAPABILITY_METHOD, type PerpVenueDefinition } from "./define.js";
 import type { PerpVenueClient } from "./perp/types.js";
 
@@ -24,6 +26,19 @@ function capabilityProblems(v: PerpVenueDefinition): string[] {
   if (feed.history && feed.kind !== "all_symbols") problems.push(`${v.id}: only an all_symbols liquidation feed can be the liquidation history`);
   if (!feed.description.trim()) problems.push(`${v.id}: liquidationFeed.description is empty`);
   if ((v.marginTierSource !== null) !== v.capabilities.marginTiers) problems.push(`${v.id}: marginTierSource and capabilities.marginTiers disagree`);
+  return problems;
+}
+
+/**
+ * The two facts the stores below the venues keep their own copy of, as they cannot import the venues (the venues' feeds
+ * build on src/ingestion): the trade-id order (src/ingestion/store/trade-ledger.ts) and the liquidation-history venues
+ * (src/ingestion/store/liquidation-history.ts). They must agree with the definition.
+ */
+function storeProblems(v: PerpVenueDefinition): string[] {
+  const problems: string[] = [];
+  if ((VENUE_ID_ORDER as Readonly<Record<string, string>>)[v.id] !== v.tradeIds) problems.push(`${v.id}: tradeIds ${v.tradeIds} disagrees with VENUE_ID_ORDER`);
+  if (LIQUIDATION_HISTORY_VENUES.includes(v.id) !== (v.liquidationFeed.history ?? false))
+    problems.push(`${v.id}: liquidationFeed.history disagrees with LIQUIDATION_HISTORY_VENUES`);
   return problems;
 }
 
@@ -59,7 +74,7 @@ export function validateVenues(venues: readonly PerpVenueDefinition[], ids: read
     if (!v.endpoints.ws) problems.push(`${v.id}: endpoints.ws missing (every perpetual venue has a trade feed)`);
     if (!v.endpoints.backfill) problems.push(`${v.id}: endpoints.backfill missing (the REST trade backfill's budget)`);
     else if (!(v.endpoints.backfill.rest in v.endpoints.rest)) problems.push(`${v.id}: endpoints.backfill.rest names no REST base`);
-    problems.push(...capabilityProblems(v), ...checkProblems(v));
+    problems.push(...capabilityProblems(v), ...checkProblems(v), ...storeProblems(v));
   }
   const order = venues.map((v) => v.id).join(",");
   if (order !== ids.join(",")) problems.push(`VENUES (${order}) must list the ids of PERP_VENUES (${ids.join(",")}) in the same order`);

@@ -64,7 +64,7 @@ describe("VENUES", () => {
     const noFeed = withEdit("okx", (v) => ({ ...v, liquidationFeed: { ...v.liquidationFeed, kind: "none" } }));
     expect(problems(noFeed)).toContain("okx: capabilities.liquidations disagrees with liquidationFeed.kind none");
     const history = withEdit("bybit", (v) => ({ ...v, liquidationFeed: { ...v.liquidationFeed, history: true } }));
-    expect(problems(history)).toEqual(["bybit: only an all_symbols liquidation feed can be the liquidation history"]);
+    expect(problems(history)).toContain("bybit: only an all_symbols liquidation feed can be the liquidation history");
   });
 
   it("fails doctor checks whose prerequisite is not an earlier check, and a venue without a feed", () => {
@@ -72,6 +72,13 @@ describe("VENUES", () => {
     expect(problems(late)).toContain("okx: the first doctor check (the instrument list) needs nothing");
     const noWs = withEdit("deribit", (v) => ({ ...v, endpoints: { rest: v.endpoints.rest, backfill: v.endpoints.backfill } }));
     expect(problems(noWs)).toEqual(["deribit: endpoints.ws missing (every perpetual venue has a trade feed)"]);
+  });
+
+  it("fails a trade-id order or liquidation history that disagrees with the stores' copy", () => {
+    const order = withEdit("binance", (v) => ({ ...v, tradeIds: "unordered" }));
+    expect(problems(order)).toEqual(["binance: tradeIds unordered disagrees with VENUE_ID_ORDER"]);
+    const history = withEdit("gate", (v) => ({ ...v, liquidationFeed: { ...v.liquidationFeed, history: true } }));
+    expect(problems(history)).toEqual(["gate: liquidationFeed.history disagrees with LIQUIDATION_HISTORY_VENUES"]);
   });
 
   it("fails a list whose ids differ from the id list the stores key by", () => {

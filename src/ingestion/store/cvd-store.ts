@@ -108,16 +108,10 @@ export class CvdStore {
   private readonly openIdsMs: number;
   private readonly syms = new Map<string, SymbolState>();
   /** Per venue, per base: nested rather than keyed by `venue|base` so that a lookup builds no string. */
-  private readonly tracks: Readonly<Record<StreamVenue, Map<string, Track>>> = {
-    binance: new Map(),
-    bybit: new Map(),
-    okx: new Map(),
-    gate: new Map(),
-    hyperliquid: new Map(),
-    bitget: new Map(),
-    aster: new Map(),
-    deribit: new Map(),
-  };
+  private readonly tracks: Readonly<Record<StreamVenue, Map<string, Track>>> = Object.fromEntries(STREAM_VENUES.map((v) => [v, new Map()])) as Record<
+    StreamVenue,
+    Map<string, Track>
+  >;
   /** The sequence number of a one-trade group of {@link add}, as the array {@link addSequenced} takes. */
   private readonly oneSeq: number[] = [0];
   private readonly dirty = new Set<StoredBucket>();
