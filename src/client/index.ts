@@ -28,3 +28,5 @@ export type { Network, Wallet } from "./payers.js";
 export type { StreamRoute, ToolRoute } from "./routes.js";
 export { STREAM_ROUTES, TOOL_ROUTES, type ControlEventTypes, type LooseInput, type LooseOutput, type StreamEventTypes, type ToolTypes } from "./tools.generated.js";
 export { microsToUsd, usdToMicros } from "./budget.js";
+// The x402 MCP client (pays `_meta["x402/payment"]`, reads `x402/payment-response`), until an official package exists.
+export * from "./mcp.js";
