@@ -96,6 +96,8 @@ export class CallPayer {
   private session: string | undefined;
   /** The balance was found empty and no top-up was made: skip credits until a top-up (auto mode). */
   private creditsEmpty = false;
+  /** The top-up in flight, if any. */
+  private toppingUp: Promise<{ ok: true; topUp: NonNullable<CallCost["top_up"]> } | { ok: false; reason: string }> | undefined;
 
   constructor(private readonly deps: CallPayerDeps) {}
 
@@ -130,9 +132,12 @@ export class CallPayer {
     if (uri) {
       let credits = await this.tryCredits(params, uri);
       if (credits.kind === "unusable" && credits.reason === "empty") {
-        const t = await this.topUp(priced);
+        // Calls at once that all find the balance empty share one top-up; the call that made it reports it.
+        const mine = !this.toppingUp;
+        this.toppingUp ??= this.topUp(priced).finally(() => (this.toppingUp = undefined));
+        const t = await this.toppingUp;
         if (t.ok) {
-          topUp = t.topUp;
+          if (mine) topUp = t.topUp;
           credits = await this.tryCredits(params, uri);
         } else if (this.deps.pay === "credits") {
           await budget.release(priced.priceMicro);

@@ -34,7 +34,8 @@ export function listedPriceUsd(tool: Tool): string | undefined {
  */
 export function bridgedTool(tool: Tool): Tool {
   const price = listedPriceUsd(tool);
-  if (!price || /\bprice\b/i.test(tool.description ?? "")) return tool;
+  // "Price:" as marketgate writes it; the word alone may be the data ("the spot price of…").
+  if (!price || /\bprice:/i.test(tool.description ?? "")) return tool;
   const description = `${tool.description ?? ""}${tool.description ? " " : ""}Price: ${price} USD per call (paid by the bridge within its budget).`;
   return { ...tool, description };
 }

@@ -14,6 +14,7 @@ import { connectMain } from "../../src/bridge/main.js";
 import { Budget } from "../../src/bridge/budget.js";
 import { parseConnectArgs, UsageError } from "../../src/bridge/args.js";
 import { cheapestPayable } from "../../src/bridge/pricing.js";
+import { bridgedTool } from "../../src/bridge/server.js";
 import { SpendStore, SPEND_FILE } from "../../src/bridge/spend-store.js";
 import { paymentRequiredOf, X402McpClient, type ToolCallParams, type ToolResult } from "../../src/client/mcp.js";
 import { PAYMENT_META, PAYMENT_RESPONSE_META } from "../../src/client/mcp-meta.js";
@@ -78,6 +79,21 @@ describe("x402 MCP client (src/client/mcp.ts)", () => {
     const priced = cheapestPayable(pr, (r) => r.network.startsWith("eip155:"));
     expect(priced).toMatchObject({ priceMicro: 30_000, required: { accepts: [{ network: "eip155:8453" }] } });
     expect(cheapestPayable({ ...pr, accepts: [{ ...pr.accepts[0]!, asset: `0x${"22".repeat(20)}` }] }, () => true)).toMatch(/cannot pay/);
+  });
+});
+
+describe("bridged tool listing", () => {
+  const tool = (description: string, price?: string) => ({
+    name: "t",
+    description,
+    inputSchema: { type: "object" as const },
+    ...(price ? { _meta: { "x402/price": { amountUsd: price } } } : {}),
+  });
+
+  it("adds the price to a paid tool's description only when it does not state one", () => {
+    expect(bridgedTool(tool("Spot price. Price: 0.02 USDC per call.", "0.02")).description).toBe("Spot price. Price: 0.02 USDC per call.");
+    expect(bridgedTool(tool("Spot price of a token.", "0.02")).description).toBe("Spot price of a token. Price: 0.02 USD per call (paid by the bridge within its budget).");
+    expect(bridgedTool(tool("Free status.")).description).toBe("Free status.");
   });
 });
 
