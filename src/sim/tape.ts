@@ -22,7 +22,7 @@
  *   day: the base's level (`LIQ_TURNOVER_PRODUCT` ÷ Binance's turnover, calibration.ts) × its liquidation regime (a
  *   smooth day-scale log-normal shared by the base's venues); the move factor is mean-normalised so it bursts without
  *   moving that level. Gate, Bitget, Deribit and Aster are scaled so that their listed symbols together produce
- *   `LIQUIDATIONS_PER_MIN` (calibration.ts) on average (Gate ≈ 1.8/min, Aster ≈ 0.1/min).
+ *   their `per_min` liquidation calibration (`VENUE_CALIBRATION`, calibration.ts) on average (Gate ≈ 1.8/min, Aster ≈ 0.1/min).
  * Ids are derived from the slot (`slot × 16 + index`, monotone per instrument): Binance and Aster aggregate ids `a`
  * (fills `f..l` = `a×4 ..`), OKX `tradeId`, Bybit `seq`, Gate `id`, Deribit `trade_seq` (and `trade_id` =
  * `<currency>-<seq>`), Bitget `tradeId` (`seq × 1000 + a hash digit triple`); Bybit `execId` is a UUID-shaped hash,
@@ -34,16 +34,7 @@ import { LRUCache } from "lru-cache";
 import type { Liquidation, StreamVenue, Trade } from "../ingestion/types.js";
 import { fnv1a, hash4, mix32, normalFromHash, type MarketModel } from "./market.js";
 import { perpModelFor, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "./perp-model.js";
-import {
-  LIQ_REGIME_SD,
-  LIQ_TURNOVER_PRODUCT,
-  LIQ_TURNOVER_PRODUCT_MEDIAN,
-  LIQUIDATIONS_PER_MIN,
-  OI_PER_DAILY_VOLUME,
-  OI_SHARE,
-  VOLUME_SHARE,
-  type NewPerpSimVenue,
-} from "./perp/calibration.js";
+import { LIQ_REGIME_SD, LIQ_TURNOVER_PRODUCT, LIQ_TURNOVER_PRODUCT_MEDIAN, liquidationsPerMin, OI_PER_DAILY_VOLUME, OI_SHARE, VOLUME_SHARE } from "./perp/calibration.js";
 import { createPerpNoise } from "./perp/noise.js";
 import { fixed, hlNum, hlPx, roundTo, trimmed } from "./venues/wire.js";
 import { intMemo } from "./int-memo.js";
@@ -83,7 +74,6 @@ const LIQ_REGIME_PERIOD_MS = 86_400_000;
 const DERIBIT_LIQ_INDEX = 15;
 /** Venues whose liquidation feed carries at most one liquidation per symbol per second (`forceOrder` snapshots; Deribit: see the header). */
 const ONE_LIQ_PER_SLOT: readonly PerpSimVenue[] = ["binance", "aster", "deribit"];
-const isNewVenue = (v: PerpSimVenue): v is NewPerpSimVenue => v === "gate" || v === "bitget" || v === "deribit" || v === "aster";
 
 /**
  * Real USD trade sizes the tape is calibrated to (`bybit/cryptofeed_v5_ws_linear_spot_publicTrade_tickers_kline_
@@ -328,11 +318,8 @@ export function normaliseTrade(t: TapeTrade): Trade {
   return { venue: streamVenue(t.inst), base: t.inst.base, time: t.time, price, size, side: t.side, id: tradeIdOf(t) };
 }
 
-/**
- * The stream-venue key of an instrument's venue. A cast: `STREAM_VENUES` (src/ingestion/types.ts) gains each new
- * venue when its feed is wired, and the tape already produces records for all eight.
- */
-const streamVenue = (inst: PerpInstrumentSpec): StreamVenue => inst.venue as StreamVenue;
+/** The stream-venue key of an instrument's venue: the same ids (every perp venue has a feed). */
+const streamVenue = (inst: PerpInstrumentSpec): StreamVenue => inst.venue;
 
 /** A tape liquidation normalised (`valueUsd` = price × size). */
 export function normaliseLiquidation(l: TapeLiquidation): Liquidation {
@@ -418,7 +405,7 @@ export function createTape(market: MarketModel): Tape {
     }).rate;
   }
   /** Liquidation activity of a new venue's perp: the base's activity × the venue's scale. */
-  const liqActivity = (inst: PerpInstrumentSpec): number => baseLiqActivity(inst) * liqScale(inst.venue as NewPerpSimVenue);
+  const liqActivity = (inst: PerpInstrumentSpec): number => baseLiqActivity(inst) * liqScale(inst.venue);
 
   /** Mean move factor `1 + 0.5 move²` of a liquidation slot (estimated once per instrument from fixed slots, like the trade activity). */
   const moveMeans = new Map<string, number>();
@@ -439,17 +426,17 @@ export function createTape(market: MarketModel): Tape {
   }
   /**
    * Venue factor of a new venue: its target perps' expected liquidations at factor 1 (base rate × base activity ×
-   * mean move factor, per minute) scaled to `LIQUIDATIONS_PER_MIN`.
+   * mean move factor, per minute) scaled to its `per_min` calibration (`VENUE_CALIBRATION`).
    */
-  const liqScales = new Map<NewPerpSimVenue, number>();
-  function liqScale(venue: NewPerpSimVenue): number {
+  const liqScales = new Map<PerpSimVenue, number>();
+  function liqScale(venue: PerpSimVenue): number {
     let f = liqScales.get(venue);
     if (f === undefined) {
       let perMin = 0;
       for (const inst of perp.instruments(venue, ACTIVITY_T0)) {
         if (inst.target) perMin += ((60 * LIQ_BASE_RATE * baseLiqActivity(inst)) / 3) * liqMoveFactorMean(inst);
       }
-      f = perMin > 0 ? LIQUIDATIONS_PER_MIN[venue] / perMin : 0;
+      f = perMin > 0 ? (liquidationsPerMin(venue) ?? 0) / perMin : 0;
       liqScales.set(venue, f);
     }
     return f;
@@ -572,7 +559,7 @@ export function createTape(market: MarketModel): Tape {
       // Far more frequent when the last minute moved several typical 1-minute moves.
       const r60 = Math.log(midAtSlot(inst, slot) / midAtSlot(inst, slot - 60_000 / TAPE_SLOT_MS));
       const move = Math.abs(r60) / sigmaMin(inst);
-      const atRest = isNewVenue(inst.venue) ? (LIQ_BASE_RATE * liqActivity(inst)) / 3 : oiLiqRate(inst, t0);
+      const atRest = liquidationsPerMin(inst.venue) !== undefined ? (LIQ_BASE_RATE * liqActivity(inst)) / 3 : oiLiqRate(inst, t0);
       const lambda = Math.min(1.5, atRest * (1 + 0.5 * move * move));
       const u = unit(hash4(seedH ^ SALT.liqCount, inst.stream, slot, 0));
       const n = ONE_LIQ_PER_SLOT.includes(inst.venue) ? (u < 1 - Math.exp(-lambda) ? 1 : 0) : poisson(lambda, u, 3);

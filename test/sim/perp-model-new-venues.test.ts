@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { fixedClock } from "../../src/sim/clock.js";
 import { createMarketModel } from "../../src/sim/market.js";
 import { perpModelFor, PERP_SIM_VENUES, type PerpInstrumentSpec, type PerpSimVenue } from "../../src/sim/perp-model.js";
-import { BTC_OI_PCT_OF_MARKET, LIQUIDATIONS_PER_MIN, OI_SHARE } from "../../src/sim/perp/calibration.js";
+import { BTC_OI_PCT_OF_MARKET, liquidationsPerMin, OI_SHARE } from "../../src/sim/perp/calibration.js";
 import { DERIBIT_DAMPER } from "../../src/sim/perp/funding.js";
 import {
   asterAggFields,
@@ -204,7 +204,7 @@ describe("liquidations on the tape", () => {
     for (const venue of NEW_VENUES) {
       const targets = perp.instruments(venue, NOW).filter((i) => i.target);
       const count = targets.reduce((a, i) => a + tape.liquidationsOf(i, NOW - HOUR, NOW).length, 0);
-      const expected = LIQUIDATIONS_PER_MIN[venue] * 60;
+      const expected = liquidationsPerMin(venue)! * 60;
       // ±40 %, or 3 Poisson sd where the hour holds few events (Aster: 6 expected).
       const tol = Math.max(0.4 * expected, 3 * Math.sqrt(expected));
       expect(Math.abs(count - expected), `${venue}: ${count} in an hour, target ${expected}`).toBeLessThan(tol);

@@ -2,7 +2,7 @@
  * Calibration of the simulated perp layer to real recordings: premium and funding dispersion, open-interest and
  * turnover shares (docs/methods/simulator.md). test/sim/calibration.test.ts checks the simulator against these.
  */
-import type { PerpSimVenue } from "./types.js";
+import { PERP_SIM_VENUES, type PerpSimVenue } from "./types.js";
 
 /** Bases with an extreme mean premium (fraction), hence |funding| ≥ 0.05 % per 8h on every venue listing them. */
 export const EXTREME_PREMIUM: Readonly<Record<string, number>> = { WIF: 0.0024, PEPE: 0.0018, SEI: -0.0018 };
@@ -35,7 +35,7 @@ export const OI_PER_DAILY_VOLUME = 0.55;
  * volume × share, in coins). The first four unchanged (Binance largest); the new four scaled from
  * {@link BTC_OI_PCT_OF_MARKET} so that their ratios to the first four match the cited market shares.
  */
-export const OI_SHARE: Readonly<Record<PerpSimVenue, number>> = {
+const OI_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
   ...FIRST_OI_SHARE,
   gate: BTC_OI_PCT_OF_MARKET.gate * OI_UNITS_PER_PCT,
   bitget: BTC_OI_PCT_OF_MARKET.bitget * OI_UNITS_PER_PCT,
@@ -60,7 +60,7 @@ export const OI_SHARE: Readonly<Record<PerpSimVenue, number>> = {
  * - Gate and Bitget: no volume capture; assumed 0.9× Bybit (0.024) each, as their BTC OI is of Bybit's order.
  *   Aster: assumed 0.01 (about 0.4× Bybit). Assumptions, not fits.
  */
-export const VOLUME_SHARE: Readonly<Record<PerpSimVenue, number>> = {
+const VOLUME_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
   binance: 0.36,
   bybit: 0.027,
   okx: 0.02,
@@ -126,7 +126,7 @@ const NEW_VENUE_PREMIUM: Readonly<Record<NewPerpSimVenue, PremiumCalibration>> =
  * Regular-base premium per venue, tuned so the simulated cross-section (symbols × times) reproduces
  * {@link FUNDING_TARGETS}: total slow sd = sqrt(BASE_SENTIMENT_SD² + venueSd²); fast noise widens the mark premium.
  */
-export const PREMIUM_CALIBRATION: Readonly<Record<PerpSimVenue, PremiumCalibration>> = {
+const PREMIUM_OF: Readonly<Record<PerpSimVenue, PremiumCalibration>> = {
   binance: { mean: 0.0003, venueSd: 0.00033, fastSd: 0.00044 },
   bybit: { mean: 0.00025, venueSd: 0.00045, fastSd: 0.00044 },
   okx: { mean: 0.0001, venueSd: 0.00017, fastSd: 0.0003 },
@@ -140,7 +140,61 @@ export const PREMIUM_CALIBRATION: Readonly<Record<PerpSimVenue, PremiumCalibrati
  * 1.0 (its BTC OI is two thirds of Gate's), Deribit 0.3 (few coins listed). Binance, Bybit and OKX liquidate a share
  * of their open interest instead ({@link LIQ_TURNOVER_PRODUCT}).
  */
-export const LIQUIDATIONS_PER_MIN: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1 };
+const LIQUIDATIONS_PER_MIN_OF: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1 };
+
+/** How the tape sets a venue's liquidations at rest (src/sim/tape.ts). */
+export type LiquidationCalibration =
+  /** A share of the venue's open interest per day, from the real liquidations ÷ OI × turnover ({@link LIQ_TURNOVER_PRODUCT}). */
+  | { readonly kind: "share_of_oi" }
+  /** A rate per minute summed over the venue's listed target perps (a cited figure or an assumption). */
+  | { readonly kind: "per_min"; readonly perMin: number };
+
+/**
+ * Everything the simulator is calibrated to, per venue: the one table a new venue adds a row to (docs/adding-a-venue.md,
+ * "The simulator"); the views below ({@link OI_SHARE}, {@link VOLUME_SHARE}, {@link PREMIUM_CALIBRATION},
+ * {@link liquidationsPerMin}) are read from it.
+ */
+export interface VenueCalibration {
+  /** Share of a base's perp open interest, model units (see {@link OI_PER_DAILY_VOLUME}). */
+  readonly oiShare: number;
+  /** 24h turnover of the target perps relative to the model's aggregate 24h volume. */
+  readonly volumeShare: number;
+  /** Premium model of regular bases. */
+  readonly premium: PremiumCalibration;
+  readonly liquidations: LiquidationCalibration;
+}
+
+/** The venues whose liquidations are a share of their open interest (the first ones modelled; Hyperliquid has no feed). */
+const SHARE_OF_OI: readonly PerpSimVenue[] = ["binance", "bybit", "okx", "hyperliquid"];
+
+/** The calibration of every simulated venue (the figures and their sources are above). */
+export const VENUE_CALIBRATION: Readonly<Record<PerpSimVenue, VenueCalibration>> = Object.fromEntries(
+  PERP_SIM_VENUES.map((v) => [
+    v,
+    {
+      oiShare: OI_SHARE_OF[v],
+      volumeShare: VOLUME_SHARE_OF[v],
+      premium: PREMIUM_OF[v],
+      liquidations: SHARE_OF_OI.includes(v) ? { kind: "share_of_oi" } : { kind: "per_min", perMin: LIQUIDATIONS_PER_MIN_OF[v as NewPerpSimVenue] },
+    },
+  ]),
+) as Record<PerpSimVenue, VenueCalibration>;
+
+/** A view of {@link VENUE_CALIBRATION}: one field per venue. */
+function view<T>(field: (c: VenueCalibration) => T): Readonly<Record<PerpSimVenue, T>> {
+  return Object.fromEntries(PERP_SIM_VENUES.map((v) => [v, field(VENUE_CALIBRATION[v])])) as Record<PerpSimVenue, T>;
+}
+/** Venue shares of a base's perp open interest (model units), from {@link VENUE_CALIBRATION}. */
+export const OI_SHARE = view((c) => c.oiShare);
+/** Venue perp 24h turnover relative to the model's 24h volume, target perps, from {@link VENUE_CALIBRATION}. */
+export const VOLUME_SHARE = view((c) => c.volumeShare);
+/** Regular-base premium per venue, from {@link VENUE_CALIBRATION}. */
+export const PREMIUM_CALIBRATION = view((c) => c.premium);
+/** Liquidations per minute of a venue calibrated by rate (`per_min`), else undefined (a share of OI). */
+export function liquidationsPerMin(venue: PerpSimVenue): number | undefined {
+  const l = VENUE_CALIBRATION[venue].liquidations;
+  return l.kind === "per_min" ? l.perMin : undefined;
+}
 /**
  * Hyperliquid's mark is not oracle × (1 + premium): its mark price is a median of several references while funding
  * uses the impact-price premium (real 2026 ctxs: ETH mark/oracle −4.2 bp vs premium −2.8 bp, ATOM −14 vs −5.6 bp).

@@ -3,13 +3,15 @@
  * margin tiers and the model's interface.
  */
 import type { MarketModel } from "../market.js";
+import { PERP_VENUES, type PerpVenue } from "../../venues/perp/types.js";
 
 /**
- * Derivatives venues the simulator models: the first four since the start, then Gate (USDT futures, API v4), Bitget
- * (USDT-FUTURES, API v2 mix), Deribit (inverse BTC/ETH perpetuals plus USDC linear perps) and Aster (Binance-compatible).
+ * Derivatives venues the simulator models: every perpetual venue of the service (src/venues/perp/types.ts, the ids of
+ * `VENUES`), in that order. Its per-venue tables (`Record<PerpSimVenue, …>`: calibration, listings, the REST and
+ * websocket venues) fail to compile until a new venue has its entry (docs/adding-a-venue.md, "The simulator").
  */
-export type PerpSimVenue = "binance" | "bybit" | "okx" | "hyperliquid" | "gate" | "bitget" | "deribit" | "aster";
-export const PERP_SIM_VENUES: readonly PerpSimVenue[] = ["binance", "bybit", "okx", "hyperliquid", "gate", "bitget", "deribit", "aster"];
+export type PerpSimVenue = PerpVenue;
+export const PERP_SIM_VENUES: readonly PerpSimVenue[] = PERP_VENUES;
 
 /** One simulated derivatives instrument. Prices handled by the model are per ONE base coin (USD). */
 export interface PerpInstrumentSpec {
