@@ -42,8 +42,10 @@ export class LiveStream<T extends StreamTopic> implements AsyncIterableIterator<
     private readonly abort: AbortController,
     private readonly budget: SpendBudget,
     private readonly minuteMs: number,
-    /** The session token the stream answered with (reconnect with it and {@link lastEventId}, no new proof). */
+    /** The session token the stream answered with, then the newest a `debit` carried (reconnect with it and {@link lastEventId}, no new proof). */
     public session: string | undefined,
+    /** Hands each newer token to the client, for its next calls and streams. */
+    private readonly onSession: (token: string) => void = () => {},
   ) {
     this.events = this.read();
   }
@@ -74,7 +76,10 @@ export class LiveStream<T extends StreamTopic> implements AsyncIterableIterator<
 
   /** Counts a debited minute (the first was counted when the stream opened) and, without room for the next, ends the stream before it. */
   private onDebit(debit: ControlEventTypes["debit"], price: bigint): void {
-    if (debit.session) this.session = debit.session;
+    if (debit.session) {
+      this.session = debit.session;
+      this.onSession(debit.session);
+    }
     if (debit.minute > 1) this.budget.record(usdToMicros(debit.price_usd));
     const room = this.budget.roomMicros;
     if (room === undefined || room >= price || this.closeTimer) return;
@@ -148,7 +153,7 @@ export async function openStream<T extends StreamTopic>(transport: Transport, bu
     held.commit();
     const session = res.headers.get("x-credits-session") ?? undefined;
     if (session) transport.session = session;
-    return new LiveStream(topic, res, abort, budget, opts.minuteMs ?? 60_000, session);
+    return new LiveStream(topic, res, abort, budget, opts.minuteMs ?? 60_000, session, (token) => (transport.session = token));
   } catch (err) {
     held.release();
     abort.abort();
