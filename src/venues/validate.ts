@@ -1,6 +1,8 @@
 import { LIQUIDATION_HISTORY_VENUES } from "../ingestion/store/liquidation-history.js";
 import { VENUE_ID_ORDER } from "../ingestion/store/trade-ledger.js";
 import { CAPABILITIES, CAPABILITY_METHOD, type PerpVenueDefinition } from "./define.js";
+import type { VenueEndpoints } from "./endpoint-types.js";
+import { VENUE_ENDPOINTS } from "./endpoints.js";
 import type { PerpVenueClient } from "./perp/types.js";
 
 /** Thrown at load (and in tests) when a venue definition is inconsistent; lists every problem at once. */
@@ -58,7 +60,8 @@ function checkProblems(v: PerpVenueDefinition): string[] {
 
 /**
  * Checks the venue list at load: unique lowercase ids in the order of `ids` (the id list every layer below the venues
- * keys its records by, src/venues/perp/types.ts), a display name, a websocket and a backfill budget in the endpoints, a
+ * keys its records by, src/venues/perp/types.ts), a display name, endpoints listed in `VENUE_ENDPOINTS` (the settings
+ * and sim-mode checks of src/config.ts come from there) with a websocket and a backfill budget, a
  * reason for every capability a venue lacks, a liquidation feed that agrees with the capability, and doctor checks whose
  * prerequisites come first.
  * @throws VenueDefinitionError with every problem found.
@@ -71,6 +74,8 @@ export function validateVenues(venues: readonly PerpVenueDefinition[], ids: read
     if (seen.has(v.id)) problems.push(`${v.id}: duplicate id`);
     seen.add(v.id);
     if (!v.name.trim()) problems.push(`${v.id}: empty name`);
+    if (!(VENUE_ENDPOINTS as readonly VenueEndpoints[]).includes(v.endpoints))
+      problems.push(`${v.id}: endpoints not in VENUE_ENDPOINTS (src/venues/endpoints.ts: config defaults, sim-mode checks)`);
     if (!v.endpoints.ws) problems.push(`${v.id}: endpoints.ws missing (every perpetual venue has a trade feed)`);
     if (!v.endpoints.backfill) problems.push(`${v.id}: endpoints.backfill missing (the REST trade backfill's budget)`);
     else if (!(v.endpoints.backfill.rest in v.endpoints.rest)) problems.push(`${v.id}: endpoints.backfill.rest names no REST base`);

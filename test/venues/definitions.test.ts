@@ -71,7 +71,10 @@ describe("VENUES", () => {
     const late = withEdit("okx", (v) => ({ ...v, doctor: [...v.doctor].reverse() }));
     expect(problems(late)).toContain("okx: the first doctor check (the instrument list) needs nothing");
     const noWs = withEdit("deribit", (v) => ({ ...v, endpoints: { rest: v.endpoints.rest, backfill: v.endpoints.backfill } }));
-    expect(problems(noWs)).toEqual(["deribit: endpoints.ws missing (every perpetual venue has a trade feed)"]);
+    expect(problems(noWs)).toEqual([
+      "deribit: endpoints not in VENUE_ENDPOINTS (src/venues/endpoints.ts: config defaults, sim-mode checks)",
+      "deribit: endpoints.ws missing (every perpetual venue has a trade feed)",
+    ]);
   });
 
   it("fails a trade-id order or liquidation history that disagrees with the stores' copy", () => {
