@@ -4,6 +4,8 @@
  * calls move the payer's USDC by exactly their prices, the budget refuses the sixth with nothing charged, a
  * restarted bridge (same state folder) keeps the day's spend, and the key is in no result and no log line.
  */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport as StdioV1 } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -28,12 +30,12 @@ function exampleCall(name: string): { name: string; arguments: Record<string, un
 type Result = { isError?: boolean; content?: Array<{ type: string; text?: string }>; _meta?: Record<string, unknown> };
 
 /** The stdio parameters of the bridge as a host would start it (tsx stands in for the built bin). */
-function bridge(url: string, key: `0x${string}`, flags: string[]) {
+function bridge(url: string, key: `0x${string}` | undefined, flags: string[], env: Record<string, string> = {}) {
   return {
     command: process.execPath,
     args: ["--import", "tsx", "bin/marketgate.ts", "connect", `${url}/mcp`, ...flags],
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", X402_PRIVATE_KEY: key },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...(key ? { X402_PRIVATE_KEY: key } : {}), ...env },
     stderr: "pipe" as const,
   };
 }
@@ -42,7 +44,8 @@ describe("marketgate connect: a stdio bridge that pays, within a budget kept on 
   let stack: OfflineStack;
   const cleanup = cleanupAfterEach();
   beforeAll(async () => {
-    stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000" } });
+    // Solana too: the 402s then offer Base and Solana, and each wallet pays on its own chain.
+    stack = await startOfflineStack({ env: { RATE_LIMIT_PER_MIN: "100000" }, solana: true });
   });
   afterAll(() => stack?.close());
 
@@ -154,5 +157,31 @@ describe("marketgate connect: a stdio bridge that pays, within a budget kept on 
     }
     expect(stderr).toContain("topped up 0.2 USD of credits");
     expect(stderr.toLowerCase()).not.toContain(payer.privateKey.slice(2).toLowerCase());
+  });
+  it("pays on Solana with a key file (official @x402/svm scheme): the payer's Solana USDC moves by exactly the price", async () => {
+    const sol = stack.solana!;
+    const payer = sol.payers[2]!;
+    const dir = tempDir(cleanup, "mg-bridge-");
+    const keyFile = join(dir, "solana-key");
+    writeFileSync(keyFile, `${payer.secretKey}\n`, { mode: 0o600 });
+    const transport = new StdioV2(bridge(stack.url, undefined, ["--pay", "x402", "--key-file", keyFile, "--state-dir", dir], { SOLANA_RPC_URL: sol.rpc.url }));
+    let stderr = "";
+    transport.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+    const client = new ClientV2({ name: "host", version: "0" });
+    await client.connect(transport);
+    const call = exampleCall("dex_spread");
+    const before = await sol.balanceOf(payer.address);
+    const seen: string[] = [];
+    try {
+      const r = (await client.callTool({ name: call.name, arguments: call.arguments })) as Result;
+      seen.push(JSON.stringify(r));
+      expect(r.isError, r.content?.[0]?.text).toBeFalsy();
+      expect(r._meta?.[COST]).toMatchObject({ method: "x402", network: "solana:5eykt4UsFv8P8NJdTREpY1vzqKqZKvdp", price_usd: String(Number(call.priceMicro) / 1e6) });
+      expect(before - (await sol.balanceOf(payer.address))).toBe(call.priceMicro);
+    } finally {
+      await client.close();
+    }
+    expect(stderr).toContain(`for wallet ${payer.address} on solana`);
+    for (const t of [...seen, stderr]) expect(t).not.toContain(payer.secretKey);
   });
 });
