@@ -91,11 +91,12 @@ describe("marketgate connect: a stdio bridge that pays, within a budget kept on 
     }
     expect(stderr1).toMatch(/budget: 0\.1 USD per call \(--max-usd-per-call\), 0\.09 USD per UTC day \(--max-usd-per-day\); spent today 0 USD/);
 
-    // A new bridge process over the same state folder, with the v2 SDK client (2.4.0): the day's 0.08 is kept.
+    // A new bridge process over the same state folder, with the v2 SDK client (2.4.0) speaking the stateless
+    // 2026-07-28 protocol (serveStdio serves both eras): the day's 0.08 is kept.
     const t2 = new StdioV2(bridge(stack.url, payer.privateKey, ["--pay", "x402", "--max-usd-per-day", "0.10", "--state-dir", stateDir]));
     let stderr2 = "";
     t2.stderr!.on("data", (c: Buffer) => (stderr2 += c.toString("utf8")));
-    const c2 = new ClientV2({ name: "host-v2", version: "0" });
+    const c2 = new ClientV2({ name: "host-v2", version: "0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } } });
     await c2.connect(t2);
     try {
       const before = await stack.balanceOf(payer.address);
