@@ -1,7 +1,8 @@
 import type { Request } from "express";
 import { SIGN_IN_WITH_X } from "@x402/extensions/sign-in-with-x";
-import { AppError } from "../src/errors.js";
+import { bearerToken } from "../src/payments/credits/bearer.js";
 import { SESSION_HEADER } from "../src/payments/credits/session.js";
+import { signInToStream } from "../src/payments/credits/stream-sign-in.js";
 import type { StreamDef } from "../src/registry/stream.js";
 import type { HttpPaymentGate, HttpReply } from "./payment-gate.js";
 
@@ -15,35 +16,27 @@ function queryParam(req: Request, name: string): string | undefined {
 }
 
 /**
- * Authenticates the opener of a stream: a `SIGN-IN-WITH-X` proof (header, or `?siwx=` base64) or a
- * credits session token (`X-Credits-Session`, or `?session=`). Without payments every stream is free and
- * anonymous. A missing or refused proof, or any HEAD, answers the sign-in 402 (SIWX challenge, top-up
+ * Authenticates the opener of an SSE stream or a `/ws` connection with the shared stream sign-in
+ * (src/payments/credits/stream-sign-in.ts): a `SIGN-IN-WITH-X` proof (header, or `?siwx=` base64) or a credits
+ * session token (`X-Credits-Session`, `?session=`, or `Authorization: Bearer`). Without payments every stream is
+ * free and anonymous. A missing or refused proof, or any HEAD, answers the sign-in 402 (SIWX challenge, top-up
  * requirements and how to top up) with the reason.
  * @throws AppError NOT_FOUND when payments are on but credits are off (streams are paid only from credits).
  */
 export async function streamCaller(gate: HttpPaymentGate | undefined, req: Request, def: StreamDef): Promise<StreamCaller> {
-  if (!gate) return {};
-  const credits = gate.credits;
-  if (!credits) throw new AppError("NOT_FOUND", "live streams are paid from prepaid credits, which this instance does not offer (CREDITS=off)");
-  const origin = gate.origin(req);
-  const session = req.header(SESSION_HEADER) ?? queryParam(req, "session");
-  const siwx = req.header(SIGN_IN_WITH_X) ?? queryParam(req, "siwx");
-  const about = { summary: `${def.summary} (${def.pricePerMinuteUsd} USD per minute from prepaid credits)` };
   // HEAD opens no stream (stream-routes.ts): it gets the 402 of a request without a proof, so the proof's
   // nonce is not spent and no session token is minted for it.
-  if (req.method === "HEAD" || (!session && !siwx)) {
-    return {
-      required: await gate.signInRequired(
-        req,
-        about,
-        `sign_in_required: streams are paid from prepaid credits (${def.pricePerMinuteUsd} USD per minute); send a SIGN-IN-WITH-X proof`,
-      ),
-    };
+  const head = req.method === "HEAD";
+  const proofs = head
+    ? {}
+    : { siwx: req.header(SIGN_IN_WITH_X) ?? queryParam(req, "siwx"), session: req.header(SESSION_HEADER) ?? queryParam(req, "session") ?? bearerToken(req.headers.authorization) };
+  const origin = gate ? gate.origin(req) : "";
+  const id = await signInToStream(gate?.credits, gate !== undefined, proofs, origin, { pricePerMinuteUsd: def.pricePerMinuteUsd, hint: "send a SIGN-IN-WITH-X proof" });
+  if ("refusal" in id) {
+    const about = { summary: `${def.summary} (${def.pricePerMinuteUsd} USD per minute from prepaid credits)` };
+    return { required: await gate!.signInRequired(req, about, id.refusal) };
   }
-  const id = await credits.signIn({ siwx: siwx || undefined, session: session || undefined }, origin);
-  if ("refusal" in id) return { required: await gate.signInRequired(req, about, id.refusal) };
-  const renew = () => credits.sessions?.mint(id.wallet, origin);
-  return { wallet: id.wallet, session: id.session ?? renew(), renew };
+  return id;
 }
 
 /** The 402 of a stream whose first minute could not be paid (balance or caps): the sign-in 402 with the reason. */

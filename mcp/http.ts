@@ -9,7 +9,7 @@ import { sendError } from "../http/errors.js";
 import type { PublicOrigins } from "../src/lib/public-origins.js";
 import type { McpCatalog } from "./catalog.js";
 import { createMcpServer, type McpServerInfo } from "./server.js";
-import { bearerToken } from "./bearer.js";
+import { bearerToken } from "../src/payments/credits/bearer.js";
 
 /** `?toolsets=` as one string (repeated parameters joined by commas), or undefined. */
 function toolsetsParam(req: Request): string | undefined {

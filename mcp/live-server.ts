@@ -1,18 +1,8 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { randomUUID } from "node:crypto";
 import type { Request, RequestHandler, Response } from "express";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import {
-  isInitializeRequest,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-  type Resource,
-  type ResourceTemplate,
-} from "@modelcontextprotocol/sdk/types.js";
+import { isInitializeRequest, Server, type Resource, type ResourceTemplateType as ResourceTemplate } from "@modelcontextprotocol/server";
+import { NodeStreamableHTTPServerTransport } from "@modelcontextprotocol/node";
 import type { ToolContext } from "../src/core/context.js";
 import { AppError, toAppError } from "../src/errors.js";
 import { logger } from "../src/lib/log.js";
@@ -21,6 +11,8 @@ import { StreamSession } from "../src/live/session.js";
 import type { StreamDef } from "../src/registry/stream.js";
 import type { UnpaidCaller } from "../src/registry/tool.js";
 import type { HttpPaymentGate } from "../http/payment-gate.js";
+import { bearerToken } from "../src/payments/credits/bearer.js";
+import { signInToStream } from "../src/payments/credits/stream-sign-in.js";
 import { CREDITS_META, SESSION_META, SIWX_META } from "./catalog.js";
 import { LiveResource, liveUri, parseLiveUri, LIVE_RING_SIZE, type ResourceHost, type ResourceTopic } from "./live-resources.js";
 import type { McpServerInfo } from "./server.js";
@@ -35,7 +27,7 @@ export const LIVE_MCP_RESOURCES_PER_SESSION = 16;
 /** How to top up, in a refused subscribe (as in the streams' `payment_required` event). */
 const TOP_UP = { method: "POST" as const, path: "/api/v1/credits", body: { amount_usd: "5" } };
 
-/** JSON-RPC code of an unknown resource (MCP specification, resources). */
+/** JSON-RPC code of an unknown resource (MCP specification, resources); the SDK v2 sends it as -32602 (Invalid params). */
 const RESOURCE_NOT_FOUND = -32002;
 
 const INSTRUCTIONS =
@@ -70,7 +62,10 @@ class RpcError extends Error {
   }
 }
 
-/** JSON-RPC codes: -32602 bad params, -32002 unknown resource or symbol, -32603 internal, else the HTTP status (402, 429, 503). */
+/**
+ * JSON-RPC codes: -32602 bad params, -32002 unknown resource or symbol (on the wire -32602: the SDK v2 maps it),
+ * -32603 internal, else the HTTP status (402, 429, 503).
+ */
 function toRpcError(err: unknown): RpcError {
   if (err instanceof RpcError) return err;
   const e = toAppError(err);
@@ -99,7 +94,7 @@ function httpRpcError(res: Response, status: number, code: number, message: stri
 class LiveMcpSession implements ResourceHost {
   id?: string;
   readonly server: Server;
-  readonly transport: StreamableHTTPServerTransport;
+  readonly transport: NodeStreamableHTTPServerTransport;
   readonly resources = new Map<string, LiveResource>();
   /** Open GET (notification) streams: one at a time by the SDK's rule, 409 otherwise. */
   readonly streams = new Set<Response>();
@@ -115,7 +110,7 @@ class LiveMcpSession implements ResourceHost {
     private readonly endpoint: LiveMcpEndpoint,
     private readonly deps: LiveMcpDeps,
   ) {
-    this.transport = new StreamableHTTPServerTransport({
+    this.transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       enableJsonResponse: true,
       keepAliveMs: deps.live.settings.heartbeatMs,
@@ -171,7 +166,7 @@ class LiveMcpSession implements ResourceHost {
     const about = (def: StreamDef) =>
       `${def.summary}. ${def.pricePerMinuteUsd} USD per minute from prepaid credits while subscribed (resources/subscribe with a SIWX proof in params._meta["${SIWX_META}"]); resources/read returns the last ${LIVE_RING_SIZE} events as JSON.`;
     const meta = (def: StreamDef) => ({ "marketgate/price-per-minute-usd": def.pricePerMinuteUsd, "marketgate/sse": def.path });
-    server.setRequestHandler(ListResourcesRequestSchema, () =>
+    server.setRequestHandler("resources/list", () =>
       rpc(() => {
         const liq = this.def("liquidations");
         const resources: Resource[] = [
@@ -180,7 +175,7 @@ class LiveMcpSession implements ResourceHost {
         return { resources };
       }),
     );
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, () =>
+    server.setRequestHandler("resources/templates/list", () =>
       rpc(() => {
         const resourceTemplates: ResourceTemplate[] = (["liquidations", "cvd"] as const).map((topic) => {
           const def = this.def(topic);
@@ -196,7 +191,7 @@ class LiveMcpSession implements ResourceHost {
         return { resourceTemplates };
       }),
     );
-    server.setRequestHandler(ReadResourceRequestSchema, (r) =>
+    server.setRequestHandler("resources/read", (r) =>
       rpc(() => {
         const u = parseLiveUri(r.params.uri);
         const def = this.def(u.topic);
@@ -207,8 +202,8 @@ class LiveMcpSession implements ResourceHost {
         return { contents: [{ uri: r.params.uri, mimeType: "application/json", text: JSON.stringify(body) }] };
       }),
     );
-    server.setRequestHandler(SubscribeRequestSchema, (r) => rpc(() => this.subscribe(r.params.uri, r.params._meta)));
-    server.setRequestHandler(UnsubscribeRequestSchema, (r) =>
+    server.setRequestHandler("resources/subscribe", (r) => rpc(() => this.subscribe(r.params.uri, r.params._meta)));
+    server.setRequestHandler("resources/unsubscribe", (r) =>
       rpc(() => {
         const u = parseLiveUri(r.params.uri);
         this.resources.get(u.uri)?.stop("unsubscribed");
@@ -278,26 +273,19 @@ class LiveMcpSession implements ResourceHost {
     throw new AppError("RATE_LIMITED", `a session holds at most ${LIVE_MCP_RESOURCES_PER_SESSION} subscriptions; unsubscribe from one first`);
   }
 
-  /** The paying wallet (and a session token to subscribe again without signing), or none when payments are off. */
+  /**
+   * The paying wallet (and a session token to subscribe again without signing), or none when payments are off: the
+   * shared stream sign-in (src/payments/credits/stream-sign-in.ts) with the proofs of `_meta`, or the request's
+   * `Authorization: Bearer` credits session token.
+   */
   private async caller(meta: Record<string, unknown> | undefined, req: Request | undefined, def: StreamDef): Promise<{ wallet?: string; session?: string }> {
     const gate = this.deps.gate;
-    if (!gate) return {};
-    const credits = gate.credits;
-    if (!credits) throw new AppError("NOT_FOUND", "live streams are paid from prepaid credits, which this instance does not offer (CREDITS=off)");
-    if (!req) throw new Error("live mcp: no request in context");
-    const origin = gate.origin(req);
-    const proof = meta?.[SIWX_META];
-    const token = meta?.[SESSION_META];
-    if (proof === undefined && token === undefined) {
-      throw await this.paymentRequired(
-        req,
-        def,
-        `sign_in_required: live resources are paid from prepaid credits (${def.pricePerMinuteUsd} USD per minute); put a SIGN-IN-WITH-X proof in params._meta["${SIWX_META}"] of resources/subscribe`,
-      );
-    }
-    const id = await credits.signIn({ siwx: proof, session: token }, origin);
+    if (gate && !req) throw new Error("live mcp: no request in context");
+    const proofs = { siwx: meta?.[SIWX_META], session: meta?.[SESSION_META] ?? bearerToken(req?.headers.authorization) };
+    const hint = `put a SIGN-IN-WITH-X proof in params._meta["${SIWX_META}"] of resources/subscribe, or a credits session token in params._meta["${SESSION_META}"] or Authorization: Bearer`;
+    const id = await signInToStream(gate?.credits, gate !== undefined, proofs, gate && req ? gate.origin(req) : "", { pricePerMinuteUsd: def.pricePerMinuteUsd, hint });
     if ("refusal" in id) throw await this.paymentRequired(req, def, id.refusal);
-    return { wallet: id.wallet, session: id.session ?? credits.sessions?.mint(id.wallet, origin) };
+    return "renew" in id ? { wallet: id.wallet, session: id.session } : {};
   }
 
   /**

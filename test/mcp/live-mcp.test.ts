@@ -138,9 +138,10 @@ describe("live MCP resources with subscriptions (/mcp/live, payments on)", () =>
     const { resourceTemplates } = await c.client.listResourceTemplates();
     expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(["marketgate://liquidations/{symbol}", "marketgate://cvd/{symbol}"]);
     expect(await c.read("marketgate://cvd/btcusdt")).toMatchObject({ uri: "marketgate://cvd/BTC", status: "not_subscribed", events: [] });
-    expect((await rpcError(c.client.readResource({ uri: "marketgate://weather" }))).code).toBe(-32002);
+    // Unknown resources: the SDK v2 sends -32602 (Invalid params) on the wire for the server's -32002.
+    expect((await rpcError(c.client.readResource({ uri: "marketgate://weather" }))).code).toBe(-32602);
     expect((await rpcError(c.client.readResource({ uri: "marketgate://cvd" }))).code).toBe(-32602);
-    expect((await rpcError(c.client.subscribeResource({ uri: "marketgate://cvd/NOTACOIN1" }))).code).toBe(-32002);
+    expect((await rpcError(c.client.subscribeResource({ uri: "marketgate://cvd/NOTACOIN1" }))).code).toBe(-32602);
     await c.client.close();
   });
 
@@ -270,6 +271,42 @@ describe("live MCP resources with subscriptions (/mcp/live, payments on)", () =>
     });
     expect(gone.status).toBe(404);
     await c.client.close();
+  });
+
+  it("a credits session token in Authorization: Bearer subscribes (the streams' shared sign-in); a bad one is the 402 error, nothing debited", async () => {
+    const i = 5;
+    await topUp(i, "0.05");
+    const signed = await connect(endpoint());
+    const sub = await signed.client.subscribeResource({ uri: "marketgate://liquidations/SOL", _meta: { "x402/sign-in-with-x": await proof(i) } });
+    const { session } = sub._meta?.["marketgate/credits"] as { session: string };
+    await signed.client.unsubscribeResource({ uri: "marketgate://liquidations/SOL" });
+    await signed.client.close();
+    const withBearer = async (token: string) => {
+      const client = new Client({ name: "live-bearer", version: "1.0.0" });
+      await client.connect(new StreamableHTTPClientTransport(new URL(endpoint()), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+      return client;
+    };
+    const c = await withBearer(session);
+    try {
+      const before = Number((await account(i)).balance_usd);
+      const r = await c.subscribeResource({ uri: "marketgate://liquidations/XRP" });
+      expect(r._meta?.["marketgate/credits"]).toMatchObject({ wallet: payer(i).address.toLowerCase() });
+      // The first minute is debited at once, from this wallet.
+      expect(Number((await account(i)).balance_usd)).toBeLessThan(before);
+      await c.unsubscribeResource({ uri: "marketgate://liquidations/XRP" });
+    } finally {
+      await c.close();
+    }
+    const bad = await withBearer("v1.not-a-token");
+    try {
+      const before = (await account(i)).balance_usd;
+      const err = await rpcError(bad.subscribeResource({ uri: "marketgate://liquidations/DOGE" }));
+      expect(err.code).toBe(402);
+      expect(err.data.reason).toMatch(/^invalid_credits_session/);
+      expect((await account(i)).balance_usd).toBe(before);
+    } finally {
+      await bad.close();
+    }
   });
 
   it("a session left subscribed with its notification stream open is closed at shutdown (last test: the stack closes after it)", async () => {
