@@ -10,10 +10,11 @@
  * - `refuse`: answer new upgrade requests with HTTP `status` (default 503) for `ms` (default: until cleared).
  */
 import { performance } from "node:perf_hooks";
+import { PERP_VENUES, type PerpVenue } from "../../venues/perp/types.js";
 
-/** Venues with simulated websockets. */
-export type WsVenue = "binance" | "bybit" | "okx" | "hyperliquid" | "aster" | "deribit" | "bitget" | "gate";
-export const WS_VENUES: readonly WsVenue[] = ["binance", "bybit", "okx", "hyperliquid", "aster", "deribit", "bitget", "gate"];
+/** Venues with simulated websockets: every perpetual venue (each has a feed; src/venues/perp/types.ts). */
+export type WsVenue = PerpVenue;
+export const WS_VENUES: readonly WsVenue[] = PERP_VENUES;
 
 /** A websocket fault (see the module comment). */
 export type WsFault =
