@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport, type Tool } from "@modelcontextprotocol/client";
+import { Client, StreamableHTTPClientTransport, type JsonSchemaValidator, type jsonSchemaValidator, type Tool } from "@modelcontextprotocol/client";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import { join } from "node:path";
 import { X402McpClient, type ToolCaller } from "../client/mcp.js";
@@ -25,6 +25,13 @@ export interface ConnectIo {
 }
 
 const processIo: ConnectIo = { stderr: (t) => void process.stderr.write(t), env: process.env };
+
+/** A JSON Schema "validator" that accepts everything (see where the upstream client is built). */
+const PASS_THROUGH: jsonSchemaValidator = {
+  getValidator<T>(): JsonSchemaValidator<T> {
+    return (input) => ({ valid: true, data: input as T, errorMessage: undefined });
+  },
+};
 
 /** The remote's tool list, fetched on first use and kept; a failure is asked again next time. */
 function remoteTools(client: Client): RemoteTools & { names(): Promise<Set<string>> } {
@@ -81,7 +88,9 @@ export async function connectMain(argv: string[], io: ConnectIo = processIo): Pr
     return 1;
   }
   const budget = new Budget(new SpendStore(opts.stateDir, io.now), { maxPerCallMicro: opts.maxPerCallMicro, maxPerDayMicro: opts.maxPerDayMicro });
-  const client = new Client({ name: "marketgate-connect", version: VERSION });
+  // No output-schema check here: the bridge forwards what it paid for, and the host checks what it receives
+  // (a paid answer rejected here would be money spent for an error).
+  const client = new Client({ name: "marketgate-connect", version: VERSION }, { jsonSchemaValidator: PASS_THROUGH });
   try {
     await client.connect(new StreamableHTTPClientTransport(opts.url));
   } catch (err) {

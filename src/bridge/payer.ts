@@ -114,23 +114,26 @@ export class CallPayer {
       this.deps.log(`${params.name}: ${refusal.message}`);
       return errorResult(refusal.message, this.cost({ price_usd: microToUsd(priced.priceMicro), method: "refused", reason: refusal.limit }));
     }
+    const sent = { payment: false };
     try {
-      return await this.payReserved(params, required, priced);
+      return await this.payReserved(params, required, priced, sent);
     } catch (err) {
-      // Not known to be charged (nothing was sent, or the remote failed before answering): the reservation goes back.
-      await budget.release(priced.priceMicro);
+      // Nothing sent: not charged, the reservation goes back. A payment or proof sent without an answer may have
+      // been charged: it stays counted (the budget errs on the side of the wallet).
+      if (sent.payment) this.deps.log(`${params.name}: no answer after paying; ${microToUsd(priced.priceMicro)} USD stays counted against today's budget`);
+      else await budget.release(priced.priceMicro);
       throw err;
     }
   }
 
   /** Pays a call whose price is reserved in the budget; gives the reservation back when the call is not charged. */
-  private async payReserved(params: ToolCallParams, required: PaymentRequired, priced: Priced): Promise<ToolResult> {
+  private async payReserved(params: ToolCallParams, required: PaymentRequired, priced: Priced, sent: { payment: boolean }): Promise<ToolResult> {
     const { budget, log } = this.deps;
     const price = microToUsd(priced.priceMicro);
     let topUp: CallCost["top_up"];
     const uri = this.deps.pay === "x402" ? undefined : siwxUri(required, this.deps.wallet.chain);
     if (uri) {
-      let credits = await this.tryCredits(params, uri);
+      let credits = await this.tryCredits(params, uri, sent);
       if (credits.kind === "unusable" && credits.reason === "empty") {
         // Calls at once that all find the balance empty share one top-up; the call that made it reports it.
         const mine = !this.toppingUp;
@@ -138,7 +141,7 @@ export class CallPayer {
         const t = await this.toppingUp;
         if (t.ok) {
           if (mine) topUp = t.topUp;
-          credits = await this.tryCredits(params, uri);
+          credits = await this.tryCredits(params, uri, sent);
         } else if (this.deps.pay === "credits") {
           await budget.release(priced.priceMicro);
           return errorResult(t.reason, this.cost({ price_usd: price, method: "refused", reason: t.reason }));
@@ -158,14 +161,15 @@ export class CallPayer {
         return errorResult(reason, this.cost({ price_usd: price, method: "refused", reason, top_up: topUp }));
       }
     }
-    return this.payX402(params, priced, topUp);
+    return this.payX402(params, priced, topUp, sent);
   }
 
   /** Pays with x402: signs the one priced requirement, sends it, and counts it unless the call was plainly not charged. */
-  private async payX402(params: ToolCallParams, priced: Priced, topUp: CallCost["top_up"]): Promise<ToolResult> {
+  private async payX402(params: ToolCallParams, priced: Priced, topUp: CallCost["top_up"], sent: { payment: boolean }): Promise<ToolResult> {
     const { upstream, wallet, budget, log } = this.deps;
     const price = microToUsd(priced.priceMicro);
     const payment = await wallet.x402.createPaymentPayload(priced.required);
+    sent.payment = true;
     const { result, settlement } = await upstream.pay(params, payment);
     if (settlement?.success) {
       log(`${params.name}: paid ${price} USD with x402 on ${settlement.network} (tx ${settlement.transaction})`);
@@ -188,9 +192,10 @@ export class CallPayer {
   }
 
   /** Pays from credits: the session token, else a new SIWX proof for `uri`. */
-  private async tryCredits(params: ToolCallParams, uri: string): Promise<CreditsTry> {
+  private async tryCredits(params: ToolCallParams, uri: string, sent: { payment: boolean }): Promise<CreditsTry> {
     if (this.creditsEmpty && this.deps.pay === "auto") return { kind: "unusable", reason: "no credits" };
     const { upstream, wallet } = this.deps;
+    sent.payment = true;
     let result = this.session ? await upstream.withSession(params, this.session) : undefined;
     let again = result ? paymentRequiredOf(result) : undefined;
     if (!result || again?.error?.startsWith("invalid_credits_session")) {
@@ -200,6 +205,8 @@ export class CallPayer {
     }
     const meta = creditsMetaOf(result);
     if (meta?.session) this.session = meta.session;
+    // Asked to pay again: the credits were not debited.
+    if (again) sent.payment = false;
     if (!again) return result.isError ? { kind: "failed", result } : { kind: "paid", result, remaining: meta?.remaining_usd };
     const reason = again.error ?? "refused";
     if (reason.startsWith("credits_insufficient_balance")) return { kind: "unusable", reason: "empty" };

@@ -15,6 +15,8 @@ import { Budget } from "../../src/bridge/budget.js";
 import { parseConnectArgs, UsageError } from "../../src/bridge/args.js";
 import { cheapestPayable } from "../../src/bridge/pricing.js";
 import { bridgedTool } from "../../src/bridge/server.js";
+import { CallPayer } from "../../src/bridge/payer.js";
+import type { Wallet } from "../../src/bridge/wallet.js";
 import { SpendStore, SPEND_FILE } from "../../src/bridge/spend-store.js";
 import { paymentRequiredOf, X402McpClient, type ToolCallParams, type ToolResult } from "../../src/client/mcp.js";
 import { PAYMENT_META, PAYMENT_RESPONSE_META } from "../../src/client/mcp-meta.js";
@@ -79,6 +81,60 @@ describe("x402 MCP client (src/client/mcp.ts)", () => {
     const priced = cheapestPayable(pr, (r) => r.network.startsWith("eip155:"));
     expect(priced).toMatchObject({ priceMicro: 30_000, required: { accepts: [{ network: "eip155:8453" }] } });
     expect(cheapestPayable({ ...pr, accepts: [{ ...pr.accepts[0]!, asset: `0x${"22".repeat(20)}` }] }, () => true)).toMatch(/cannot pay/);
+  });
+});
+
+describe("CallPayer: what counts against the budget", () => {
+  const cleanup = cleanupAfterEach();
+  const wallet: Wallet = {
+    chain: "base",
+    address: privateKeyToAccount(KEY).address,
+    x402: new x402Client().register("eip155:*", new ExactEvmScheme(privateKeyToAccount(KEY))),
+    pays: (r) => r.network.startsWith("eip155:"),
+    siwx: async () => "proof",
+  };
+  /** A payer over a remote that answers 402 unpaid and `paid(n)` to the n-th paid attempt. */
+  const payerOver = (paid: (n: number) => ToolResult | Promise<ToolResult>, maxPerCallMicro = 100_000) => {
+    let n = 0;
+    const remote = {
+      callTool: async (params: ToolCallParams): Promise<ToolResult> =>
+        params._meta?.[PAYMENT_META] ? paid(++n) : { isError: true, structuredContent: required("20000"), content: [{ type: "text", text: "{}" }] },
+    };
+    const budget = new Budget(new SpendStore(tempDir(cleanup, "mg-payer-")), { maxPerCallMicro, maxPerDayMicro: 1_000_000 });
+    const payer = new CallPayer({
+      upstream: new X402McpClient(remote, wallet.x402),
+      wallet,
+      budget,
+      pay: "x402",
+      topUpMicro: 500_000,
+      canTopUp: async () => false,
+      log: () => undefined,
+    });
+    return { payer, budget, attempts: () => n };
+  };
+
+  it("counts a settled payment, gives back one the remote asks for again, and keeps one that got no answer", async () => {
+    const settled = payerOver(() => ({ content: [], _meta: { [PAYMENT_RESPONSE_META]: { success: true, transaction: "0x1", network: "eip155:8453" } } }));
+    const r = await settled.payer.call({ name: "t" });
+    expect(r._meta?.["marketgate/cost"]).toMatchObject({ method: "x402", price_usd: "0.02", transaction: "0x1", spent_today_usd: "0.02" });
+    expect(settled.budget.today().spentMicro).toBe(20_000);
+
+    const refused = payerOver(() => ({ isError: true, structuredContent: { ...required("20000"), error: "invalid_exact_evm_signature" }, content: [] }));
+    expect((await refused.payer.call({ name: "t" }))._meta?.["marketgate/cost"]).toMatchObject({ method: "not_charged", price_usd: "0" });
+    expect(refused.budget.today().spentMicro).toBe(0);
+
+    const lost = payerOver(() => Promise.reject(new Error("socket hang up")));
+    await expect(lost.payer.call({ name: "t" })).rejects.toThrow("socket hang up");
+    expect(lost.budget.today().spentMicro).toBe(20_000);
+  });
+
+  it("signs nothing over the per-call limit", async () => {
+    const p = payerOver(() => ({ content: [] }), 10_000);
+    const r = await p.payer.call({ name: "t" });
+    expect(r.isError).toBe(true);
+    expect(r._meta?.["marketgate/cost"]).toMatchObject({ method: "refused", reason: "max-usd-per-call", price_usd: "0.02" });
+    expect(p.attempts()).toBe(0);
+    expect(p.budget.today().spentMicro).toBe(0);
   });
 });
 
