@@ -94,8 +94,8 @@ type CreditsTry = { kind: "paid"; result: ToolResult; remaining?: string } | { k
 export class CallPayer {
   /** The credits session token of the last SIWX sign-in (memory only: a bearer credential for the wallet's credits). */
   private session: string | undefined;
-  /** The balance was found empty and no top-up was made: skip credits until a top-up (auto mode). */
-  private creditsEmpty = false;
+  /** The UTC day the balance was found empty and no top-up made: credits are skipped for the rest of it (auto mode) or until a top-up. */
+  private creditsEmptyDay: string | undefined;
   /** The top-up in flight, if any. */
   private toppingUp: Promise<{ ok: true; topUp: NonNullable<CallCost["top_up"]> } | { ok: false; reason: string }> | undefined;
 
@@ -193,7 +193,7 @@ export class CallPayer {
 
   /** Pays from credits: the session token, else a new SIWX proof for `uri`. */
   private async tryCredits(params: ToolCallParams, uri: string, sent: { payment: boolean }): Promise<CreditsTry> {
-    if (this.creditsEmpty && this.deps.pay === "auto") return { kind: "unusable", reason: "no credits" };
+    if (this.deps.pay === "auto" && this.creditsEmptyDay === this.deps.budget.today().day) return { kind: "unusable", reason: "no credits" };
     const { upstream, wallet } = this.deps;
     sent.payment = true;
     let result = this.session ? await upstream.withSession(params, this.session) : undefined;
@@ -219,15 +219,15 @@ export class CallPayer {
     const { upstream, wallet, budget, topUpMicro, pay, log } = this.deps;
     const amount = microToUsd(topUpMicro);
     if (pay === "auto" && topUpMicro < AUTO_TOP_UP_MIN_CALLS * priced.priceMicro) {
-      this.creditsEmpty = true;
+      this.creditsEmptyDay = budget.today().day;
       return { ok: false, reason: `a top-up of ${amount} USD would cover fewer than ${AUTO_TOP_UP_MIN_CALLS} calls` };
     }
     if (!(await this.deps.canTopUp())) {
-      this.creditsEmpty = true;
+      this.creditsEmptyDay = budget.today().day;
       return { ok: false, reason: `the service has no ${TOP_UP_TOOL} tool` };
     }
     if (!(await budget.reserveTopUp(topUpMicro))) {
-      this.creditsEmpty = true;
+      this.creditsEmptyDay = budget.today().day;
       const day = budget.today();
       return {
         ok: false,
@@ -245,10 +245,10 @@ export class CallPayer {
       ok = !call.result.isError && call.settlement?.success === true;
       transaction = call.settlement?.transaction;
       if (!ok) {
-        this.creditsEmpty = true;
+        this.creditsEmptyDay = budget.today().day;
         return { ok: false, reason: `the top-up of ${amount} USD failed: ${call.refused ?? textOf(call.result)}` };
       }
-      this.creditsEmpty = false;
+      this.creditsEmptyDay = undefined;
       log(`topped up ${amount} USD of credits (tx ${transaction})`);
       return { ok: true, topUp: { amount_usd: amount, transaction } };
     } finally {
