@@ -159,6 +159,28 @@ describe("marketgate connect: a stdio bridge that pays, within a budget kept on 
     expect(stderr).toContain("topped up 0.2 USD of credits");
     expect(stderr.toLowerCase()).not.toContain(payer.privateKey.slice(2).toLowerCase());
   });
+  it("by default (--pay auto, 0.50 top-ups) tops up once a top-up covers ten calls, then pays from credits", async () => {
+    const payer = stack.payers[6]!;
+    const stateDir = tempDir(cleanup, "mg-bridge-");
+    const transport = new StdioV2(bridge(stack.url, payer.privateKey, ["--state-dir", stateDir]));
+    let stderr = "";
+    transport.stderr!.on("data", (c: Buffer) => (stderr += c.toString("utf8")));
+    const client = new ClientV2({ name: "host", version: "0" });
+    await client.connect(transport);
+    const before = await stack.balanceOf(payer.address);
+    try {
+      const [a, b] = ["funding_extreme", "cex_market_history"].map(exampleCall);
+      const first = (await client.callTool({ name: a!.name, arguments: a!.arguments })) as Result;
+      expect(first._meta?.[COST]).toMatchObject({ method: "credits", price_usd: "0.02", top_up: { amount_usd: "0.5" }, remaining_credits_usd: "0.48", spent_today_usd: "0.02" });
+      const second = (await client.callTool({ name: b!.name, arguments: b!.arguments })) as Result;
+      expect(second._meta?.[COST]).toMatchObject({ method: "credits", price_usd: "0.01", remaining_credits_usd: "0.47", spent_today_usd: "0.03" });
+      expect(before - (await stack.balanceOf(payer.address))).toBe(500_000n);
+    } finally {
+      await client.close();
+    }
+    expect(stderr).toMatch(/topping up 0\.5 USD at a time when that covers 10\+ calls/);
+  });
+
   it("pays on Solana with a key file (official @x402/svm scheme): the payer's Solana USDC moves by exactly the price", async () => {
     const sol = stack.solana!;
     const payer = sol.payers[2]!;
