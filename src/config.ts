@@ -6,20 +6,18 @@ import ipaddr from "ipaddr.js";
 import { validate as validateCron } from "node-cron";
 import { z } from "zod";
 import {
-  ASTER_ENDPOINTS as ASTER,
-  BINANCE_ENDPOINTS as BINANCE,
-  BITGET_ENDPOINTS as BITGET,
-  BYBIT_ENDPOINTS as BYBIT,
   COINGECKO_ENDPOINTS,
-  DERIBIT_ENDPOINTS as DERIBIT,
   DEXSCREENER_ENDPOINTS as DEXSCREENER,
-  GATE_ENDPOINTS as GATE,
   GECKOTERMINAL_ENDPOINTS as GECKOTERMINAL,
-  HYPERLIQUID_ENDPOINTS as HYPERLIQUID,
   LIVE_VENUE_HOSTS,
-  OKX_ENDPOINTS as OKX,
   REST_URL_SETTINGS,
+  VENUE_REST_URLS,
+  VENUE_WS_URLS,
   WS_URL_SETTINGS,
+  type VenueRestSetting,
+  type VenueRestUrls,
+  type VenueWsUrls,
+  type WsUrlSetting,
 } from "./venues/endpoints.js";
 import { redactSettingValue, scrubUrls, type SecretKind } from "./lib/redact.js";
 import { readSecretFiles } from "./lib/secret-files.js";
@@ -44,6 +42,15 @@ const PortList = z
   .regex(/^\s*\d{1,5}(\s*,\s*\d{1,5})*\s*$/, "expected comma-separated TCP ports such as 443,8443")
   .transform((v) => [...new Set(v.split(",").map((p) => Number(p.trim())))])
   .refine((ports) => ports.every((p) => p >= 1 && p <= 65535), "ports must be between 1 and 65535");
+
+/** Each venue REST base setting (`OKX_BASE_URL`, …) with its live default, from src/venues/<venue>/endpoints.ts. */
+const VENUE_REST_SCHEMA = Object.fromEntries(VENUE_REST_URLS.map((u) => [u.setting, z.url().default(u.url)])) as {
+  [S in VenueRestSetting]: z.ZodDefault<z.ZodURL>;
+};
+/** Each venue websocket base setting (`OKX_WS_URL`, …) with its live default. */
+const VENUE_WS_SCHEMA = Object.fromEntries(VENUE_WS_URLS.map((u) => [u.setting, z.string().default(u.url)])) as { [S in WsUrlSetting]: z.ZodDefault<z.ZodString> };
+/** Every venue URL setting is a secret of kind `url` (a self-hosted proxy's URL may carry a key). */
+const VENUE_URL_SECRETS = Object.fromEntries([...VENUE_REST_URLS, ...VENUE_WS_URLS].map((u) => [u.setting, "url"])) as { readonly [S in VenueRestSetting | WsUrlSetting]: "url" };
 
 /**
  * Environment variables read by the service. Every variable is optional except `PAY_TO` for `npm start`.
@@ -79,18 +86,8 @@ const EnvSchema = z.object({
   CIRCUIT_FAILURES: z.coerce.number().int().min(1).default(5),
   CIRCUIT_HALF_OPEN_MS: z.coerce.number().int().min(10).default(30_000),
   COINGECKO_BASE_URL: z.url().optional(),
-  // Venue defaults are stated once, in src/venues/<venue>/endpoints.ts.
-  BINANCE_FAPI_BASE_URL: z.url().default(BINANCE.rest.fapi.url),
-  BINANCE_SPOT_BASE_URL: z.url().default(BINANCE.rest.spot.url),
-  BYBIT_BASE_URL: z.url().default(BYBIT.rest.api.url),
-  OKX_BASE_URL: z.url().default(OKX.rest.api.url),
-  HYPERLIQUID_BASE_URL: z.url().default(HYPERLIQUID.rest.api.url),
-  GATE_BASE_URL: z.url().default(GATE.rest.api.url),
-  BITGET_BASE_URL: z.url().default(BITGET.rest.api.url),
-  DERIBIT_BASE_URL: z.url().default(DERIBIT.rest.api.url),
-  ASTER_FAPI_BASE_URL: z.url().default(ASTER.rest.fapi.url),
-  DEXSCREENER_BASE_URL: z.url().default(DEXSCREENER.rest.api.url),
-  GECKOTERMINAL_BASE_URL: z.url().default(GECKOTERMINAL.rest.api.url),
+  // Venue base URLs and their defaults are stated once, in src/venues/<venue>/endpoints.ts.
+  ...VENUE_REST_SCHEMA,
   GECKOTERMINAL_CALLS_PER_MIN: z.coerce.number().int().min(1).default(GECKOTERMINAL.rest.api.callsPerMin),
   DEXSCREENER_CALLS_PER_MIN: z.coerce.number().int().min(1).default(DEXSCREENER.rest.api.callsPerMin),
   TOKEN_CHECK_SHARE_PCT: z.coerce.number().int().min(0).max(MAX_UNPAID_SHARE_PCT).default(UNPAID_SHARE_PCT),
@@ -106,14 +103,7 @@ const EnvSchema = z.object({
   STREAM_IDLE_MIN: z.coerce.number().min(1).default(30),
   STREAM_WARMUP_SEC: z.coerce.number().min(0).default(10),
   STREAM_WARMUPS_PER_MIN: z.coerce.number().int().min(1).max(10_000).default(10),
-  BINANCE_WS_URL: z.string().default(BINANCE.ws.url),
-  BYBIT_WS_URL: z.string().default(BYBIT.ws.url),
-  OKX_WS_URL: z.string().default(OKX.ws.url),
-  HYPERLIQUID_WS_URL: z.string().default(HYPERLIQUID.ws.url),
-  GATE_WS_URL: z.string().default(GATE.ws.url),
-  BITGET_WS_URL: z.string().default(BITGET.ws.url),
-  DERIBIT_WS_URL: z.string().default(DERIBIT.ws.url),
-  ASTER_WS_URL: z.string().default(ASTER.ws.url),
+  ...VENUE_WS_SCHEMA,
   REDIS_URL: z
     .string()
     .regex(/^rediss?:\/\//, "expected redis://host:port or rediss://…")
@@ -181,26 +171,8 @@ export const SECRET_SETTINGS = {
   SOLANA_RPC_URL: "url",
   SOLANA_FEE_PAYER_PRIVATE_KEY: "value",
   COINGECKO_BASE_URL: "url",
-  BINANCE_FAPI_BASE_URL: "url",
-  BINANCE_SPOT_BASE_URL: "url",
-  BYBIT_BASE_URL: "url",
-  OKX_BASE_URL: "url",
-  HYPERLIQUID_BASE_URL: "url",
-  GATE_BASE_URL: "url",
-  BITGET_BASE_URL: "url",
-  DERIBIT_BASE_URL: "url",
-  ASTER_FAPI_BASE_URL: "url",
-  DEXSCREENER_BASE_URL: "url",
-  GECKOTERMINAL_BASE_URL: "url",
+  ...VENUE_URL_SECRETS,
   COINGECKO_API_KEY: "value",
-  BINANCE_WS_URL: "url",
-  BYBIT_WS_URL: "url",
-  OKX_WS_URL: "url",
-  HYPERLIQUID_WS_URL: "url",
-  GATE_WS_URL: "url",
-  BITGET_WS_URL: "url",
-  DERIBIT_WS_URL: "url",
-  ASTER_WS_URL: "url",
   REDIS_URL: "url",
   CREDITS_SESSION_SECRET: "value",
   MPP_SECRET_KEY: "value",
@@ -298,19 +270,8 @@ export interface Config {
   circuit: { failures: number; halfOpenAfterMs: number };
   coingecko: CoinGeckoConfig;
   /** REST base URLs of the perp venues (the simulator's in sim mode). No trailing slash. */
-  venues: {
-    binanceFapi: string;
-    binanceSpot: string;
-    bybit: string;
-    okx: string;
-    hyperliquid: string;
-    gate: string;
-    bitget: string;
-    aster: string;
-    deribit: string;
-    dexscreener: string;
-    geckoterminal: string;
-  };
+  venues: VenueRestUrls;
+
   /** GeckoTerminal request budget per minute (its public limit is 30; default 20). */
   geckoterminalCallsPerMin: number;
   /** DexScreener request budget per minute (its limit is 300; default 250). */
@@ -347,7 +308,7 @@ export interface Config {
     /** New on-demand symbols one client may warm up per minute (`STREAM_WARMUPS_PER_MIN`). */
     warmupsPerMin: number;
     /** Websocket bases; the feeds append the venues' real paths. */
-    wsUrls: { binance: string; bybit: string; okx: string; hyperliquid: string; gate: string; bitget: string; aster: string; deribit: string };
+    wsUrls: VenueWsUrls;
   };
   /** Whether MCP over stdio charges for paid tools (off by default: it is the operator's own agent). */
   mcpStdioPayments: boolean;
@@ -426,6 +387,11 @@ export interface Config {
 const COINGECKO_PLANS = COINGECKO_ENDPOINTS.rest;
 
 const trimSlash = (u: string) => u.replace(/\/+$/, "");
+
+/** The `Config` record of venue URL settings `urls` (`Config.venues`, `streams.wsUrls`): each key's setting, without a trailing slash. */
+function venueUrls<K extends string, S extends string>(urls: ReadonlyArray<{ key: K; setting: S }>, e: Readonly<Record<S, string>>): Record<K, string> {
+  return Object.fromEntries(urls.map((u) => [u.key, trimSlash(e[u.setting])])) as Record<K, string>;
+}
 
 /** Names express (proxy-addr) expands to address ranges in `trust proxy`. */
 const TRUST_PROXY_NAMES = new Set(["loopback", "linklocal", "uniquelocal"]);
@@ -698,19 +664,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
       plan,
       callsPerMin: e.COINGECKO_CALLS_PER_MIN ?? COINGECKO_PLANS[plan].callsPerMin,
     },
-    venues: {
-      binanceFapi: trimSlash(e.BINANCE_FAPI_BASE_URL),
-      binanceSpot: trimSlash(e.BINANCE_SPOT_BASE_URL),
-      bybit: trimSlash(e.BYBIT_BASE_URL),
-      okx: trimSlash(e.OKX_BASE_URL),
-      hyperliquid: trimSlash(e.HYPERLIQUID_BASE_URL),
-      gate: trimSlash(e.GATE_BASE_URL),
-      bitget: trimSlash(e.BITGET_BASE_URL),
-      deribit: trimSlash(e.DERIBIT_BASE_URL),
-      aster: trimSlash(e.ASTER_FAPI_BASE_URL),
-      dexscreener: trimSlash(e.DEXSCREENER_BASE_URL),
-      geckoterminal: trimSlash(e.GECKOTERMINAL_BASE_URL),
-    },
+    venues: venueUrls(VENUE_REST_URLS, e),
     geckoterminalCallsPerMin: e.GECKOTERMINAL_CALLS_PER_MIN,
     dexscreenerCallsPerMin: e.DEXSCREENER_CALLS_PER_MIN,
     tokenChecks: { sharePct: e.TOKEN_CHECK_SHARE_PCT, perClientPerMin: e.TOKEN_CHECKS_PER_MIN },
@@ -771,16 +725,7 @@ export function loadConfig(rawEnv: Record<string, string | undefined> = process.
             idleMs: e.STREAM_IDLE_MIN * 60_000,
             warmupMs: e.STREAM_WARMUP_SEC * 1000,
             warmupsPerMin: e.STREAM_WARMUPS_PER_MIN,
-            wsUrls: {
-              binance: trimSlash(e.BINANCE_WS_URL),
-              bybit: trimSlash(e.BYBIT_WS_URL),
-              okx: trimSlash(e.OKX_WS_URL),
-              hyperliquid: trimSlash(e.HYPERLIQUID_WS_URL),
-              gate: trimSlash(e.GATE_WS_URL),
-              bitget: trimSlash(e.BITGET_WS_URL),
-              aster: trimSlash(e.ASTER_WS_URL),
-              deribit: trimSlash(e.DERIBIT_WS_URL),
-            },
+            wsUrls: venueUrls(VENUE_WS_URLS, e),
           },
   };
 }

@@ -1,35 +1,22 @@
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../src/config.js";
+import { REST_URL_SETTINGS, WS_URL_SETTINGS } from "../src/venues/endpoints.js";
 import { configProblems } from "./helpers/config-problems.js";
 
-/** What `simEnv` sets: every venue on a local simulator. */
-const SIM_URLS = {
-  COINGECKO_BASE_URL: "http://127.0.0.1:9/coingecko/api/v3",
-  BINANCE_FAPI_BASE_URL: "http://127.0.0.1:9/binance",
-  BINANCE_SPOT_BASE_URL: "http://127.0.0.1:9/binance-spot",
-  BYBIT_BASE_URL: "http://127.0.0.1:9/bybit",
-  OKX_BASE_URL: "http://127.0.0.1:9/okx",
-  GATE_BASE_URL: "http://127.0.0.1:9/gate/api/v4",
-  HYPERLIQUID_BASE_URL: "http://127.0.0.1:9/hyperliquid",
-  BITGET_BASE_URL: "http://127.0.0.1:9/bitget",
-  DERIBIT_BASE_URL: "http://127.0.0.1:9/deribit/api/v2",
-  ASTER_FAPI_BASE_URL: "http://127.0.0.1:9/aster",
-  DEXSCREENER_BASE_URL: "http://127.0.0.1:9/dexscreener",
-  GECKOTERMINAL_BASE_URL: "http://127.0.0.1:9/geckoterminal/api/v2",
-  BINANCE_WS_URL: "ws://127.0.0.1:9/binance-ws",
-  BYBIT_WS_URL: "ws://127.0.0.1:9/bybit-ws",
-  OKX_WS_URL: "ws://127.0.0.1:9/okx-ws",
-  GATE_WS_URL: "ws://127.0.0.1:9/gate-ws",
-  HYPERLIQUID_WS_URL: "ws://127.0.0.1:9/hyperliquid-ws",
-  BITGET_WS_URL: "ws://127.0.0.1:9/bitget-ws",
-  DERIBIT_WS_URL: "ws://127.0.0.1:9/deribit-ws",
-  ASTER_WS_URL: "ws://127.0.0.1:9/aster-ws",
-};
+/**
+ * Every venue URL setting on a local simulator, as `simEnv` does (src/venues/endpoints.ts lists them: a venue's
+ * settings come with its endpoints, so this covers a new venue without an edit).
+ */
+const SIM_URLS: Record<string, string> = Object.fromEntries([
+  ...REST_URL_SETTINGS.map((s) => [s, `http://127.0.0.1:9/${s === "OKX_BASE_URL" ? "okx" : s.toLowerCase()}`]),
+  ...WS_URL_SETTINGS.map((s) => [s, `ws://127.0.0.1:9/${s.toLowerCase()}`]),
+]);
 
 describe("DATA_MODE=sim needs the simulator's URLs", () => {
   it("refuses to start without them instead of calling the real venues and labelling their data simulated", () => {
     const [p] = configProblems({ DATA_MODE: "sim" });
     expect(p).toMatch(/DATA_MODE=sim needs every venue base URL set explicitly/);
+    expect(Object.keys(SIM_URLS)).toEqual(expect.arrayContaining(["COINGECKO_BASE_URL", "BINANCE_FAPI_BASE_URL", "BINANCE_SPOT_BASE_URL", "BINANCE_WS_URL"]));
     for (const name of Object.keys(SIM_URLS)) expect(p).toContain(name);
     expect(p).toContain("marketgate mcp --sim");
   });

@@ -17,17 +17,21 @@ import type { IngestionService } from "./service.js";
 import { CvdStore } from "./store/cvd-store.js";
 import { openStreamDb, streamDbPath } from "./store/db.js";
 import { LiquidationStore } from "./store/liquidation-store.js";
+import type { IdOrder } from "./store/trade-ledger.js";
 import type { StreamVenue } from "./types.js";
 import type { InstrumentSource } from "./feeds/normalise.js";
 
 type IngestionConfig = Config & { streams: NonNullable<Config["streams"]> };
 
 /**
- * What ingestion needs of one venue: its id and the factories of its feed and REST trade backfill (base URLs from
- * `config`). The venue definitions (src/venues/index.ts `VENUES`) are these; ingestion never imports a venue by name.
+ * What ingestion needs of one venue: its id, the factories of its feed and REST trade backfill (base URLs from
+ * `config`), how it numbers its trades, and whether its liquidation feed is the cascade-risk history. The venue
+ * definitions (src/venues/index.ts `VENUES`) are these; ingestion never imports a venue by name.
  */
 export interface IngestionVenue {
   readonly id: StreamVenue;
+  readonly tradeIds: IdOrder;
+  readonly liquidationFeed: { readonly history?: boolean };
   createFeed(input: { config: Config; instruments: InstrumentSource; metrics?: FeedMetrics }): VenueFeed;
   createBackfill(input: { config: Config; instruments: PerpVenueClient; metrics: Metrics; logger?: Logger }): TradeBackfill;
 }
@@ -53,13 +57,16 @@ function createBackfills(
 }
 
 /**
- * The CVD and liquidation stores in one SQLite file under `DATA_DIR` (`:memory:` when DATA_DIR is `:memory:`).
- * `flushMs` (default the stores' 1 s) is also the replication period in replicated mode.
+ * The CVD and liquidation stores in one SQLite file under `DATA_DIR` (`:memory:` when DATA_DIR is `:memory:`), with
+ * the venues' trade-id orders and liquidation-history venues. `flushMs` (default the stores' 1 s) is also the
+ * replication period in replicated mode.
  */
-function createStores(config: IngestionConfig, flushMs?: number): { cvd: CvdStore; liquidations: LiquidationStore } {
+function createStores(config: IngestionConfig, venues: readonly IngestionVenue[], flushMs?: number): { cvd: CvdStore; liquidations: LiquidationStore } {
   const dir = config.streams.dataDir;
   const db = openStreamDb(dir === ":memory:" ? ":memory:" : streamDbPath(dir));
-  return { cvd: new CvdStore(db, { flushMs }), liquidations: new LiquidationStore(db, { flushMs }) };
+  const idOrders = Object.fromEntries(venues.map((v) => [v.id, v.tradeIds]));
+  const historyVenues = venues.filter((v) => v.liquidationFeed.history).map((v) => v.id);
+  return { cvd: new CvdStore(db, { flushMs, idOrders }), liquidations: new LiquidationStore(db, { flushMs, historyVenues }) };
 }
 
 /**
@@ -79,7 +86,7 @@ function managerOptions(config: IngestionConfig): IngestionManagerOptions {
  * under `DATA_DIR` (`:memory:` when DATA_DIR is `:memory:`). Nothing connects until `start()`.
  */
 export function createIngestionManager(config: IngestionConfig, venues: readonly IngestionVenue[], perps: Record<PerpVenue, PerpVenueClient>, metrics: Metrics): IngestionManager {
-  const { cvd, liquidations } = createStores(config);
+  const { cvd, liquidations } = createStores(config, venues);
   const feeds = createFeeds(config, venues, perps, new FeedMetrics(metrics.registry));
   return new IngestionManager(feeds, createBackfills(config, venues, perps, metrics), cvd, liquidations, managerOptions(config));
 }
@@ -121,7 +128,7 @@ export function createIngestion(
     const manager = createIngestionManager(config, venues, perps, metrics);
     return new GuardedIngestion(manager, { budget, markPaid: (base) => manager.markPaid(base) });
   }
-  const { cvd, liquidations } = createStores(config, REPLICATED_FLUSH_MS);
+  const { cvd, liquidations } = createStores(config, venues, REPLICATED_FLUSH_MS);
   const feedMetrics = new FeedMetrics(metrics.registry);
   const backfills = createBackfills(config, venues, perps, metrics);
   const opts = managerOptions(config);

@@ -2,7 +2,7 @@ import { LIQUIDATION_HISTORY_VENUES } from "../ingestion/store/liquidation-histo
 import { VENUE_ID_ORDER } from "../ingestion/store/trade-ledger.js";
 import { CAPABILITIES, CAPABILITY_METHOD, type PerpVenueDefinition } from "./define.js";
 import type { VenueEndpoints } from "./endpoint-types.js";
-import { VENUE_ENDPOINTS } from "./endpoints.js";
+import { ENDPOINTS_BY_VENUE } from "./endpoints.js";
 import type { PerpVenueClient } from "./perp/types.js";
 
 /** Thrown at load (and in tests) when a venue definition is inconsistent; lists every problem at once. */
@@ -32,13 +32,16 @@ function capabilityProblems(v: PerpVenueDefinition): string[] {
 }
 
 /**
- * The two facts the stores below the venues keep their own copy of, as they cannot import the venues (the venues' feeds
- * build on src/ingestion): the trade-id order (src/ingestion/store/trade-ledger.ts) and the liquidation-history venues
- * (src/ingestion/store/liquidation-history.ts). They must agree with the definition.
+ * The service's stores take the trade-id orders and liquidation-history venues from the definitions
+ * (src/ingestion/create.ts); stores built without them (unit tests) use the defaults of the first eight venues
+ * (`VENUE_ID_ORDER` in src/ingestion/store/trade-ledger.ts, `LIQUIDATION_HISTORY_VENUES` in liquidation-history.ts),
+ * which must agree with those venues' definitions. A venue not in the defaults is stated in its definition only.
  */
 function storeProblems(v: PerpVenueDefinition): string[] {
   const problems: string[] = [];
-  if ((VENUE_ID_ORDER as Readonly<Record<string, string>>)[v.id] !== v.tradeIds) problems.push(`${v.id}: tradeIds ${v.tradeIds} disagrees with VENUE_ID_ORDER`);
+  const order = (VENUE_ID_ORDER as Readonly<Record<string, string | undefined>>)[v.id];
+  if (order === undefined) return problems;
+  if (order !== v.tradeIds) problems.push(`${v.id}: tradeIds ${v.tradeIds} disagrees with VENUE_ID_ORDER`);
   if (LIQUIDATION_HISTORY_VENUES.includes(v.id) !== (v.liquidationFeed.history ?? false))
     problems.push(`${v.id}: liquidationFeed.history disagrees with LIQUIDATION_HISTORY_VENUES`);
   return problems;
@@ -60,7 +63,7 @@ function checkProblems(v: PerpVenueDefinition): string[] {
 
 /**
  * Checks the venue list at load: unique lowercase ids in the order of `ids` (the id list every layer below the venues
- * keys its records by, src/venues/perp/types.ts), a display name, endpoints listed in `VENUE_ENDPOINTS` (the settings
+ * keys its records by, src/venues/perp/types.ts), a display name, endpoints listed under its id in `ENDPOINTS_BY_VENUE` (the settings
  * and sim-mode checks of src/config.ts come from there) with a websocket and a backfill budget, a
  * reason for every capability a venue lacks, a liquidation feed that agrees with the capability, and doctor checks whose
  * prerequisites come first.
@@ -74,7 +77,7 @@ export function validateVenues(venues: readonly PerpVenueDefinition[], ids: read
     if (seen.has(v.id)) problems.push(`${v.id}: duplicate id`);
     seen.add(v.id);
     if (!v.name.trim()) problems.push(`${v.id}: empty name`);
-    if (!(VENUE_ENDPOINTS as readonly VenueEndpoints[]).includes(v.endpoints))
+    if ((ENDPOINTS_BY_VENUE as Readonly<Record<string, VenueEndpoints>>)[v.id] !== v.endpoints)
       problems.push(`${v.id}: endpoints not in VENUE_ENDPOINTS (src/venues/endpoints.ts: config defaults, sim-mode checks)`);
     if (!v.endpoints.ws) problems.push(`${v.id}: endpoints.ws missing (every perpetual venue has a trade feed)`);
     if (!v.endpoints.backfill) problems.push(`${v.id}: endpoints.backfill missing (the REST trade backfill's budget)`);

@@ -9,13 +9,15 @@ import {
   COINGECKO_ENDPOINTS,
   DERIBIT_ENDPOINTS,
   DEXSCREENER_ENDPOINTS,
-  GATE_ENDPOINTS,
   GECKOTERMINAL_ENDPOINTS,
   HYPERLIQUID_ENDPOINTS,
   LIVE_VENUE_HOSTS,
   OKX_ENDPOINTS,
+  ENDPOINTS_BY_VENUE,
   REST_URL_SETTINGS,
   VENUE_ENDPOINTS,
+  VENUE_REST_URLS,
+  VENUE_WS_URLS,
   WS_URL_SETTINGS,
 } from "../../src/venues/endpoints.js";
 import type { VenueEndpoints } from "../../src/venues/endpoint-types.js";
@@ -39,29 +41,22 @@ describe("venue endpoints, stated once", () => {
 
   it("are the configuration's defaults (URLs and budgets)", () => {
     const c = loadConfig({});
-    expect(c.venues).toEqual({
+    // Every venue but CoinGecko (its plan picks the URL): one key per REST setting, `<id>` or `<id><Role>` for several.
+    expect(c.venues).toEqual(Object.fromEntries(VENUE_REST_URLS.map((u) => [u.key, u.url])));
+    expect(c.streams?.wsUrls).toEqual(Object.fromEntries(VENUE_WS_URLS.map((u) => [u.key, u.url])));
+    expect(c.venues).toMatchObject({
       binanceFapi: BINANCE_ENDPOINTS.rest.fapi.url,
       binanceSpot: BINANCE_ENDPOINTS.rest.spot.url,
-      bybit: BYBIT_ENDPOINTS.rest.api.url,
-      okx: OKX_ENDPOINTS.rest.api.url,
-      hyperliquid: HYPERLIQUID_ENDPOINTS.rest.api.url,
       bitget: BITGET_ENDPOINTS.rest.api.url,
-      dexscreener: DEXSCREENER_ENDPOINTS.rest.api.url,
-      geckoterminal: GECKOTERMINAL_ENDPOINTS.rest.api.url,
       aster: ASTER_ENDPOINTS.rest.fapi.url,
-      deribit: DERIBIT_ENDPOINTS.rest.api.url,
-      gate: GATE_ENDPOINTS.rest.api.url,
+      geckoterminal: GECKOTERMINAL_ENDPOINTS.rest.api.url,
     });
-    expect(c.streams?.wsUrls).toEqual({
-      binance: BINANCE_ENDPOINTS.ws.url,
-      bybit: BYBIT_ENDPOINTS.ws.url,
-      okx: OKX_ENDPOINTS.ws.url,
-      hyperliquid: HYPERLIQUID_ENDPOINTS.ws.url,
-      bitget: BITGET_ENDPOINTS.ws.url,
-      aster: ASTER_ENDPOINTS.ws.url,
-      deribit: DERIBIT_ENDPOINTS.ws.url,
-      gate: GATE_ENDPOINTS.ws.url,
-    });
+    expect(c.streams?.wsUrls).toMatchObject({ binance: BINANCE_ENDPOINTS.ws.url, deribit: DERIBIT_ENDPOINTS.ws.url });
+    expect(Object.keys(c.venues)).not.toContain("coingecko");
+    for (const [id, v] of Object.entries(ENDPOINTS_BY_VENUE)) {
+      if ("ws" in v) expect(c.streams?.wsUrls, id).toHaveProperty(id, v.ws.url);
+      if (id !== "coingecko") for (const e of Object.values(v.rest)) expect(Object.values(c.venues), e.setting).toContain(e.url);
+    }
     expect(c.dexscreenerCallsPerMin).toBe(DEXSCREENER_ENDPOINTS.rest.api.callsPerMin);
     expect(c.geckoterminalCallsPerMin).toBe(GECKOTERMINAL_ENDPOINTS.rest.api.callsPerMin);
     for (const plan of ["public", "demo", "pro"] as const) {
@@ -71,8 +66,9 @@ describe("venue endpoints, stated once", () => {
   });
 
   it("give the live hosts sim mode refuses: the hosts of every REST and websocket URL", () => {
-    expect([...LIVE_VENUE_HOSTS].sort()).toEqual(
-      [
+    // The first venues' hosts, and every host of every venue's URLs (a new venue is covered through VENUE_ENDPOINTS).
+    expect([...LIVE_VENUE_HOSTS]).toEqual(
+      expect.arrayContaining([
         "api.binance.com",
         "api.bitget.com",
         "api.bybit.com",
@@ -92,8 +88,9 @@ describe("venue endpoints, stated once", () => {
         "ws.okx.com",
         "www.okx.com",
         "www.deribit.com",
-      ].sort(),
+      ]),
     );
+    expect(LIVE_VENUE_HOSTS).toEqual(new Set(VENUE_ENDPOINTS.flatMap((v) => endpointsOf(v).map((e) => new URL(e.url).hostname))));
     expect(loadConfig({ DATA_MODE: "sim", ...simUrls() }).dataMode).toBe("sim");
     for (const v of VENUE_ENDPOINTS) {
       for (const e of endpointsOf(v)) {

@@ -35,7 +35,7 @@ import {
 import type { Database } from "./db.js";
 import { Flusher } from "./flusher.js";
 import { addInterval, clipIntervals, intervalsOrNone, NO_INTERVALS, parseIntervals, subtractInterval } from "./intervals.js";
-import { SequenceLedger, type TradeSource, sequenceOf } from "./trade-ledger.js";
+import { type IdOrders, SequenceLedger, type TradeSource, sequenceOf, VENUE_ID_ORDER } from "./trade-ledger.js";
 
 export { CVD_RETENTION_MS, CVD_SLOTS, MAX_BUCKETS_PER_SYMBOL } from "./cvd-types.js";
 export type { CvdBucket, CvdBucketRow, CvdChanges, CvdFlow, CvdHistoryPoint, CvdLedgerRow, CvdStoreOptions, CvdStoreStats, CvdSummary, GapState } from "./cvd-types.js";
@@ -106,6 +106,7 @@ interface Track {
 export class CvdStore {
   private readonly now: () => number;
   private readonly openIdsMs: number;
+  private readonly idOrders: IdOrders;
   private readonly syms = new Map<string, SymbolState>();
   /** Per venue, per base: nested rather than keyed by `venue|base` so that a lookup builds no string. */
   private readonly tracks: Readonly<Record<StreamVenue, Map<string, Track>>> = Object.fromEntries(STREAM_VENUES.map((v) => [v, new Map()])) as Record<
@@ -131,6 +132,7 @@ export class CvdStore {
   constructor(db: Database, opts: CvdStoreOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.openIdsMs = opts.openIdsMs ?? 15 * 60_000;
+    this.idOrders = opts.idOrders ?? VENUE_ID_ORDER;
     this.persistence = new CvdPersistence(db);
     this.flusher = new Flusher("cvd", opts.flushMs ?? 1000, () => this.writePending());
     this.load();
@@ -175,7 +177,7 @@ export class CvdStore {
     if (group.length === 1) {
       // One trade (every Binance aggTrade frame): no arrays. The scratch array is not kept past the call.
       const t = group[0]!;
-      const seq = sequenceOf(t.venue, t.id);
+      const seq = sequenceOf(t.venue, t.id, this.idOrders);
       if (seq === null) {
         const b = this.admitById(track, t);
         return b ? this.count(track, b, t, counted) : 0;
@@ -189,7 +191,7 @@ export class CvdStore {
     let seqTrades: Trade[] | null = null;
     let ordered = true;
     for (const t of group) {
-      const seq = sequenceOf(t.venue, t.id);
+      const seq = sequenceOf(t.venue, t.id, this.idOrders);
       if (seq === null) {
         const b = this.admitById(track, t);
         if (b) n += this.count(track, b, t, counted);

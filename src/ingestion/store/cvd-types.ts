@@ -5,7 +5,7 @@
 import { STREAM_VENUES, type StreamVenue } from "../types.js";
 import { CVD_BUCKET_MS } from "./cvd-math.js";
 import type { Interval } from "./intervals.js";
-import type { SequenceLedgerState } from "./trade-ledger.js";
+import type { IdOrders, SequenceLedgerState } from "./trade-ledger.js";
 
 /** Retention of CVD history: 7 days, ms (docs/methods/cvd.md). */
 export const CVD_RETENTION_MS = 7 * 24 * 3_600_000;
@@ -74,6 +74,8 @@ export interface CvdStoreOptions {
    * ended, ms (default 15 min); later they are read back from SQLite when a trade of that bucket arrives.
    */
   openIdsMs?: number;
+  /** Each venue's trade-id order, from the venue definitions (default: trade-ledger.ts's `VENUE_ID_ORDER`). */
+  idOrders?: IdOrders;
 }
 
 /** Counters of `CvdStore.stats`. */

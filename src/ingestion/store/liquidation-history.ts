@@ -16,7 +16,9 @@ export const LIQUIDATION_HISTORY_DAYS = 7;
 /** Age of the oldest hour kept (one day more than is read, so the oldest 24 h block is whole), ms. */
 const KEEP_MS = (LIQUIDATION_HISTORY_DAYS + 1) * DAY_MS;
 /**
- * Venues whose totals are kept: feeds carrying every symbol and busy enough that an hour without any liquidation of
+ * Venues whose totals are kept by a history built without venue definitions (unit tests); the service's takes the
+ * venues whose definition says `liquidationFeed.history` (src/ingestion/create.ts), and `validateVenues` checks the two
+ * agree on the first eight venues. Feeds carrying every symbol and busy enough that an hour without any liquidation of
  * any symbol means the feed was down (Binance `!forceOrder@arr`, OKX `liquidation-orders`). Per-symbol feeds (Bybit,
  * Deribit) and quiet all-symbol ones (Gate, Aster) would make a quiet hour look like an outage.
  */
@@ -55,6 +57,8 @@ export interface LiquidationHistoryOptions {
   now?: () => number;
   /** Longest delay of write-through to SQLite, ms (default 1000; 0 = write on every change). */
   flushMs?: number;
+  /** The venues whose totals are kept (default {@link LIQUIDATION_HISTORY_VENUES}). */
+  venues?: readonly string[];
 }
 
 /**
@@ -65,6 +69,7 @@ export class LiquidationHistory {
   /** When this process started recording (epoch ms): hours of a connection before it were not recorded here. */
   readonly startedAt: number;
   private readonly now: () => number;
+  private readonly venues: readonly string[];
   /** hour start → `venue|base` → USD. */
   private readonly hours = new Map<number, Map<string, number>>();
   /** hour start → venues with a liquidation of any base in it. */
@@ -80,6 +85,7 @@ export class LiquidationHistory {
     opts: LiquidationHistoryOptions = {},
   ) {
     this.now = opts.now ?? Date.now;
+    this.venues = opts.venues ?? LIQUIDATION_HISTORY_VENUES;
     this.startedAt = this.now();
     this.st = {
       add: db.prepare(`INSERT INTO liq_hour (hour, venue, base, usd) VALUES (?, ?, ?, ?) ON CONFLICT (hour, venue, base) DO UPDATE SET usd = usd + excluded.usd`),
@@ -95,13 +101,13 @@ export class LiquidationHistory {
     for (const r of rows) this.bump(r.hour, r.venue, r.base, r.usd);
   }
 
-  /** Adds `events` of the {@link LIQUIDATION_HISTORY_VENUES} to their hours (older than the kept window: ignored). */
+  /** Adds `events` of the history's venues to their hours (older than the kept window: ignored). */
   record(events: readonly Liquidation[]): void {
     if (this.closed) return;
     const oldest = this.oldestHour();
     let changed = false;
     for (const e of events) {
-      if (!LIQUIDATION_HISTORY_VENUES.includes(e.venue) || !(e.valueUsd >= 0) || !Number.isFinite(e.time)) continue;
+      if (!this.venues.includes(e.venue) || !(e.valueUsd >= 0) || !Number.isFinite(e.time)) continue;
       const hour = Math.floor(e.time / HOUR_MS) * HOUR_MS;
       if (hour < oldest) continue;
       const base = e.base.toUpperCase();
@@ -130,7 +136,7 @@ export class LiquidationHistory {
       let coverage = 0;
       let hours = 0;
       for (const v of venues) {
-        if (!LIQUIDATION_HISTORY_VENUES.includes(v.venue) || !(v.oiShare > 0)) continue;
+        if (!this.venues.includes(v.venue) || !(v.oiShare > 0)) continue;
         const live = v.connectedSince === null ? null : Math.max(v.connectedSince, this.startedAt);
         let covered = 0;
         let sum = 0;

@@ -62,6 +62,8 @@ export interface LiquidationStoreOptions {
   maxEvents?: number;
   /** Age limit, ms (default {@link LIQUIDATION_MAX_AGE_MS}). */
   maxAgeMs?: number;
+  /** The venues whose hourly totals are the liquidation history (default: liquidation-history.ts's list). */
+  historyVenues?: readonly string[];
 }
 
 interface Stored extends LiquidationRecord {
@@ -197,7 +199,7 @@ export class LiquidationStore {
       setMeta: db.prepare(`INSERT INTO stream_meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`),
     };
     this.flusher = new Flusher("liquidations", opts.flushMs ?? 1000, () => this.writePending());
-    this.history = new LiquidationHistory(db, { now: this.now, flushMs: opts.flushMs });
+    this.history = new LiquidationHistory(db, { now: this.now, flushMs: opts.flushMs, venues: opts.historyVenues });
     this.load();
   }
 

@@ -11,7 +11,10 @@ import type { StreamVenue } from "../types.js";
 export type IdOrder = "sequence" | "unordered";
 
 /**
- * Trade id semantics per venue (the venues' websocket docs, linked from the parsers in
+ * Trade id semantics of the first eight venues: the order a store built without venue definitions uses (unit tests);
+ * the service's stores take each venue's `tradeIds` from its definition (src/ingestion/create.ts), and
+ * `validateVenues` checks the two agree here. A new venue states its order in its definition only. Sources: the
+ * venues' websocket docs, linked from the parsers in
  * src/venues/<venue>/feed-parse.ts):
  * - binance: aggregate trade id `a` (WS `aggTrade`, REST `/fapi/v1/aggTrades`), an integer that grows by
  *   one per aggregate trade of a symbol → sequence;
@@ -23,7 +26,7 @@ export type IdOrder = "sequence" | "unordered";
  * - bitget: `tradeId`, a 19-digit decimal string (`1151762928807395329`), beyond 2^53, so not a safe sequence → unordered.
  * - deribit: `trade_id`, a string per instrument (`"403691824"`, `"ETH-284830839"`), not compared numerically → unordered.
  */
-export const VENUE_ID_ORDER: Readonly<Record<StreamVenue, IdOrder>> = {
+export const VENUE_ID_ORDER: Readonly<Partial<Record<StreamVenue, IdOrder>>> = {
   binance: "sequence",
   okx: "sequence",
   gate: "sequence",
@@ -34,13 +37,16 @@ export const VENUE_ID_ORDER: Readonly<Record<StreamVenue, IdOrder>> = {
   aster: "sequence",
 };
 
+/** Each venue's trade-id order (a venue not listed: `unordered`). */
+export type IdOrders = Readonly<Partial<Record<StreamVenue, IdOrder>>>;
+
 /**
- * The sequence number of trade `id` on a `sequence` venue: `id` as a canonical non-negative safe integer
- * ("5933014"). Null on `unordered` venues and for any other id, which is then de-duplicated like the ids of
- * an unordered venue.
+ * The sequence number of trade `id` on a `sequence` venue of `orders` (default {@link VENUE_ID_ORDER}): `id` as a
+ * canonical non-negative safe integer ("5933014"). Null on `unordered` (or unlisted) venues and for any other id,
+ * which is then de-duplicated like the ids of an unordered venue.
  */
-export function sequenceOf(venue: StreamVenue, id: string): number | null {
-  return VENUE_ID_ORDER[venue] === "sequence" ? canonicalInteger(id) : null;
+export function sequenceOf(venue: StreamVenue, id: string, orders: IdOrders = VENUE_ID_ORDER): number | null {
+  return orders[venue] === "sequence" ? canonicalInteger(id) : null;
 }
 
 /** Largest digit count of a safe integer (2^53 − 1 has 16). */

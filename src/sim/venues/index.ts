@@ -19,6 +19,7 @@ import { gateVenue } from "./gate.js";
 import { geckoterminalVenue } from "./geckoterminal.js";
 import { hyperliquidVenue } from "./hyperliquid.js";
 import { okxVenue } from "./okx.js";
+import type { PerpSimVenue } from "../perp/types.js";
 import type { SimVenue } from "./types.js";
 
 /** Every venue the simulator serves, in mount order. */
@@ -39,5 +40,12 @@ export const SIM_VENUES = [
 
 /** Names of the simulated venues (`"coingecko"`, `"binance"`, ...): keys of fault injection and of `urls`. */
 export type SimVenueName = (typeof SIM_VENUES)[number]["name"];
+
+/**
+ * Every perp venue is served: a venue of the id list (src/venues/perp/types.ts) missing from {@link SIM_VENUES} fails
+ * to compile here, naming it (the sandbox and the sim-mode tests would otherwise find no route for it).
+ */
+type UnservedPerpVenue = Exclude<PerpSimVenue, SimVenueName>;
+export const EVERY_PERP_VENUE_SERVED: [UnservedPerpVenue] extends [never] ? true : { missingFromSimVenues: UnservedPerpVenue } = true;
 
 export type { SimVenue, VenueContext } from "./types.js";
