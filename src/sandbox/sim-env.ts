@@ -1,5 +1,25 @@
 import type { ProvisionedChain } from "../payments/local-chain/provision.js";
 import type { RunningSimulator } from "../sim/server.js";
+import type { SimVenueName } from "../sim/venues/index.js";
+import { VENUE_REST_URLS, VENUE_WS_URLS } from "../venues/endpoints.js";
+
+/** The simulated venue serving a `Config.venues` key: the venue's id, except Binance's two REST bases. */
+const SIM_REST_NAME: Readonly<Record<string, SimVenueName>> = { binanceFapi: "binance", binanceSpot: "binance_spot" };
+
+/**
+ * Every venue URL setting (src/venues/endpoints.ts) pointed at the simulator: REST bases at `sim.urls.<venue>`,
+ * websocket bases at `sim.wsUrls.<venue>`. @throws Error naming a setting the simulator serves nothing for (a venue
+ * missing from `SIM_VENUES`), rather than a config error about a missing URL later.
+ */
+function venueUrls(sim: RunningSimulator): Record<string, string> {
+  const urls: Readonly<Record<string, string | undefined>> = sim.urls;
+  const wsUrls: Readonly<Record<string, string | undefined>> = sim.wsUrls;
+  const pick = (setting: string, url: string | undefined): [string, string] => {
+    if (url === undefined) throw new Error(`the simulator serves no venue for ${setting} (src/sim/venues/index.ts, src/sim/ws/hub.ts)`);
+    return [setting, url];
+  };
+  return Object.fromEntries([...VENUE_REST_URLS.map((u) => pick(u.setting, urls[SIM_REST_NAME[u.key] ?? u.key])), ...VENUE_WS_URLS.map((u) => pick(u.setting, wsUrls[u.key]))]);
+}
 
 /**
  * Environment that points every venue adapter at a running simulator (sim data mode), with budgets sized for it;
@@ -11,28 +31,10 @@ export function simEnv(sim: RunningSimulator): Record<string, string> {
     SIM_REPLAY: sim.replay ? "on" : "off",
     COINGECKO_BASE_URL: sim.urls.coingecko,
     COINGECKO_PLAN: "pro",
-    BINANCE_FAPI_BASE_URL: sim.urls.binance,
-    BINANCE_SPOT_BASE_URL: sim.urls.binance_spot,
-    BYBIT_BASE_URL: sim.urls.bybit,
-    OKX_BASE_URL: sim.urls.okx,
-    GATE_BASE_URL: sim.urls.gate,
-    HYPERLIQUID_BASE_URL: sim.urls.hyperliquid,
-    BITGET_BASE_URL: sim.urls.bitget,
-    DERIBIT_BASE_URL: sim.urls.deribit,
-    ASTER_FAPI_BASE_URL: sim.urls.aster,
-    DEXSCREENER_BASE_URL: sim.urls.dexscreener,
-    GECKOTERMINAL_BASE_URL: sim.urls.geckoterminal,
+    ...venueUrls(sim),
     // The simulator has no rate limit (live: GeckoTerminal about 30 calls/min, DexScreener 300/min).
     GECKOTERMINAL_CALLS_PER_MIN: "600",
     DEXSCREENER_CALLS_PER_MIN: "6000",
-    BINANCE_WS_URL: sim.wsUrls.binance,
-    BYBIT_WS_URL: sim.wsUrls.bybit,
-    OKX_WS_URL: sim.wsUrls.okx,
-    GATE_WS_URL: sim.wsUrls.gate,
-    HYPERLIQUID_WS_URL: sim.wsUrls.hyperliquid,
-    BITGET_WS_URL: sim.wsUrls.bitget,
-    DERIBIT_WS_URL: sim.wsUrls.deribit,
-    ASTER_WS_URL: sim.wsUrls.aster,
     // Sandbox and tests keep stream history in memory unless told otherwise.
     DATA_DIR: ":memory:",
   };

@@ -149,16 +149,7 @@ export async function startSimulator(opts: StartSimulatorOptions = {}): Promise<
   const baseUrl = `http://${urlHost}:${port}`;
   const urls = Object.fromEntries(SIM_VENUES.map((v) => [v.name, baseUrl + v.mountPath])) as SimulatorUrls;
   const wsBase = `ws://${urlHost}:${port}`;
-  const wsUrls: SimulatorWsUrls = {
-    binance: wsBase + WS_MOUNTS.binance,
-    bybit: wsBase + WS_MOUNTS.bybit,
-    okx: wsBase + WS_MOUNTS.okx,
-    gate: wsBase + WS_MOUNTS.gate,
-    hyperliquid: wsBase + WS_MOUNTS.hyperliquid,
-    bitget: wsBase + WS_MOUNTS.bitget,
-    deribit: wsBase + WS_MOUNTS.deribit,
-    aster: wsBase + WS_MOUNTS.aster,
-  };
+  const wsUrls = Object.fromEntries(Object.entries(WS_MOUNTS).map(([v, mount]) => [v, wsBase + mount])) as SimulatorWsUrls;
 
   let closing: Promise<void> | undefined;
   return {

@@ -35,17 +35,8 @@ import { OkxSession, okxRoute } from "./okx.js";
 import { loadWsReplay, type WsReplayTracks } from "./replay.js";
 import type { ConnIO, Session, SessionEnv } from "./session.js";
 
-/** Path prefix of each venue's websocket base on the simulator. */
-export const WS_MOUNTS: Readonly<Record<WsVenue, string>> = {
-  binance: "/binance-ws",
-  bybit: "/bybit-ws",
-  okx: "/okx-ws",
-  gate: "/gate-ws",
-  hyperliquid: "/hyperliquid-ws",
-  bitget: "/bitget-ws",
-  deribit: "/deribit-ws",
-  aster: "/aster-ws",
-};
+/** Path prefix of each venue's websocket base on the simulator: `/<venue>-ws`. */
+export const WS_MOUNTS: Readonly<Record<WsVenue, string>> = Object.fromEntries(WS_VENUES.map((v) => [v, `/${v}-ws`])) as Record<WsVenue, string>;
 
 /** Timing knobs (wall-clock ms); the defaults are the real venues' rules. Tests shorten them. */
 export interface SimWsOptions {
