@@ -20,23 +20,14 @@ import { maximaDefaults, withMcpMaxima } from "./maxima.js";
 import { mcpDescription, mcpInputSchema, mcpOutputSchema, withPaymentRequired } from "./tool-listing.js";
 import { selectTools } from "./toolsets.js";
 
-/** `_meta` key of the payment on `tools/call` (x402 MCP transport, specs/transports-v2/mcp.md). */
-export const PAYMENT_META = "x402/payment";
-/** `_meta` key of the settlement receipt on the result. */
-export const PAYMENT_RESPONSE_META = "x402/payment-response";
+/*
+ * The `_meta` keys of paid calls (payment, receipt, SIWX proof, credits, session token) are shared with the clients
+ * (src/client/mcp-meta.ts imports nothing, so the client bundle stays free of the server).
+ */
+import { CREDITS_META, PAYMENT_META, PAYMENT_RESPONSE_META, SESSION_META, SIWX_META } from "../src/client/mcp-meta.js";
+export { CREDITS_META, PAYMENT_META, PAYMENT_RESPONSE_META, SESSION_META, SIWX_META };
 /** `_meta` key stating whether an answer comes from live venues or the simulator. */
 export const DATA_SOURCE_META = "marketgate/data-source";
-
-/**
- * `_meta` key of a Sign-In-With-X proof on `tools/call` (the `SIGN-IN-WITH-X` header's base64 value, or the
- * decoded payload object): pays the call from prepaid credits, and signs in to `credits_get` and the
- * other wallet tools. Named like the x402 MCP convention's `x402/payment`.
- */
-export const SIWX_META = "x402/sign-in-with-x";
-/** `_meta` key of a credit-paid result: `{ wallet, remaining_usd, session? }` (a fresh session token after a SIWX proof). */
-export const CREDITS_META = "marketgate/credits";
-/** `_meta` key of a credits session token (from an earlier result's `marketgate/credits.session`), instead of a new SIWX proof. */
-export const SESSION_META = "marketgate/credits-session";
 /**
  * `_meta` key of a paid result's signed receipt and content signature (receipts on, docs/receipts.md):
  * `{ receipt, content_digest, signature_input, signature, method, target_uri }`, the digest over the text
