@@ -214,6 +214,9 @@ describe("dydx websocket frames", () => {
     expect(d.error).toBeUndefined();
     expect(parseDydxMessage(error, map).control).toEqual({ type: "venue_error", message: "Internal error, could not fetch data for subscription: v4_orderbook." });
     expect(parseDydxMessage(markets, map)).toEqual({ trades: [], liquidations: [], skipped: 0 });
+    const [blockSub, block] = lines("dydx/ws_v4_block_height_2024-12-02_nautilus.ndjson");
+    expect(parseDydxMessage(blockSub, map)).toEqual({ trades: [], liquidations: [], skipped: 0, control: { type: "ack" } });
+    expect(parseDydxMessage(block, map)).toEqual({ trades: [], liquidations: [], skipped: 0 });
     expect(parseDydxMessage('{"type":"pong","connection_id":"c","message_id":3}', map).control).toEqual({ type: "pong" });
     // the subscribe answer carries the REST rows of the latest trades (newest first)
     const rest = (fixture("dydx/trades_BTC-USD_2025-07-29_ccxt.json") as { trades: unknown[] }).trades;
@@ -451,17 +454,29 @@ describe("dydx trade and liquidation backfill", () => {
 describe("dydx feed (local ws server)", () => {
   const { cleanup, server } = wsTestKit();
 
-  it("subscribes v4_trades per market, pings when idle, emits trades and liquidations", async () => {
-    const srv = await server((conn) => {
+  const insts = [btc, { ...btc, base: "ETH", venueSymbol: "ETH-USD" }];
+  const source = { instrument: async (b: string) => insts.find((i) => i.base === b), instruments: async () => insts };
+  const blocks = lines("dydx/ws_v4_block_height_2024-12-02_nautilus.ndjson");
+
+  /** A venue stub: `connected`, a `subscribed` answer per subscribe, and (when `everyMs`) a block-height frame that often. */
+  const indexer = (everyMs?: number) =>
+    server((conn) => {
       conn.ws.send(JSON.stringify(lines("dydx/ws_v4_trades_ETH-USD_2024-07-24_nautilus.ndjson")[0]));
+      if (everyMs) {
+        const t = setInterval(() => conn.ws.readyState === conn.ws.OPEN && conn.ws.send(JSON.stringify(blocks[1])), everyMs);
+        conn.ws.on("close", () => clearInterval(t));
+      }
       conn.ws.on("message", (d: WebSocket.RawData) => {
         const m = JSON.parse(d.toString()) as { type: string; channel?: string; id?: string };
-        if (m.type === "ping") conn.ws.send(JSON.stringify({ type: "pong", connection_id: "c", message_id: 9 }));
-        if (m.type === "subscribe") conn.ws.send(JSON.stringify({ type: "subscribed", connection_id: "c", message_id: 1, channel: m.channel, id: m.id, contents: { trades: [] } }));
+        if (m.type === "subscribe" && m.channel === "v4_block_height") conn.ws.send(JSON.stringify(blocks[0]));
+        else if (m.type === "subscribe")
+          conn.ws.send(JSON.stringify({ type: "subscribed", connection_id: "c", message_id: 1, channel: m.channel, id: m.id, contents: { trades: [] } }));
       });
     });
-    const insts = [btc, { ...btc, base: "ETH", venueSymbol: "ETH-USD" }];
-    const feed = new DydxFeed({ baseUrl: srv.url, instruments: { instrument: async (b) => insts.find((i) => i.base === b), instruments: async () => insts }, heartbeatMs: 40 });
+
+  it("subscribes the block height and v4_trades per market, emits trades and liquidations", async () => {
+    const srv = await indexer();
+    const feed = new DydxFeed({ baseUrl: srv.url, instruments: source });
     cleanup(() => feed.stop());
     const trades: Trade[] = [];
     const liqs: Liquidation[] = [];
@@ -471,8 +486,9 @@ describe("dydx feed (local ws server)", () => {
     feed.start();
     const c = await waitFor(() => srv.conns[0]);
     expect(c.url).toBe("/v4/ws");
-    await waitFor(() => c.received.filter((r) => r === '{"type":"ping"}').length >= 2);
-    expect(c.received.slice(0, 2).map((r) => JSON.parse(r) as object)).toEqual([
+    await waitFor(() => c.received.length >= 3);
+    expect(c.received.slice(0, 3).map((r) => JSON.parse(r) as object)).toEqual([
+      { type: "subscribe", channel: "v4_block_height" },
       { type: "subscribe", channel: "v4_trades", id: "BTC-USD", batched: false },
       { type: "subscribe", channel: "v4_trades", id: "ETH-USD", batched: false },
     ]);
@@ -488,6 +504,25 @@ describe("dydx feed (local ws server)", () => {
     feed.unsubscribe(["ETH"]);
     await waitFor(() => c.received.some((r) => r.includes('"unsubscribe"')));
     expect(JSON.parse(c.received.find((r) => r.includes('"unsubscribe"'))!)).toEqual({ type: "unsubscribe", channel: "v4_trades", id: "ETH-USD" });
+    expect(c.received.filter((r) => r.includes("ping"))).toEqual([]);
+  });
+
+  it("stays connected through quiet markets on block-height frames, and reconnects when blocks stop", async () => {
+    const live = await indexer(40);
+    const feed = new DydxFeed({ baseUrl: live.url, instruments: source, staleMs: 250 });
+    cleanup(() => feed.stop());
+    await feed.subscribe(["BTC"]);
+    feed.start();
+    await waitFor(() => live.conns[0]);
+    await new Promise((r) => setTimeout(r, 800));
+    expect(feed.state()).toMatchObject({ connected: true, reconnects: 0 });
+    const stuck = await indexer();
+    const quiet = new DydxFeed({ baseUrl: stuck.url, instruments: source, staleMs: 250, backoffMinMs: 20, backoffMaxMs: 40 });
+    cleanup(() => quiet.stop());
+    await quiet.subscribe(["BTC"]);
+    quiet.start();
+    await waitFor(() => stuck.conns.length >= 2, 3000);
+    expect(quiet.state().reconnects).toBeGreaterThanOrEqual(1);
   });
 
   it("takes at most 32 markets per connection (the indexer's v4_trades limit)", async () => {

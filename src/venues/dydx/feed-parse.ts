@@ -20,7 +20,9 @@ import { DYDX } from "./venue-id.js";
  * v4-chain `indexer/services/socks`) and the REST trade pages (`GET /trades/perpetualMarket/{ticker}`):
  * - `{"type":"connected",…}` on open; `{"type":"subscribed","channel":"v4_trades","id":"BTC-USD","contents":{"trades":[…]}}`
  *   answers a subscribe with the market's latest trades (the REST rows, newest first); `unsubscribed` answers an
- *   unsubscribe; `{"type":"pong"}` a `{"type":"ping"}`; `{"type":"error","message":…}` a refused request.
+ *   unsubscribe; `{"type":"error","message":…}` a refused request. `v4_block_height` frames (`{"blockHeight","time"}`
+ *   per block, subscribed for liveness) and the other channels carry nothing the feed reads. A `pong` type exists in
+ *   the server's types but a `{"type":"ping"}` is not answered (protocol pings are).
  * - `{"type":"channel_data","channel":"v4_trades","id":"BTC-USD","contents":{"trades":[…]}}`, or with `"batched":true`
  *   `channel_batch_data` whose `contents` is an array of `{"trades":[…]}`.
  * - A trade row: `id` (the taker fill's event id, 24 hex digits: block height, transaction index + 2, event index; in

@@ -10,9 +10,9 @@ export const DYDX_TRADES_PER_CONNECTION = 32;
 const SPEC: VenueSpec = {
   venue: DYDX,
   defaultBaseUrl: DYDX_ENDPOINTS.ws.url,
-  // The server pings every 30 s at the protocol level (`ws` answers); a quiet market may send nothing for minutes, so
-  // `{"type":"ping"}` after 20 s idle keeps a `pong` coming before the 60 s stale timer.
-  heartbeat: { everyMs: 20_000, idleOnly: true },
+  // The server pings every 30 s at the protocol level (`ws` answers) and never answers a `{"type":"ping"}` (socks
+  // ignores it), so no client heartbeat: `v4_block_height` (a frame per block) keeps the connection's messages coming.
+  heartbeat: null,
   rotateAfterMs: 0,
   // Each subscribe makes the server read the market's latest trades for its answer: a little spacing spreads them.
   sendSpacingMs: 50,
@@ -20,11 +20,16 @@ const SPEC: VenueSpec = {
   urlCarriesStreams: false,
 };
 
+/** The liveness channel: one small frame per block (≈ 1 s), whatever the markets trade. */
+const BLOCK_HEIGHT = JSON.stringify({ type: "subscribe", channel: "v4_block_height" });
+
 /**
  * dYdX v4 indexer feed (`/v4/ws`): one `v4_trades` subscription per market (`{"type":"subscribe","channel":"v4_trades",
  * "id":"BTC-USD"}`), which carries the market's trades and, as `LIQUIDATED` rows, its liquidations: the liquidation
  * feed is per subscribed market (there is no all-market channel). The subscribe answer's latest trades are emitted too
- * (the replay guard and the stores drop what was already counted).
+ * (the replay guard and the stores drop what was already counted). Each connection also subscribes `v4_block_height`
+ * once: a quiet market may print no trade for many minutes, and the indexer sends nothing else a client can ask for,
+ * so its per-block frames are what the stale timer watches (no block for 60 s: the indexer is stuck, reconnect).
  */
 export class DydxFeed extends VenueFeed {
   constructor(opts: FeedOptions) {
@@ -35,16 +40,17 @@ export class DydxFeed extends VenueFeed {
     return `${this.baseUrl}/v4/ws`;
   }
 
-  protected subscribeFrames(insts: readonly FeedInstrument[]): string[] {
-    return insts.map((i) => JSON.stringify({ type: "subscribe", channel: "v4_trades", id: i.venueSymbol, batched: false }));
+  protected subscribeFrames(insts: readonly FeedInstrument[], onOpen: boolean): string[] {
+    const trades = insts.map((i) => JSON.stringify({ type: "subscribe", channel: "v4_trades", id: i.venueSymbol, batched: false }));
+    return onOpen ? [BLOCK_HEIGHT, ...trades] : trades;
   }
 
   protected unsubscribeFrames(insts: readonly FeedInstrument[]): string[] {
     return insts.map((i) => JSON.stringify({ type: "unsubscribe", channel: "v4_trades", id: i.venueSymbol }));
   }
 
-  protected heartbeatFrame(): string {
-    return JSON.stringify({ type: "ping" });
+  protected heartbeatFrame(): null {
+    return null;
   }
 
   protected parse(text: string, lookup: InstrumentLookup): ParsedFrame {
