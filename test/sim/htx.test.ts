@@ -6,28 +6,21 @@ import type { Liquidation, Trade } from "../../src/ingestion/types.js";
 import { HtxTradeBackfill } from "../../src/venues/htx/backfill.js";
 import { HtxPerpClient } from "../../src/venues/htx/client.js";
 import { HtxFeed } from "../../src/venues/htx/feed.js";
-import { PERP_VENUES } from "../../src/venues/perp/types.js";
 import { appError } from "../helpers/errors.js";
 
 /*
  * The real HTX client, backfills and feed against the simulator (`src/sim/venues/htx.ts`, `src/sim/ws/htx.ts`): every
  * client method answers with the model's numbers in coins, refusals are HTX-shaped, and the feed receives the tape's
- * trades and liquidations through HTX's two sockets. These run once the wiring lists "htx" (PERP_VENUES, the
- * simulator's universe, tape, venue list and websocket hub; docs/adding-a-venue.md): until then the simulator has no
- * HTX instruments to serve.
+ * trades and liquidations through HTX's two sockets (gzip frames on the market one).
  */
 
 const NOW = Date.parse("2026-11-21T12:34:56.789Z");
 const HOUR = 3_600_000;
-const wired = (PERP_VENUES as readonly string[]).includes("htx");
-const urls = (sim: RunningSimulator) => ({
-  rest: (sim.urls as unknown as Readonly<Record<string, string>>)[HTX_SIM]!,
-  ws: (sim.wsUrls as unknown as Readonly<Record<string, string>>)[HTX_SIM]!,
-});
+const urls = (sim: RunningSimulator) => ({ rest: sim.urls.htx, ws: sim.wsUrls.htx });
 /** Sizes to 12 significant digits: the tape's normalisation multiplies contracts × contract_size without removing binary noise, the adapter does. */
 const rounded = <T extends { size: number }>(t: T) => ({ ...t, size: Number(t.size.toPrecision(12)) });
 
-describe.runIf(wired)("htx client against the simulator", () => {
+describe("htx client against the simulator", () => {
   let sim: RunningSimulator;
   beforeAll(async () => {
     sim = await startSimulator({ seed: 42, clock: fixedClock(NOW) });
@@ -92,7 +85,7 @@ describe.runIf(wired)("htx client against the simulator", () => {
   });
 });
 
-describe.runIf(wired)("htx feed against the simulator's websockets", () => {
+describe("htx feed against the simulator's websockets", () => {
   let sim: RunningSimulator;
   const clock = manualClock(NOW);
   beforeAll(async () => {

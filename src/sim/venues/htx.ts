@@ -27,8 +27,8 @@ import { tapeFor, type TapeLiquidation, type TapeTrade } from "../tape.js";
 import type { SimVenue, VenueContext } from "./types.js";
 import { DAY, HOUR, MINUTE, fixed, intParam, msParam, qp, roundTo } from "./wire.js";
 
-/** HTX's venue key in the perp model. Cast until `PERP_VENUES` lists "htx" (the wiring; docs/adding-a-venue.md). */
-export const HTX_SIM = "htx" as PerpSimVenue;
+/** HTX's venue key in the perp model. */
+export const HTX_SIM = "htx" as const satisfies PerpSimVenue;
 
 /** HTX-shaped bodies for injected 429s and 5xx ("1032 The number of access exceeded the limit", "1000 System error"). */
 export const htxFaultResponses: FaultResponses = {

@@ -33,9 +33,8 @@ abstract class HtxSocket extends VenueFeed {
   /**
    * The text of one received message: HTX sends every frame gzip-compressed (text frames are read as UTF-8). A frame
    * that does not inflate is handed on as Latin-1 text, which the parser reports as malformed (the socket goes on).
-   * (`VenueFeed` reads this through its message-text hook; see docs/methods/venues/htx.md.)
    */
-  protected messageText(data: WebSocket.RawData): string {
+  protected override messageText(data: WebSocket.RawData): string {
     const bytes = bytesOf(data);
     try {
       return htxFrameText(bytes);

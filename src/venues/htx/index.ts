@@ -1,4 +1,3 @@
-import type { Config } from "../../config.js";
 import { allOf, backfillOptions, defineVenue, feedOptions } from "../define.js";
 import { HtxTradeBackfill } from "./backfill.js";
 import { HtxPerpClient } from "./client.js";
@@ -6,27 +5,14 @@ import { HTX_ENDPOINTS } from "./endpoints.js";
 import { HtxFeed } from "./feed.js";
 import { HTX } from "./venue-id.js";
 
-/*
- * Until the wiring lands (docs/adding-a-venue.md, "Wire it in": `HTX_BASE_URL` in `Config.venues.htx`, `HTX_WS_URL` in
- * `streams.wsUrls.htx`), the settings are read by HTX's key; then these two become `config.venues.htx` and
- * `input.config.streams?.wsUrls.htx`. A missing REST setting is a programming error: it must never fall back to the
- * live host (sim mode would call the real venue).
- */
-const restBase = (config: Config): string => {
-  const url = (config.venues as unknown as Readonly<Record<string, string | undefined>>)[HTX];
-  if (url === undefined) throw new Error(`${HTX_ENDPOINTS.rest.api.setting} is not in the configuration`);
-  return url;
-};
-const wsBase = (config: Config): string | undefined => (config.streams?.wsUrls as unknown as Readonly<Record<string, string | undefined>> | undefined)?.[HTX];
-
 /** HTX (ex-Huobi) USDT-margined swaps (docs/methods/venues/htx.md). */
 export const htx = defineVenue({
   id: HTX,
   name: "HTX",
   endpoints: HTX_ENDPOINTS,
-  createClient: (config, common) => new HtxPerpClient(restBase(config), common),
-  createFeed: (input) => new HtxFeed(feedOptions(input, wsBase(input.config))),
-  createBackfill: (input) => new HtxTradeBackfill(backfillOptions(input, restBase(input.config))),
+  createClient: (config, common) => new HtxPerpClient(config.venues.htx, common),
+  createFeed: (input) => new HtxFeed(feedOptions(input, input.config.streams?.wsUrls.htx)),
+  createBackfill: (input) => new HtxTradeBackfill(backfillOptions(input, input.config.venues.htx)),
   tradeIds: "sequence",
   liquidationFeed: { kind: "all_symbols", description: "public.*.liquidation_orders (notification socket): every liquidation of every USDT swap" },
   instruments: { listing: "USDT swap", margin: "USDT", contractUnits: "contracts × contract_size coins" },
