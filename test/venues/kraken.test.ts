@@ -135,8 +135,8 @@ describe("kraken parsers on recorded and documented payloads", () => {
       ["2022-06-28T05:00:00.000Z", -5.40935416667e-7],
       ["2022-06-28T01:00:00.000Z", -0.000016898883333333],
     ]);
-    // At 08:30 the 08:00 hour is still running: not settled, not served.
-    expect(parseFundingHistory(docs, BTC, Date.parse("2022-06-28T08:30:00.000Z"))).toHaveLength(2);
+    // At 08:30 (the body's serverTime) the 08:00 hour is still running: not settled, not served.
+    expect(parseFundingHistory({ ...(docs as object), serverTime: "2022-06-28T08:30:00.000Z" }, BTC)).toHaveLength(2);
     const nautilus = parseFundingHistory(fixture("kraken/historicalfundingrates_nautilus.json"), ETH);
     expect(nautilus.map((p) => p.rate)).toEqual([0.0001, -0.00005, 0.00015]);
     expect(nautilus[0]!.markPrice).toBeNull();

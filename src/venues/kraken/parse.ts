@@ -315,21 +315,25 @@ export function parseTickerPrediction(raw: unknown, inst: PerpInstrument, now = 
   };
 }
 
-const HistoryBody = z.object({ rates: z.array(z.object({ timestamp: IsoTime, relativeFundingRate: OptNum, fundingRate: OptNum })) });
+const HistoryBody = z.object({
+  rates: z.array(z.object({ timestamp: IsoTime, relativeFundingRate: OptNum, fundingRate: OptNum })),
+  serverTime: IsoTime.optional(),
+});
 
 /**
  * Parses `GET /derivatives/api/v4/historicalfundingrates?symbol=` (every hour since the listing, ascending) into
  * settled funding points, newest first: rate = `relativeFundingRate` (fraction per hour); time = the row's hour START
- * plus one hour, the settlement; rows settling after `now` (the running hour) and rows without a relative rate are
- * dropped. No mark price (null).
+ * plus one hour, the settlement; rows settling after the body's `serverTime` (else `now`: the running hour's row is
+ * already published) and rows without a relative rate are dropped. No mark price (null).
  * @throws AppError NOT_FOUND on a symbol error (code 11); UPSTREAM_ERROR on another error or an unexpected shape.
  */
 export function parseFundingHistory(raw: unknown, inst: PerpInstrument, now = Date.now()): FundingPoint[] {
-  const { rates } = unwrap(raw, "/derivatives/api/v4/historicalfundingrates", HistoryBody, inst.venueSymbol);
+  const { rates, serverTime } = unwrap(raw, "/derivatives/api/v4/historicalfundingrates", HistoryBody, inst.venueSymbol);
+  const asOf = serverTime ?? now;
   const out: FundingPoint[] = [];
   for (const r of rates) {
     const settle = r.timestamp + HOUR_MS;
-    if (r.relativeFundingRate === null || settle > now) continue;
+    if (r.relativeFundingRate === null || settle > asOf) continue;
     out.push({ venue: KRAKEN, base: inst.base, time: settle, rate: r.relativeFundingRate, markPrice: null });
   }
   return out.sort((a, b) => b.time - a.time);
