@@ -283,6 +283,7 @@ export function tradeIdOf(t: TapeTrade): string {
     case "okx":
     case "gate":
     case "aster":
+    case "htx":
       return String(t.seq);
     case "bybit":
       return bybitExecId(t);
@@ -297,13 +298,13 @@ export function tradeIdOf(t: TapeTrade): string {
 
 /**
  * USD per coin and base coins of a venue price/size pair: OKX contracts × ctVal (inverse: USD ÷ price), Gate
- * contracts × quanto_multiplier, Deribit inverse `amount` USD ÷ price (linear: coins), elsewhere per venue unit.
+ * (and HTX) contracts × quanto_multiplier (`contract_size`), Deribit inverse `amount` USD ÷ price (linear: coins), elsewhere per venue unit.
  */
 function unitsToCoins(inst: PerpInstrumentSpec, px: string, sz: string): { price: number; size: number } {
   const p = Number(px);
   const s = Number(sz);
   if (inst.venue === "okx") return { price: p, size: inst.inverse ? (s * inst.ctVal) / p : s * inst.ctVal };
-  if (inst.venue === "gate") return { price: p, size: s * inst.ctVal };
+  if (inst.venue === "gate" || inst.venue === "htx") return { price: p, size: s * inst.ctVal };
   if (inst.venue === "deribit") return { price: p, size: inst.inverse ? s / p : s };
   return { price: p / inst.multiplier, size: s * inst.multiplier };
 }
@@ -495,8 +496,9 @@ export function createTape(market: MarketModel): Tape {
         const units = Math.max(10 ** -qd, roundTo(coins / inst.multiplier, qd));
         return { px: fixed(roundTo(pxCoin * inst.multiplier, pd), pd), sz: fixed(units, qd) };
       }
-      case "gate": {
-        // Whole contracts of `quanto_multiplier` coins (the sign of Gate's `size` is added by `gateSignedSize`).
+      case "gate":
+      case "htx": {
+        // Whole contracts of `quanto_multiplier` (Gate) or `contract_size` (HTX) coins (the sign of Gate's `size` is added by `gateSignedSize`).
         const contracts = Math.max(1, Math.round(coins / inst.ctVal));
         return { px: trimmed(roundTo(pxCoin, inst.priceDecimals), inst.priceDecimals), sz: String(contracts) };
       }

@@ -8,6 +8,7 @@ import { DEXSCREENER_ENDPOINTS } from "./dexscreener/endpoints.js";
 import type { VenueEndpoints } from "./endpoint-types.js";
 import { GATE_ENDPOINTS } from "./gate/endpoints.js";
 import { GECKOTERMINAL_ENDPOINTS } from "./geckoterminal/endpoints.js";
+import { HTX_ENDPOINTS } from "./htx/endpoints.js";
 import { HYPERLIQUID_ENDPOINTS } from "./hyperliquid/endpoints.js";
 import { OKX_ENDPOINTS } from "./okx/endpoints.js";
 
@@ -26,6 +27,7 @@ export const ENDPOINTS_BY_VENUE = {
   bitget: BITGET_ENDPOINTS,
   deribit: DERIBIT_ENDPOINTS,
   aster: ASTER_ENDPOINTS,
+  htx: HTX_ENDPOINTS,
   dexscreener: DEXSCREENER_ENDPOINTS,
   geckoterminal: GECKOTERMINAL_ENDPOINTS,
 } as const satisfies Readonly<Record<string, VenueEndpoints>>;

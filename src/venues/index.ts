@@ -5,6 +5,7 @@ import { bybit } from "./bybit/index.js";
 import type { Capability, PerpVenueDefinition } from "./define.js";
 import { deribit } from "./deribit/index.js";
 import { gate } from "./gate/index.js";
+import { htx } from "./htx/index.js";
 import { hyperliquid } from "./hyperliquid/index.js";
 import { okx } from "./okx/index.js";
 import { PERP_VENUES, type PerpVenue } from "./perp/types.js";
@@ -15,7 +16,7 @@ import { validateVenues } from "./validate.js";
  * feeds, backfills, doctor checks, tool descriptions, `missing_exchanges` reasons). A new venue is its folder and one
  * line here (docs/adding-a-venue.md). Validated at load (`validateVenues`).
  */
-export const VENUES: readonly PerpVenueDefinition[] = [binance, bybit, okx, hyperliquid, gate, bitget, deribit, aster];
+export const VENUES: readonly PerpVenueDefinition[] = [binance, bybit, okx, hyperliquid, gate, bitget, deribit, aster, htx];
 
 validateVenues(VENUES, PERP_VENUES);
 

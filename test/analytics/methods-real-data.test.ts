@@ -259,13 +259,14 @@ describe("6. basis: one premium, one annualised figure on every venue", () => {
     const row = (fixture("binance/premiumIndex_all_2024-11-27_trimmed.json") as Array<{ symbol: string; markPrice: string; indexPrice: string; lastFundingRate: string }>).find(
       (r) => r.symbol === "BTCUSDT",
     )!;
-    const intervals: Record<PerpVenue, number> = { binance: 8, bybit: 4, okx: 8, hyperliquid: 1, aster: 8, deribit: 8, bitget: 8, gate: 8 };
+    const intervals: Partial<Record<PerpVenue, number>> = { bybit: 4, hyperliquid: 1 }; // the others 8
+    const interval = (v: PerpVenue): number => intervals[v] ?? 8;
     const snap = (v: PerpVenue): FundingSnapshot => ({
       venue: v,
       base: "BTC",
       venueSymbol: "BTCUSDT",
-      fundingRate: Number(row.lastFundingRate) * (intervals[v] / 8),
-      fundingIntervalHours: intervals[v],
+      fundingRate: Number(row.lastFundingRate) * (interval(v) / 8),
+      fundingIntervalHours: interval(v),
       nextFundingTime: null,
       markPrice: Number(row.markPrice),
       indexPrice: Number(row.indexPrice),

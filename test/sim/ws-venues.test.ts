@@ -7,6 +7,7 @@ import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 import { createTape } from "../../src/sim/tape.js";
 import { replayWsAvailable } from "../../src/sim/ws/replay.js";
 import type { Liquidation, Trade } from "../../src/ingestion/types.js";
+import { PERP_VENUES } from "../../src/venues/perp/types.js";
 
 /** A fixed start, not aligned to any grid. */
 const T0 = Date.parse("2026-11-21T12:34:56.789Z");
@@ -131,16 +132,9 @@ const ids = (ts: Trade[]) => ts.map((t) => t.id);
 describe("ws: mounting", () => {
   it("exposes wsUrls on the simulator's own port and answers 404 to unknown paths", async () => {
     const port = new URL(sim.baseUrl).port;
-    expect(sim.wsUrls).toEqual({
-      binance: `ws://127.0.0.1:${port}/binance-ws`,
-      bybit: `ws://127.0.0.1:${port}/bybit-ws`,
-      okx: `ws://127.0.0.1:${port}/okx-ws`,
-      hyperliquid: `ws://127.0.0.1:${port}/hyperliquid-ws`,
-      deribit: `ws://127.0.0.1:${port}/deribit-ws`,
-      bitget: `ws://127.0.0.1:${port}/bitget-ws`,
-      aster: `ws://127.0.0.1:${port}/aster-ws`,
-      gate: `ws://127.0.0.1:${port}/gate-ws`,
-    });
+    // Every perp venue at `/<venue>-ws` (the mounts follow from the id list).
+    expect(sim.wsUrls).toEqual(Object.fromEntries(PERP_VENUES.map((v) => [v, `ws://127.0.0.1:${port}/${v}-ws`])));
+    expect(sim.wsUrls).toMatchObject({ binance: `ws://127.0.0.1:${port}/binance-ws`, gate: `ws://127.0.0.1:${port}/gate-ws` });
     expect(await refusedStatus(`${sim.wsUrls.binance}/nope`)).toBe(404);
     expect(await refusedStatus(`${sim.wsUrls.bybit}/v5/private`)).toBe(404);
     expect(await refusedStatus(`${sim.wsUrls.okx}/ws/v5/nope`)).toBe(404);

@@ -201,6 +201,13 @@ export abstract class VenueFeed {
   protected abstract heartbeatFrame(): string | null;
   /** The venue parser (pure, never throws). */
   protected abstract parse(text: string, lookup: InstrumentLookup): ParsedFrame;
+  /**
+   * The text of one received message, which {@link parse} reads: UTF-8 here; a venue that compresses its frames (HTX:
+   * gzip) inflates them in its override, which must not throw (an unreadable frame is text the parser rejects).
+   */
+  protected messageText(data: WebSocket.RawData): string {
+    return rawText(data);
+  }
   /** False while there is nothing to connect for (Binance without streams). */
   protected canConnect(): boolean {
     return true;
@@ -358,7 +365,7 @@ export abstract class VenueFeed {
       timers: [],
     };
     ws.on("open", () => this.onOpen(conn));
-    ws.on("message", (data) => this.onMessage(conn, rawText(data)));
+    ws.on("message", (data) => this.onMessage(conn, this.messageText(data)));
     ws.on("error", (err) => {
       this.metrics?.errors.inc({ venue: this.venue, kind: "socket" });
       this.warnThrottled("socket", { err: err.message, conn: conn.id }, "websocket error");

@@ -7,10 +7,16 @@ import { PERP_SIM_VENUES, type PerpSimVenue } from "./types.js";
 /** Bases with an extreme mean premium (fraction), hence |funding| ≥ 0.05 % per 8h on every venue listing them. */
 export const EXTREME_PREMIUM: Readonly<Record<string, number>> = { WIF: 0.0024, PEPE: 0.0018, SEI: -0.0018 };
 
-/** The four venues added by issue 22. */
-export type NewPerpSimVenue = "gate" | "bitget" | "deribit" | "aster";
 /** The four venues modelled first, whose calibration predates issue 22 and stays unchanged. */
-export type FirstPerpSimVenue = Exclude<PerpSimVenue, NewPerpSimVenue>;
+export type FirstPerpSimVenue = "binance" | "bybit" | "okx" | "hyperliquid";
+/**
+ * Every venue added since (issue 22: Gate, Bitget, Deribit, Aster; issue 33: HTX, …): each has one row in each table
+ * keyed by this type below (its OI share, turnover, premium and liquidation rate), which do not compile without it.
+ */
+export type NewPerpSimVenue = Exclude<PerpSimVenue, FirstPerpSimVenue>;
+const FIRST_VENUES: readonly PerpSimVenue[] = ["binance", "bybit", "okx", "hyperliquid"];
+/** The {@link NewPerpSimVenue}s, in id-list order. */
+export const NEW_PERP_SIM_VENUES: readonly NewPerpSimVenue[] = PERP_SIM_VENUES.filter((v): v is NewPerpSimVenue => !FIRST_VENUES.includes(v));
 
 /**
  * Shares of ALL BTC futures open interest (percent, CME included), the mean of four stored snapshots of
@@ -18,9 +24,18 @@ export type FirstPerpSimVenue = Exclude<PerpSimVenue, NewPerpSimVenue>;
  * four venues together 45.0 % (45.1, 45.6, 42.8, 46.4: Binance ≈ 21.7, Bybit ≈ 11.7, OKX ≈ 6.8, Hyperliquid ≈ 4.9),
  * Gate 9.9 % (7.88, 8.37, 12.15, 11.29), Bitget 6.5 % (6.71, 6.43, 6.14, 6.63), Deribit 5.1 % (5.94, 4.59, 4.64,
  * 5.37). Aster is not among the named rows (each named row ≥ 0.06 %): 1.5 %, the issue's estimate (an assumption).
- * Together the eight venues hold ≈ 68 % of BTC futures OI (the issue said "roughly 70-75 %").
+ * Together the first eight venues hold ≈ 68 % of BTC futures OI (issue 22 said "roughly 70-75 %").
+ * HTX 6.7 %: issue 33's figure, "about 6.7 % of BTC futures OI, more than Hyperliquid", from one stored market-share
+ * snapshot.
  */
-export const BTC_OI_PCT_OF_MARKET: Readonly<Record<NewPerpSimVenue, number> & { firstFour: number }> = { firstFour: 45, gate: 9.9, bitget: 6.5, deribit: 5.1, aster: 1.5 };
+export const BTC_OI_PCT_OF_MARKET: Readonly<Record<NewPerpSimVenue, number> & { firstFour: number }> = {
+  firstFour: 45,
+  gate: 9.9,
+  bitget: 6.5,
+  deribit: 5.1,
+  aster: 1.5,
+  htx: 6.7,
+};
 
 /** The first four venues' shares (model units, below): unchanged since before issue 22. */
 const FIRST_OI_SHARE: Readonly<Record<FirstPerpSimVenue, number>> = { binance: 0.36, bybit: 0.2, okx: 0.14, hyperliquid: 0.24 };
@@ -37,10 +52,7 @@ export const OI_PER_DAILY_VOLUME = 0.55;
  */
 const OI_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
   ...FIRST_OI_SHARE,
-  gate: BTC_OI_PCT_OF_MARKET.gate * OI_UNITS_PER_PCT,
-  bitget: BTC_OI_PCT_OF_MARKET.bitget * OI_UNITS_PER_PCT,
-  deribit: BTC_OI_PCT_OF_MARKET.deribit * OI_UNITS_PER_PCT,
-  aster: BTC_OI_PCT_OF_MARKET.aster * OI_UNITS_PER_PCT,
+  ...(Object.fromEntries(NEW_PERP_SIM_VENUES.map((v) => [v, BTC_OI_PCT_OF_MARKET[v] * OI_UNITS_PER_PCT])) as Record<NewPerpSimVenue, number>),
 };
 /**
  * Venue perp 24h turnover relative to the model's 24h (CoinGecko-style aggregate) volume, target perps. Real 2026
@@ -58,7 +70,8 @@ const OI_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
  * - Deribit: the same page, Deribit $0.654B vs Binance $14.41B = 0.045 of Binance → 0.045 × 0.068 (Binance's former
  *   share, kept for Deribit's calibration) = 0.003.
  * - Gate and Bitget: no volume capture; assumed 0.9× Bybit (0.024) each, as their BTC OI is of Bybit's order.
- *   Aster: assumed 0.01 (about 0.4× Bybit). Assumptions, not fits.
+ *   Aster: assumed 0.01 (about 0.4× Bybit). HTX: no volume capture; assumed 0.9× Bybit (0.024) like Gate, its BTC OI
+ *   being of the same order. Assumptions, not fits.
  */
 const VOLUME_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
   binance: 0.36,
@@ -69,6 +82,7 @@ const VOLUME_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
   bitget: 0.024,
   deribit: 0.003,
   aster: 0.01,
+  htx: 0.024,
 };
 /** Hyperliquid's turnover share for bases other than {@link HL_MAJORS} (see {@link VOLUME_SHARE}). */
 export const HL_ALT_VOLUME_SHARE = 0.006;
@@ -114,12 +128,15 @@ export const BASE_SENTIMENT_SD = 0.00025;
  * gate.io funding-rate page; Aster is Binance-compatible) → Binance's row, Aster with wider venue and fast noise (a
  * thinner book); Bitget (same formula) → Bybit's row; Deribit (no interest term, a ±0.025 % damper: Deribit Funding
  * Specifications) → OKX's row with a larger venue sd, so that its funding leaves the damper's dead band at times.
+ * HTX (USDT swaps: "Funding Rate = Premium Index + clamp(Interest Rate − Premium Index, 0.05 %, −0.05 %)", HTX's
+ * funding-rate help page, docs/methods/venues/htx.md) → Binance's row.
  */
 const NEW_VENUE_PREMIUM: Readonly<Record<NewPerpSimVenue, PremiumCalibration>> = {
   gate: { mean: 0.0003, venueSd: 0.00033, fastSd: 0.00044 },
   bitget: { mean: 0.00025, venueSd: 0.00045, fastSd: 0.00044 },
   deribit: { mean: 0.0001, venueSd: 0.0003, fastSd: 0.0004 },
   aster: { mean: 0.0003, venueSd: 0.0005, fastSd: 0.0006 },
+  htx: { mean: 0.0003, venueSd: 0.00033, fastSd: 0.00044 },
 };
 
 /**
@@ -138,9 +155,10 @@ const PREMIUM_OF: Readonly<Record<PerpSimVenue, PremiumCalibration>> = {
  * Liquidations per minute the tape produces on a quiet day, summed over a venue's listed target perps. Gate 1.8 and
  * Aster 0.1 are issue 22's figures; Bitget and Deribit have no cited figure and sit between them (assumptions): Bitget
  * 1.0 (its BTC OI is two thirds of Gate's), Deribit 0.3 (few coins listed). Binance, Bybit and OKX liquidate a share
- * of their open interest instead ({@link LIQ_TURNOVER_PRODUCT}).
+ * of their open interest instead ({@link LIQ_TURNOVER_PRODUCT}). HTX: no cited figure; Gate's rate scaled by their BTC OI
+ * shares (1.8 × 6.7 / 9.9 ≈ 1.2, an assumption).
  */
-const LIQUIDATIONS_PER_MIN_OF: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1 };
+const LIQUIDATIONS_PER_MIN_OF: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1, htx: 1.2 };
 
 /** How the tape sets a venue's liquidations at rest (src/sim/tape.ts). */
 export type LiquidationCalibration =

@@ -68,6 +68,8 @@ export const ABSENT_BASES: Readonly<Record<PerpSimVenue, readonly string[]>> = {
   bitget: ["MATIC"],
   deribit: [],
   aster: ["MATIC", "ATOM", "TIA", "SEI"],
+  // HTX: MATIC migrated to POL (illustrative, as Gate and Bitget).
+  htx: ["MATIC"],
 };
 
 /**
@@ -122,6 +124,17 @@ export const GATE_QUANTO: Readonly<Record<string, string>> = {
   WIF: "1",
 };
 
+/**
+ * HTX USDT swaps: `contract_size` coins per contract. BTC-USDT 0.001 and ETH-USDT 0.01 (HTX's contract
+ * specifications); other bases a power of ten near 50 USD per contract ({@link htxContractSize}; illustrative).
+ */
+export const HTX_CONTRACT_SIZE: Readonly<Record<string, number>> = { BTC: 0.001, ETH: 0.01 };
+
+/** An HTX `contract_size`: {@link HTX_CONTRACT_SIZE}, else the power of ten nearest to 50 USD per contract at `anchorUsd`. */
+export function htxContractSize(base: string, anchorUsd: number): number {
+  return HTX_CONTRACT_SIZE[base] ?? Number(`1e${Math.round(Math.log10(50 / anchorUsd))}`);
+}
+
 /** Aster (Binance-compatible) lists the 1000× symbols where Binance does (`1000PEPEUSDT`, `1000SHIBUSDT`). */
 export const ASTER_MULTIPLIED: readonly string[] = ["PEPE", "SHIB"];
 
@@ -142,6 +155,8 @@ export const FUNDING_INTERVAL_OVERRIDES: Readonly<Record<PerpSimVenue, Readonly<
   deribit: {},
   // Aster `fundingInfo.fundingIntervalHours`: 8 or 4.
   aster: { OP: 4, WIF: 4 },
+  // HTX `swap_query_elements.settle_period`: 8 on most swaps, 4 on some (illustrative).
+  htx: { WIF: 4, SEI: 4 },
 };
 
 /** Binance symbols whose cap/floor was adjusted while keeping the 8h interval (listed in fundingInfo too). */

@@ -19,6 +19,7 @@ import {
   FUNDING_INTERVAL_OVERRIDES,
   GATE_QUANTO,
   HL_DELISTED_BASES,
+  htxContractSize,
   MULTIPLIED_BASES,
   type BaseRow,
 } from "./listings.js";
@@ -35,12 +36,12 @@ function qtyDecimalsFor(unitUsd: number): number {
 }
 
 /** Days between a base's first perp listing (Binance) and its listing on each venue (illustrative). */
-const LIST_DELAY_DAYS: Readonly<Record<PerpSimVenue, number>> = { binance: 0, bybit: 20, okx: 3, hyperliquid: 20, gate: 5, bitget: 15, deribit: 0, aster: 30 };
+const LIST_DELAY_DAYS: Readonly<Record<PerpSimVenue, number>> = { binance: 0, bybit: 20, okx: 3, hyperliquid: 20, gate: 5, bitget: 15, deribit: 0, aster: 30, htx: 10 };
 /** Earliest listing per venue: Aster's perps went live in 2025 (after the APX Finance / Astherus merger; illustrative). */
 const FIRST_LISTING: Partial<Record<PerpSimVenue, number>> = { aster: Date.parse("2025-03-31T08:00:00.000Z") };
 
 /**
- * Funding cap per interval (fraction). Binance/Bybit/OKX/Hyperliquid as before; Gate and Aster like Binance (Gate's
+ * Funding cap per interval (fraction). Binance/Bybit/OKX/Hyperliquid as before; Gate, Aster and HTX like Binance (Gate's
  * `funding_rate_limit`, Aster's `adjustedFundingRateCap`), Bitget 0.375 %/1.5 % like OKX, Deribit 0.5 % per 8h
  * ("the funding cap can vary by instrument": Deribit Funding Specifications). Illustrative levels.
  */
@@ -56,6 +57,7 @@ function fundingCapOf(venue: PerpSimVenue, base: string, interval: number, major
       return 0.32; // Hyperliquid: 4 %/h, as an 8h equivalent
     case "gate":
     case "aster":
+    case "htx":
       return interval !== 8 ? 0.02 : major ? 0.003 : 0.0075;
     case "bitget":
       return major ? 0.00375 : 0.015;
@@ -170,6 +172,10 @@ export function createUniverse(market: MarketModel): PerpUniverse {
         const m = ASTER_MULTIPLIED.includes(row.base) ? mult : 1;
         const vb = m === 1 ? row.base : `${m}${row.base}`;
         list.push(makeSpec(venue, row, { symbol: `${vb}USDT`, venueBase: vb, multiplier: m }));
+      } else if (venue === "htx") {
+        // HTX USDT swaps `BTC-USDT`: whole contracts of `contract_size` coins (plain codes, no 1000× symbols).
+        const size = htxContractSize(row.base, market.params(row.base).anchorUsd);
+        list.push(makeSpec(venue, row, { symbol: `${row.base}-USDT`, venueBase: row.base, ctVal: size, ctValStr: String(size), qtyDecimals: 0 }));
       } else if (venue === "deribit") {
         const inv = DERIBIT_INVERSE[row.base];
         if (inv) {
@@ -199,10 +205,14 @@ export function createUniverse(market: MarketModel): PerpUniverse {
             }),
           );
         }
-      } else {
+      } else if (venue === "hyperliquid") {
         const name = mult > 1 ? `k${row.base}` : row.base;
         const delisted = HL_DELISTED_BASES.includes(row.base);
         list.push(makeSpec(venue, row, { symbol: name, venueBase: name, multiplier: mult, delisted, target: !delisted }));
+      } else {
+        // A venue without a branch above does not compile here: every venue states its symbols and units.
+        const unlisted: never = venue;
+        throw new Error(`no simulated instruments for ${String(unlisted)}`);
       }
     }
     // Venue-typical instruments that are NOT a USDT linear perp (adapters must filter them out).

@@ -17,6 +17,7 @@ import { deribitVenue } from "./deribit.js";
 import { dexscreenerVenue } from "./dexscreener.js";
 import { gateVenue } from "./gate.js";
 import { geckoterminalVenue } from "./geckoterminal.js";
+import { htxVenue } from "./htx.js";
 import { hyperliquidVenue } from "./hyperliquid.js";
 import { okxVenue } from "./okx.js";
 import type { PerpSimVenue } from "../perp/types.js";
@@ -34,6 +35,7 @@ export const SIM_VENUES = [
   bitgetVenue,
   deribitVenue,
   asterVenue,
+  htxVenue,
   dexscreenerVenue,
   geckoterminalVenue,
 ] as const satisfies readonly SimVenue[];

@@ -30,6 +30,7 @@ import { BybitSession, bybitRoute } from "./bybit.js";
 import { DeribitSession } from "./deribit.js";
 import { WS_VENUES, type WsFaultController, type WsFaultTarget, type WsVenue } from "./faults.js";
 import { GateSession, gateRoute } from "./gate.js";
+import { HtxSession, htxEncode, htxRoute } from "./htx.js";
 import { HyperliquidSession } from "./hyperliquid.js";
 import { OkxSession, okxRoute } from "./okx.js";
 import { loadWsReplay, type WsReplayTracks } from "./replay.js";
@@ -37,6 +38,9 @@ import type { ConnIO, Session, SessionEnv } from "./session.js";
 
 /** Path prefix of each venue's websocket base on the simulator: `/<venue>-ws`. */
 export const WS_MOUNTS: Readonly<Record<WsVenue, string>> = Object.fromEntries(WS_VENUES.map((v) => [v, `/${v}-ws`])) as Record<WsVenue, string>;
+
+/** Venues whose every frame goes on the wire encoded (HTX: gzip-compressed binary frames); the others send text. */
+const WS_ENCODERS: Readonly<Partial<Record<WsVenue, (text: string) => Buffer>>> = { htx: htxEncode };
 
 /** Timing knobs (wall-clock ms); the defaults are the real venues' rules. Tests shorten them. */
 export interface SimWsOptions {
@@ -131,7 +135,8 @@ class SimConnection implements ConnIO, WsFaultTarget {
   #raw(text: string): void {
     if (this.closed) return;
     this.lastServerAt = performance.now();
-    this.ws.send(text);
+    const encode = WS_ENCODERS[this.venue];
+    this.ws.send(encode ? encode(text) : text);
   }
 
   sendData(text: string): void {
@@ -279,6 +284,10 @@ export class SimWsHub {
         return bitgetRoute(rest) ? (io) => new BitgetSession(io, env("public")) : undefined;
       case "deribit":
         return rest === "/ws/api/v2" ? (io) => new DeribitSession(io, env("ws"), this.#opts.deribitHeartbeatUnitMs) : undefined;
+      case "htx": {
+        const route = htxRoute(rest);
+        return route ? (io) => new HtxSession(io, env(route), route) : undefined;
+      }
     }
   }
 

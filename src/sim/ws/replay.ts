@@ -26,8 +26,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { WsVenue } from "./faults.js";
 
-/** Recording files per venue (relative to the replay directory): the venue's stream recording, then its liquidations. */
-export const REPLAY_WS_FILES: Readonly<Record<WsVenue, readonly string[]>> = {
+/** Recording files per venue (relative to the replay directory): the venue's stream recording, then its liquidations (a venue without any: none). */
+export const REPLAY_WS_FILES: Readonly<Partial<Record<WsVenue, readonly string[]>>> = {
   binance: ["binance/cryptofeed_usdm_ws_aggTrade_5symbols_2021-04-05.ndjson", "binance/tardis_node_usdm_ws_forceOrder_BTCUSDT_2020-03-13.ndjson"],
   bybit: ["bybit/cryptofeed_v5_ws_linear_spot_publicTrade_2026-08-09.ndjson", "bybit/tardis_node_bybit_v5_allLiquidation_ws_message.ndjson"],
   okx: ["okx/cryptofeed_v5_ws_trades_tickers_2022-05-13.ndjson"],
@@ -60,7 +60,7 @@ export type WsReplayTracks = ReadonlyMap<string, WsReplayTrack>;
 
 /** True when every websocket recording exists under `dir`. */
 export function replayWsAvailable(dir: string): boolean {
-  return Object.values(REPLAY_WS_FILES).every((files) => files.every((f) => existsSync(join(dir, f))));
+  return Object.values(REPLAY_WS_FILES).every((files) => (files ?? []).every((f) => existsSync(join(dir, f))));
 }
 
 interface CryptofeedLine {
@@ -127,7 +127,7 @@ export function loadWsReplay(dir: string, venue: WsVenue): WsReplayTracks {
     return Math.max(0, Math.round((ts - t0) * 1000));
   };
 
-  for (const file of REPLAY_WS_FILES[venue]) {
+  for (const file of REPLAY_WS_FILES[venue] ?? []) {
     for (const line of readLines(join(dir, file))) {
       let row: unknown;
       try {
