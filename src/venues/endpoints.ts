@@ -10,6 +10,7 @@ import { GATE_ENDPOINTS } from "./gate/endpoints.js";
 import { GECKOTERMINAL_ENDPOINTS } from "./geckoterminal/endpoints.js";
 import { HTX_ENDPOINTS } from "./htx/endpoints.js";
 import { HYPERLIQUID_ENDPOINTS } from "./hyperliquid/endpoints.js";
+import { KRAKEN_ENDPOINTS } from "./kraken/endpoints.js";
 import { OKX_ENDPOINTS } from "./okx/endpoints.js";
 
 /**
@@ -28,6 +29,7 @@ export const ENDPOINTS_BY_VENUE = {
   deribit: DERIBIT_ENDPOINTS,
   aster: ASTER_ENDPOINTS,
   htx: HTX_ENDPOINTS,
+  kraken: KRAKEN_ENDPOINTS,
   dexscreener: DEXSCREENER_ENDPOINTS,
   geckoterminal: GECKOTERMINAL_ENDPOINTS,
 } as const satisfies Readonly<Record<string, VenueEndpoints>>;

@@ -7,6 +7,7 @@ import { deribit } from "./deribit/index.js";
 import { gate } from "./gate/index.js";
 import { htx } from "./htx/index.js";
 import { hyperliquid } from "./hyperliquid/index.js";
+import { kraken } from "./kraken/index.js";
 import { okx } from "./okx/index.js";
 import { PERP_VENUES, type PerpVenue } from "./perp/types.js";
 import { validateVenues } from "./validate.js";
@@ -16,7 +17,7 @@ import { validateVenues } from "./validate.js";
  * feeds, backfills, doctor checks, tool descriptions, `missing_exchanges` reasons). A new venue is its folder and one
  * line here (docs/adding-a-venue.md). Validated at load (`validateVenues`).
  */
-export const VENUES: readonly PerpVenueDefinition[] = [binance, bybit, okx, hyperliquid, gate, bitget, deribit, aster, htx];
+export const VENUES: readonly PerpVenueDefinition[] = [binance, bybit, okx, hyperliquid, gate, bitget, deribit, aster, htx, kraken];
 
 validateVenues(VENUES, PERP_VENUES);
 

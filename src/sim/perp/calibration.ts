@@ -26,7 +26,8 @@ export const NEW_PERP_SIM_VENUES: readonly NewPerpSimVenue[] = PERP_SIM_VENUES.f
  * 5.37). Aster is not among the named rows (each named row ≥ 0.06 %): 1.5 %, the issue's estimate (an assumption).
  * Together the first eight venues hold ≈ 68 % of BTC futures OI (issue 22 said "roughly 70-75 %").
  * HTX 6.7 %: issue 33's figure, "about 6.7 % of BTC futures OI, more than Hyperliquid", from one stored market-share
- * snapshot.
+ * snapshot. Kraken Futures 0.4 %: PF_XBTUSD held ≈ 1,950 BTC on 2026-09-02 (docs/methods/venues/kraken.md, a recorded
+ * ticker) of ≈ 500,000 BTC in all BTC futures (the snapshots' $38-60B at ≈ $100k per BTC).
  */
 export const BTC_OI_PCT_OF_MARKET: Readonly<Record<NewPerpSimVenue, number> & { firstFour: number }> = {
   firstFour: 45,
@@ -35,6 +36,7 @@ export const BTC_OI_PCT_OF_MARKET: Readonly<Record<NewPerpSimVenue, number> & { 
   deribit: 5.1,
   aster: 1.5,
   htx: 6.7,
+  kraken: 0.4,
 };
 
 /** The first four venues' shares (model units, below): unchanged since before issue 22. */
@@ -71,7 +73,8 @@ const OI_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
  *   share, kept for Deribit's calibration) = 0.003.
  * - Gate and Bitget: no volume capture; assumed 0.9× Bybit (0.024) each, as their BTC OI is of Bybit's order.
  *   Aster: assumed 0.01 (about 0.4× Bybit). HTX: no volume capture; assumed 0.9× Bybit (0.024) like Gate, its BTC OI
- *   being of the same order. Assumptions, not fits.
+ *   being of the same order. Kraken Futures: assumed 0.003 (Deribit's level; a BTC OI below Deribit's). Assumptions,
+ *   not fits.
  */
 const VOLUME_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
   binance: 0.36,
@@ -83,6 +86,7 @@ const VOLUME_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
   deribit: 0.003,
   aster: 0.01,
   htx: 0.024,
+  kraken: 0.003,
 };
 /** Hyperliquid's turnover share for bases other than {@link HL_MAJORS} (see {@link VOLUME_SHARE}). */
 export const HL_ALT_VOLUME_SHARE = 0.006;
@@ -129,7 +133,8 @@ export const BASE_SENTIMENT_SD = 0.00025;
  * thinner book); Bitget (same formula) → Bybit's row; Deribit (no interest term, a ±0.025 % damper: Deribit Funding
  * Specifications) → OKX's row with a larger venue sd, so that its funding leaves the damper's dead band at times.
  * HTX (USDT swaps: "Funding Rate = Premium Index + clamp(Interest Rate − Premium Index, 0.05 %, −0.05 %)", HTX's
- * funding-rate help page, docs/methods/venues/htx.md) → Binance's row.
+ * funding-rate help page, docs/methods/venues/htx.md) → Binance's row. Kraken Futures (hourly, modelled as Hyperliquid's
+ * 8h formula ÷ 8) → Binance's row with Aster's wider venue and fast noise (a thinner book).
  */
 const NEW_VENUE_PREMIUM: Readonly<Record<NewPerpSimVenue, PremiumCalibration>> = {
   gate: { mean: 0.0003, venueSd: 0.00033, fastSd: 0.00044 },
@@ -137,6 +142,7 @@ const NEW_VENUE_PREMIUM: Readonly<Record<NewPerpSimVenue, PremiumCalibration>> =
   deribit: { mean: 0.0001, venueSd: 0.0003, fastSd: 0.0004 },
   aster: { mean: 0.0003, venueSd: 0.0005, fastSd: 0.0006 },
   htx: { mean: 0.0003, venueSd: 0.00033, fastSd: 0.00044 },
+  kraken: { mean: 0.0003, venueSd: 0.0005, fastSd: 0.0006 },
 };
 
 /**
@@ -156,9 +162,10 @@ const PREMIUM_OF: Readonly<Record<PerpSimVenue, PremiumCalibration>> = {
  * Aster 0.1 are issue 22's figures; Bitget and Deribit have no cited figure and sit between them (assumptions): Bitget
  * 1.0 (its BTC OI is two thirds of Gate's), Deribit 0.3 (few coins listed). Binance, Bybit and OKX liquidate a share
  * of their open interest instead ({@link LIQ_TURNOVER_PRODUCT}). HTX: no cited figure; Gate's rate scaled by their BTC OI
- * shares (1.8 × 6.7 / 9.9 ≈ 1.2, an assumption).
+ * shares (1.8 × 6.7 / 9.9 ≈ 1.2, an assumption). Kraken Futures: Aster's 0.1 (a BTC OI a quarter of Aster's, more
+ * coins listed; an assumption).
  */
-const LIQUIDATIONS_PER_MIN_OF: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1, htx: 1.2 };
+const LIQUIDATIONS_PER_MIN_OF: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1, htx: 1.2, kraken: 0.1 };
 
 /** How the tape sets a venue's liquidations at rest (src/sim/tape.ts). */
 export type LiquidationCalibration =

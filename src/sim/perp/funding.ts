@@ -13,6 +13,7 @@
  */
 import { clamp } from "../../lib/math.js";
 import { HOUR_MS } from "../../lib/time.js";
+import { HOURLY_VENUES } from "./listings.js";
 import { SALT, type PerpNoise } from "./noise.js";
 import type { PerpInstrumentSpec, PerpModel } from "./types.js";
 
@@ -32,7 +33,7 @@ export type PerpFunding = Pick<
 /** Funding over the average premium P̄ of the prices (`avgPremium`), settlement jitter from `noise`. */
 export function createFunding(noise: PerpNoise, avgPremium: PerpModel["avgPremium"]): PerpFunding {
   const intervalMs = (inst: PerpInstrumentSpec): number => inst.fundingIntervalHours * HOUR_MS;
-  const hourlyFromEight = (inst: PerpInstrumentSpec): boolean => inst.venue === "hyperliquid";
+  const hourlyFromEight = (inst: PerpInstrumentSpec): boolean => HOURLY_VENUES.includes(inst.venue);
 
   function interestRate(inst: PerpInstrumentSpec): number {
     if (inst.kind !== "perpetual" || inst.venue === "okx" || inst.venue === "deribit") return 0;

@@ -18,6 +18,7 @@ import {
   type PremiumCalibration,
 } from "./calibration.js";
 import { CLAMP_BAND, DERIBIT_DAMPER } from "./funding.js";
+import { HOURLY_VENUES } from "./listings.js";
 import { SALT, type PerpNoise } from "./noise.js";
 import type { LongShortKind, PerpInstrumentSpec } from "./types.js";
 
@@ -60,7 +61,7 @@ export function createInstStates(market: MarketModel, noise: PerpNoise): InstSta
     const share = (inst.target ? OI_SHARE[inst.venue] : 0.03) * (inst.delisted ? 0 : 1);
     const calib = PREMIUM_CALIBRATION[inst.venue];
     // Largest |P̄| keeping |F| × 8 / h < 0.05 %: F = P̄ ∓ 0.05 % beyond the clamp band (OKX: F = P̄; Deribit: P̄ ∓ 0.025 %), 5 % margin.
-    const eightHourFactor = inst.venue === "hyperliquid" ? 1 : 8 / Math.max(1, inst.fundingIntervalHours);
+    const eightHourFactor = HOURLY_VENUES.includes(inst.venue) ? 1 : 8 / Math.max(1, inst.fundingIntervalHours);
     const fMax = 0.0005 / eightHourFactor;
     const volShare = inst.venue === "hyperliquid" && !HL_MAJORS.includes(inst.base) ? HL_ALT_VOLUME_SHARE : VOLUME_SHARE[inst.venue];
     s = {

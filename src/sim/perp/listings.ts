@@ -70,6 +70,8 @@ export const ABSENT_BASES: Readonly<Record<PerpSimVenue, readonly string[]>> = {
   aster: ["MATIC", "ATOM", "TIA", "SEI"],
   // HTX: MATIC migrated to POL (illustrative, as Gate and Bitget).
   htx: ["MATIC"],
+  // Kraken Futures `PF_` perpetuals: MATIC migrated to POL (illustrative).
+  kraken: ["MATIC"],
 };
 
 /**
@@ -157,7 +159,16 @@ export const FUNDING_INTERVAL_OVERRIDES: Readonly<Record<PerpSimVenue, Readonly<
   aster: { OP: 4, WIF: 4 },
   // HTX `swap_query_elements.settle_period`: 8 on most swaps, 4 on some (illustrative).
   htx: { WIF: 4, SEI: 4 },
+  // Kraken Futures: every hour ({@link HOURLY_VENUES}).
+  kraken: {},
 };
+
+/**
+ * Venues that settle every hour an 8h-formula rate ÷ 8: Hyperliquid ("funding … paid every hour", one eighth of the
+ * 8h rate) and Kraken Futures (hourly funding on `PF_` perpetuals, docs/methods/venues/kraken.md; its formula modelled
+ * on Hyperliquid's, an analogy). Their instruments' interval is 1 h whatever {@link FUNDING_INTERVAL_OVERRIDES} says.
+ */
+export const HOURLY_VENUES: readonly PerpSimVenue[] = ["hyperliquid", "kraken"];
 
 /** Binance symbols whose cap/floor was adjusted while keeping the 8h interval (listed in fundingInfo too). */
 export const BINANCE_CAP_ADJUSTED: Readonly<Record<string, number>> = { PEPE: 0.015 };

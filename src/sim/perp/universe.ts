@@ -19,6 +19,7 @@ import {
   FUNDING_INTERVAL_OVERRIDES,
   GATE_QUANTO,
   HL_DELISTED_BASES,
+  HOURLY_VENUES,
   htxContractSize,
   MULTIPLIED_BASES,
   type BaseRow,
@@ -36,7 +37,7 @@ function qtyDecimalsFor(unitUsd: number): number {
 }
 
 /** Days between a base's first perp listing (Binance) and its listing on each venue (illustrative). */
-const LIST_DELAY_DAYS: Readonly<Record<PerpSimVenue, number>> = { binance: 0, bybit: 20, okx: 3, hyperliquid: 20, gate: 5, bitget: 15, deribit: 0, aster: 30, htx: 10 };
+const LIST_DELAY_DAYS: Readonly<Record<PerpSimVenue, number>> = { binance: 0, bybit: 20, okx: 3, hyperliquid: 20, gate: 5, bitget: 15, deribit: 0, aster: 30, htx: 10, kraken: 30 };
 /** Earliest listing per venue: Aster's perps went live in 2025 (after the APX Finance / Astherus merger; illustrative). */
 const FIRST_LISTING: Partial<Record<PerpSimVenue, number>> = { aster: Date.parse("2025-03-31T08:00:00.000Z") };
 
@@ -63,6 +64,8 @@ function fundingCapOf(venue: PerpSimVenue, base: string, interval: number, major
       return major ? 0.00375 : 0.015;
     case "deribit":
       return 0.005;
+    case "kraken":
+      return major ? 0.003 : 0.0075; // per 8h equivalent, like Binance (illustrative)
   }
 }
 
@@ -115,7 +118,7 @@ export function createUniverse(market: MarketModel): PerpUniverse {
     const anchor = market.params(row.base).anchorUsd;
     const multiplier = over.multiplier ?? 1;
     const unit = anchor * multiplier;
-    const interval = venue === "hyperliquid" ? 1 : (FUNDING_INTERVAL_OVERRIDES[venue][row.base] ?? 8);
+    const interval = HOURLY_VENUES.includes(venue) ? 1 : (FUNDING_INTERVAL_OVERRIDES[venue][row.base] ?? 8);
     const major = row.base === "BTC" || row.base === "ETH";
     const fundingCap = fundingCapOf(venue, row.base, interval, major);
     const priceDecimals = priceDecimalsFor(unit, venue === "okx" ? 10 : 7);
@@ -176,6 +179,9 @@ export function createUniverse(market: MarketModel): PerpUniverse {
         // HTX USDT swaps `BTC-USDT`: whole contracts of `contract_size` coins (plain codes, no 1000× symbols).
         const size = htxContractSize(row.base, market.params(row.base).anchorUsd);
         list.push(makeSpec(venue, row, { symbol: `${row.base}-USDT`, venueBase: row.base, ctVal: size, ctValStr: String(size), qtyDecimals: 0 }));
+      } else if (venue === "kraken") {
+        // Kraken Futures `PF_<COIN>USD` (bitcoin is XBT): contracts of 1 coin, quoted in USD, no 1000× symbols.
+        list.push(makeSpec(venue, row, { symbol: `PF_${row.base === "BTC" ? "XBT" : row.base}USD`, venueBase: row.base, quote: "USD" }));
       } else if (venue === "deribit") {
         const inv = DERIBIT_INVERSE[row.base];
         if (inv) {

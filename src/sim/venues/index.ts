@@ -19,6 +19,7 @@ import { gateVenue } from "./gate.js";
 import { geckoterminalVenue } from "./geckoterminal.js";
 import { htxVenue } from "./htx.js";
 import { hyperliquidVenue } from "./hyperliquid.js";
+import { krakenVenue } from "./kraken.js";
 import { okxVenue } from "./okx.js";
 import type { PerpSimVenue } from "../perp/types.js";
 import type { SimVenue } from "./types.js";
@@ -36,6 +37,7 @@ export const SIM_VENUES = [
   deribitVenue,
   asterVenue,
   htxVenue,
+  krakenVenue,
   dexscreenerVenue,
   geckoterminalVenue,
 ] as const satisfies readonly SimVenue[];

@@ -32,6 +32,7 @@ import { WS_VENUES, type WsFaultController, type WsFaultTarget, type WsVenue } f
 import { GateSession, gateRoute } from "./gate.js";
 import { HtxSession, htxEncode, htxRoute } from "./htx.js";
 import { HyperliquidSession } from "./hyperliquid.js";
+import { KrakenSession, krakenRoute } from "./kraken.js";
 import { OkxSession, okxRoute } from "./okx.js";
 import { loadWsReplay, type WsReplayTracks } from "./replay.js";
 import type { ConnIO, Session, SessionEnv } from "./session.js";
@@ -288,6 +289,8 @@ export class SimWsHub {
         const route = htxRoute(rest);
         return route ? (io) => new HtxSession(io, env(route), route) : undefined;
       }
+      case "kraken":
+        return krakenRoute(rest) ? (io) => new KrakenSession(io, env("v1")) : undefined;
     }
   }
 
