@@ -1,7 +1,9 @@
+import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { fixedClock, manualClock } from "../../src/sim/clock.js";
 import { startSimulator, type RunningSimulator } from "../../src/sim/server.js";
 import { HTX_SIM } from "../../src/sim/venues/htx.js";
+import { FeedMetrics } from "../../src/ingestion/feeds/metrics.js";
 import type { Liquidation, Trade } from "../../src/ingestion/types.js";
 import { HtxTradeBackfill } from "../../src/venues/htx/backfill.js";
 import { HtxPerpClient } from "../../src/venues/htx/client.js";
@@ -95,7 +97,9 @@ describe("htx feed against the simulator's websockets", () => {
 
   it("receives exactly the tape's trades (gzip frames) and every swap's liquidations on the notification socket", async () => {
     const perps = new HtxPerpClient(urls(sim).rest, { timeoutMs: 5_000, retries: 0 });
-    const feed = new HtxFeed({ baseUrl: urls(sim).ws, instruments: perps });
+    const metrics = new FeedMetrics(new Registry());
+    const feed = new HtxFeed({ baseUrl: urls(sim).ws, instruments: perps, metrics });
+    const messages = async () => (await metrics.messages.get()).values.reduce((n, v) => n + v.value, 0);
     const trades: Trade[] = [];
     const liqs: Liquidation[] = [];
     feed.on("trades", (t) => trades.push(...t));
@@ -104,8 +108,9 @@ describe("htx feed against the simulator's websockets", () => {
     try {
       expect((await feed.subscribe(["BTC", "ETH"])).subscribed).toEqual(["BTC", "ETH"]);
       feed.start();
-      for (let i = 0; i < 100 && !feed.state().connected; i++) await wait(20);
-      await wait(300); // the subscriptions (30 ms apart) are in before the clock moves
+      // the clock moves only once both trade subscriptions and the liquidation one are acknowledged (three messages)
+      for (let i = 0; i < 250 && (await messages()) < 3; i++) await wait(20);
+      expect(await messages()).toBeGreaterThanOrEqual(3);
       for (let m = 0; m < 5; m++) {
         clock.advance(60_000);
         await wait(150);
