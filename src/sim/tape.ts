@@ -36,6 +36,7 @@ import { fnv1a, hash4, mix32, normalFromHash, type MarketModel } from "./market.
 import { perpModelFor, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "./perp-model.js";
 import { LIQ_REGIME_SD, LIQ_TURNOVER_PRODUCT, LIQ_TURNOVER_PRODUCT_MEDIAN, liquidationsPerMin, OI_PER_DAILY_VOLUME, OI_SHARE, VOLUME_SHARE } from "./perp/calibration.js";
 import { createPerpNoise } from "./perp/noise.js";
+import { dydxTradeId } from "./venues/dydx-wire.js";
 import { krakenTradeUid } from "./venues/kraken-ids.js";
 import { fixed, hlNum, hlPx, roundTo, trimmed } from "./venues/wire.js";
 import { intMemo } from "./int-memo.js";
@@ -296,6 +297,8 @@ export function tradeIdOf(t: TapeTrade): string {
       return deribitTradeId(t);
     case "kraken":
       return krakenTradeUid(t.seq, t.h, t.inst.stream);
+    case "dydx":
+      return dydxTradeId(t);
   }
 }
 
@@ -493,7 +496,8 @@ export function createTape(market: MarketModel): Tape {
       }
       case "bitget":
       case "aster":
-      case "kraken": {
+      case "kraken":
+      case "dydx": {
         // Binance-like: price per venue unit, size in venue units (coins; Aster 1000PEPE units).
         const pd = inst.priceDecimals;
         const qd = inst.qtyDecimals;

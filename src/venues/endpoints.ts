@@ -5,6 +5,7 @@ import { BYBIT_ENDPOINTS } from "./bybit/endpoints.js";
 import { COINGECKO_ENDPOINTS } from "./coingecko/endpoints.js";
 import { DERIBIT_ENDPOINTS } from "./deribit/endpoints.js";
 import { DEXSCREENER_ENDPOINTS } from "./dexscreener/endpoints.js";
+import { DYDX_ENDPOINTS } from "./dydx/endpoints.js";
 import type { VenueEndpoints } from "./endpoint-types.js";
 import { GATE_ENDPOINTS } from "./gate/endpoints.js";
 import { GECKOTERMINAL_ENDPOINTS } from "./geckoterminal/endpoints.js";
@@ -30,6 +31,7 @@ export const ENDPOINTS_BY_VENUE = {
   aster: ASTER_ENDPOINTS,
   htx: HTX_ENDPOINTS,
   kraken: KRAKEN_ENDPOINTS,
+  dydx: DYDX_ENDPOINTS,
   dexscreener: DEXSCREENER_ENDPOINTS,
   geckoterminal: GECKOTERMINAL_ENDPOINTS,
 } as const satisfies Readonly<Record<string, VenueEndpoints>>;

@@ -4,6 +4,7 @@ import { bitget } from "./bitget/index.js";
 import { bybit } from "./bybit/index.js";
 import type { Capability, PerpVenueDefinition } from "./define.js";
 import { deribit } from "./deribit/index.js";
+import { dydx } from "./dydx/index.js";
 import { gate } from "./gate/index.js";
 import { htx } from "./htx/index.js";
 import { hyperliquid } from "./hyperliquid/index.js";
@@ -17,7 +18,7 @@ import { validateVenues } from "./validate.js";
  * feeds, backfills, doctor checks, tool descriptions, `missing_exchanges` reasons). A new venue is its folder and one
  * line here (docs/adding-a-venue.md). Validated at load (`validateVenues`).
  */
-export const VENUES: readonly PerpVenueDefinition[] = [binance, bybit, okx, hyperliquid, gate, bitget, deribit, aster, htx, kraken];
+export const VENUES: readonly PerpVenueDefinition[] = [binance, bybit, okx, hyperliquid, gate, bitget, deribit, aster, htx, kraken, dydx];
 
 validateVenues(VENUES, PERP_VENUES);
 

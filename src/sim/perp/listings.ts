@@ -72,6 +72,8 @@ export const ABSENT_BASES: Readonly<Record<PerpSimVenue, readonly string[]>> = {
   htx: ["MATIC"],
   // Kraken Futures `PF_` perpetuals: MATIC migrated to POL (illustrative).
   kraken: ["MATIC"],
+  // dYdX v4 `<BASE>-USD` markets: MATIC migrated to POL (illustrative).
+  dydx: ["MATIC"],
 };
 
 /**
@@ -161,14 +163,17 @@ export const FUNDING_INTERVAL_OVERRIDES: Readonly<Record<PerpSimVenue, Readonly<
   htx: { WIF: 4, SEI: 4 },
   // Kraken Futures: every hour ({@link HOURLY_VENUES}).
   kraken: {},
+  // dYdX v4: every hour ({@link HOURLY_VENUES}).
+  dydx: {},
 };
 
 /**
  * Venues that settle every hour an 8h-formula rate ÷ 8: Hyperliquid ("funding … paid every hour", one eighth of the
  * 8h rate) and Kraken Futures (hourly funding on `PF_` perpetuals, docs/methods/venues/kraken.md; its formula modelled
- * on Hyperliquid's, an analogy). Their instruments' interval is 1 h whatever {@link FUNDING_INTERVAL_OVERRIDES} says.
+ * on Hyperliquid's, an analogy) and dYdX v4 (hourly funding from an impact-price premium, docs/methods/venues/dydx.md).
+ * Their instruments' interval is 1 h whatever {@link FUNDING_INTERVAL_OVERRIDES} says.
  */
-export const HOURLY_VENUES: readonly PerpSimVenue[] = ["hyperliquid", "kraken"];
+export const HOURLY_VENUES: readonly PerpSimVenue[] = ["hyperliquid", "kraken", "dydx"];
 
 /** Binance symbols whose cap/floor was adjusted while keeping the 8h interval (listed in fundingInfo too). */
 export const BINANCE_CAP_ADJUSTED: Readonly<Record<string, number>> = { PEPE: 0.015 };

@@ -37,7 +37,19 @@ function qtyDecimalsFor(unitUsd: number): number {
 }
 
 /** Days between a base's first perp listing (Binance) and its listing on each venue (illustrative). */
-const LIST_DELAY_DAYS: Readonly<Record<PerpSimVenue, number>> = { binance: 0, bybit: 20, okx: 3, hyperliquid: 20, gate: 5, bitget: 15, deribit: 0, aster: 30, htx: 10, kraken: 30 };
+const LIST_DELAY_DAYS: Readonly<Record<PerpSimVenue, number>> = {
+  binance: 0,
+  bybit: 20,
+  okx: 3,
+  hyperliquid: 20,
+  gate: 5,
+  bitget: 15,
+  deribit: 0,
+  aster: 30,
+  htx: 10,
+  kraken: 30,
+  dydx: 40,
+};
 /** Earliest listing per venue: Aster's perps went live in 2025 (after the APX Finance / Astherus merger; illustrative). */
 const FIRST_LISTING: Partial<Record<PerpSimVenue, number>> = { aster: Date.parse("2025-03-31T08:00:00.000Z") };
 
@@ -65,6 +77,7 @@ function fundingCapOf(venue: PerpSimVenue, base: string, interval: number, major
     case "deribit":
       return 0.005;
     case "kraken":
+    case "dydx":
       return major ? 0.003 : 0.0075; // per 8h equivalent, like Binance (illustrative)
   }
 }
@@ -182,6 +195,9 @@ export function createUniverse(market: MarketModel): PerpUniverse {
       } else if (venue === "kraken") {
         // Kraken Futures `PF_<COIN>USD` (bitcoin is XBT): contracts of 1 coin, quoted in USD, no 1000× symbols.
         list.push(makeSpec(venue, row, { symbol: `PF_${row.base === "BTC" ? "XBT" : row.base}USD`, venueBase: row.base, quote: "USD" }));
+      } else if (venue === "dydx") {
+        // dYdX v4 markets `BTC-USD`: sizes in coins, USD-quoted (USDC collateral), no 1000× tickers.
+        list.push(makeSpec(venue, row, { symbol: `${row.base}-USD`, venueBase: row.base, quote: "USD" }));
       } else if (venue === "deribit") {
         const inv = DERIBIT_INVERSE[row.base];
         if (inv) {

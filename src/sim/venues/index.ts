@@ -15,6 +15,7 @@ import { bybitVenue } from "./bybit.js";
 import { coingeckoVenue } from "./coingecko.js";
 import { deribitVenue } from "./deribit.js";
 import { dexscreenerVenue } from "./dexscreener.js";
+import { dydxVenue } from "./dydx.js";
 import { gateVenue } from "./gate.js";
 import { geckoterminalVenue } from "./geckoterminal.js";
 import { htxVenue } from "./htx.js";
@@ -38,6 +39,7 @@ export const SIM_VENUES = [
   asterVenue,
   htxVenue,
   krakenVenue,
+  dydxVenue,
   dexscreenerVenue,
   geckoterminalVenue,
 ] as const satisfies readonly SimVenue[];

@@ -28,6 +28,7 @@ import { BinanceSession, binanceRoute } from "./binance.js";
 import { BitgetSession, bitgetRoute } from "./bitget.js";
 import { BybitSession, bybitRoute } from "./bybit.js";
 import { DeribitSession } from "./deribit.js";
+import { DydxSession, dydxRoute } from "./dydx.js";
 import { WS_VENUES, type WsFaultController, type WsFaultTarget, type WsVenue } from "./faults.js";
 import { GateSession, gateRoute } from "./gate.js";
 import { HtxSession, htxEncode, htxRoute } from "./htx.js";
@@ -291,6 +292,8 @@ export class SimWsHub {
       }
       case "kraken":
         return krakenRoute(rest) ? (io) => new KrakenSession(io, env("v1")) : undefined;
+      case "dydx":
+        return dydxRoute(rest) ? (io) => new DydxSession(io, env("v4")) : undefined;
     }
   }
 
