@@ -12,10 +12,12 @@ import { LIGHTER } from "./venue-id.js";
  *   `liquidation_trades`: two DISJOINT arrays of real prints (a liquidation fill is a trade of the tape too), rows
  *   `{trade_id, type, market_id, size, price, is_maker_ask, timestamp (ms), …}`, newest first.
  * - `is_maker_ask` true: the resting order was the ask, so the TAKER BOUGHT. A liquidation is the liquidated account's
- *   order taking liquidity (recorded: the taker, long 8432.2 CRV before, sold 8215.3 and paid the 1 % liquidation fee):
- *   taker sold → a long was liquidated, taker bought → a short.
- * - Row `type`: `trade` and `liquidation` are order-book prints and counted; `deleverage` (ADL) and `market-settlement`
- *   are transfers at a set price, not trades anyone took, and are left out.
+ *   order taking liquidity ("the liquidation engine … sends IoC limit orders on behalf of the margin called user",
+ *   docs.lighter.xyz, Liquidations & Insurance Fund; recorded: the taker, long 8432.2 CRV before, sold 8215.3 and paid
+ *   the 1 % liquidation fee): taker sold → a long was liquidated, taker bought → a short.
+ * - Row `type`: `trade` and `liquidation` are order-book prints and counted. Other types (`deleverage`,
+ *   `market-settlement`, as open-source readers of the websocket reference list them; never recorded) are transfers at a
+ *   set price, not trades anyone took, and are left out.
  * - `trade_id` is one counter across all markets, growing with time (`sequence` ids, docs/methods/cvd.md).
  * - Control: `{"session_id","type":"connected"}` on open, `{"type":"pong"}` to a client `{"type":"ping"}`, the server's
  *   own `{"type":"ping"}`, `{"type": "unsubscribed","channel"}`, errors `{"error":{"code":30005,"message":"Invalid
