@@ -38,6 +38,7 @@ import { LIQ_REGIME_SD, LIQ_TURNOVER_PRODUCT, LIQ_TURNOVER_PRODUCT_MEDIAN, liqui
 import { createPerpNoise } from "./perp/noise.js";
 import { dydxTradeId } from "./venues/dydx-wire.js";
 import { krakenTradeUid } from "./venues/kraken-ids.js";
+import { lighterTradeId } from "./venues/lighter-wire.js";
 import { fixed, hlNum, hlPx, roundTo, trimmed } from "./venues/wire.js";
 import { intMemo } from "./int-memo.js";
 
@@ -299,6 +300,8 @@ export function tradeIdOf(t: TapeTrade): string {
       return krakenTradeUid(t.seq, t.h, t.inst.stream);
     case "dydx":
       return dydxTradeId(t);
+    case "lighter":
+      return String(lighterTradeId(t));
   }
 }
 
@@ -497,7 +500,8 @@ export function createTape(market: MarketModel): Tape {
       case "bitget":
       case "aster":
       case "kraken":
-      case "dydx": {
+      case "dydx":
+      case "lighter": {
         // Binance-like: price per venue unit, size in venue units (coins; Aster 1000PEPE units).
         const pd = inst.priceDecimals;
         const qd = inst.qtyDecimals;

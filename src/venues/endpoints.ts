@@ -12,6 +12,7 @@ import { GECKOTERMINAL_ENDPOINTS } from "./geckoterminal/endpoints.js";
 import { HTX_ENDPOINTS } from "./htx/endpoints.js";
 import { HYPERLIQUID_ENDPOINTS } from "./hyperliquid/endpoints.js";
 import { KRAKEN_ENDPOINTS } from "./kraken/endpoints.js";
+import { LIGHTER_ENDPOINTS } from "./lighter/endpoints.js";
 import { OKX_ENDPOINTS } from "./okx/endpoints.js";
 
 /**
@@ -32,6 +33,7 @@ export const ENDPOINTS_BY_VENUE = {
   htx: HTX_ENDPOINTS,
   kraken: KRAKEN_ENDPOINTS,
   dydx: DYDX_ENDPOINTS,
+  lighter: LIGHTER_ENDPOINTS,
   dexscreener: DEXSCREENER_ENDPOINTS,
   geckoterminal: GECKOTERMINAL_ENDPOINTS,
 } as const satisfies Readonly<Record<string, VenueEndpoints>>;

@@ -9,6 +9,7 @@ import { gate } from "./gate/index.js";
 import { htx } from "./htx/index.js";
 import { hyperliquid } from "./hyperliquid/index.js";
 import { kraken } from "./kraken/index.js";
+import { lighter } from "./lighter/index.js";
 import { okx } from "./okx/index.js";
 import { PERP_VENUES, type PerpVenue } from "./perp/types.js";
 import { validateVenues } from "./validate.js";
@@ -18,7 +19,7 @@ import { validateVenues } from "./validate.js";
  * feeds, backfills, doctor checks, tool descriptions, `missing_exchanges` reasons). A new venue is its folder and one
  * line here (docs/adding-a-venue.md). Validated at load (`validateVenues`).
  */
-export const VENUES: readonly PerpVenueDefinition[] = [binance, bybit, okx, hyperliquid, gate, bitget, deribit, aster, htx, kraken, dydx];
+export const VENUES: readonly PerpVenueDefinition[] = [binance, bybit, okx, hyperliquid, gate, bitget, deribit, aster, htx, kraken, dydx, lighter];
 
 validateVenues(VENUES, PERP_VENUES);
 

@@ -74,6 +74,8 @@ export const ABSENT_BASES: Readonly<Record<PerpSimVenue, readonly string[]>> = {
   kraken: ["MATIC"],
   // dYdX v4 `<BASE>-USD` markets: MATIC migrated to POL (illustrative).
   dydx: ["MATIC"],
+  // Lighter: MATIC migrated to POL (illustrative).
+  lighter: ["MATIC"],
 };
 
 /**
@@ -165,15 +167,18 @@ export const FUNDING_INTERVAL_OVERRIDES: Readonly<Record<PerpSimVenue, Readonly<
   kraken: {},
   // dYdX v4: every hour ({@link HOURLY_VENUES}).
   dydx: {},
+  // Lighter: every hour ({@link HOURLY_VENUES}).
+  lighter: {},
 };
 
 /**
  * Venues that settle every hour an 8h-formula rate ÷ 8: Hyperliquid ("funding … paid every hour", one eighth of the
  * 8h rate) and Kraken Futures (hourly funding on `PF_` perpetuals, docs/methods/venues/kraken.md; its formula modelled
  * on Hyperliquid's, an analogy) and dYdX v4 (hourly funding from an impact-price premium, docs/methods/venues/dydx.md).
+ * Lighter (hourly funding, Hyperliquid's formula: premium ÷ 8 plus a clamped interest, apidocs.lighter.xyz) too.
  * Their instruments' interval is 1 h whatever {@link FUNDING_INTERVAL_OVERRIDES} says.
  */
-export const HOURLY_VENUES: readonly PerpSimVenue[] = ["hyperliquid", "kraken", "dydx"];
+export const HOURLY_VENUES: readonly PerpSimVenue[] = ["hyperliquid", "kraken", "dydx", "lighter"];
 
 /** Binance symbols whose cap/floor was adjusted while keeping the 8h interval (listed in fundingInfo too). */
 export const BINANCE_CAP_ADJUSTED: Readonly<Record<string, number>> = { PEPE: 0.015 };

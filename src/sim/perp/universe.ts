@@ -49,9 +49,13 @@ const LIST_DELAY_DAYS: Readonly<Record<PerpSimVenue, number>> = {
   htx: 10,
   kraken: 30,
   dydx: 40,
+  lighter: 60,
 };
-/** Earliest listing per venue: Aster's perps went live in 2025 (after the APX Finance / Astherus merger; illustrative). */
-const FIRST_LISTING: Partial<Record<PerpSimVenue, number>> = { aster: Date.parse("2025-03-31T08:00:00.000Z") };
+/**
+ * Earliest listing per venue: Aster's perps went live in 2025 (after the APX Finance / Astherus merger), Lighter's
+ * mainnet in 2025 (illustrative dates).
+ */
+const FIRST_LISTING: Partial<Record<PerpSimVenue, number>> = { aster: Date.parse("2025-03-31T08:00:00.000Z"), lighter: Date.parse("2025-01-15T08:00:00.000Z") };
 
 /**
  * Funding cap per interval (fraction). Binance/Bybit/OKX/Hyperliquid as before; Gate, Aster and HTX like Binance (Gate's
@@ -78,6 +82,7 @@ function fundingCapOf(venue: PerpSimVenue, base: string, interval: number, major
       return 0.005;
     case "kraken":
     case "dydx":
+    case "lighter":
       return major ? 0.003 : 0.0075; // per 8h equivalent, like Binance (illustrative)
   }
 }
@@ -198,6 +203,10 @@ export function createUniverse(market: MarketModel): PerpUniverse {
       } else if (venue === "dydx") {
         // dYdX v4 markets `BTC-USD`: sizes in coins, USD-quoted (USDC collateral), no 1000× tickers.
         list.push(makeSpec(venue, row, { symbol: `${row.base}-USD`, venueBase: row.base, quote: "USD" }));
+      } else if (venue === "lighter") {
+        // Lighter perps by coin symbol (`BTC`, `1000PEPE` per 1000 coins), USDC-margined, sizes in venue units.
+        const vb = mult === 1 ? row.base : `${mult}${row.base}`;
+        list.push(makeSpec(venue, row, { symbol: vb, venueBase: vb, multiplier: mult, quote: "USDC" }));
       } else if (venue === "deribit") {
         const inv = DERIBIT_INVERSE[row.base];
         if (inv) {

@@ -21,6 +21,7 @@ import { geckoterminalVenue } from "./geckoterminal.js";
 import { htxVenue } from "./htx.js";
 import { hyperliquidVenue } from "./hyperliquid.js";
 import { krakenVenue } from "./kraken.js";
+import { lighterVenue } from "./lighter.js";
 import { okxVenue } from "./okx.js";
 import type { PerpSimVenue } from "../perp/types.js";
 import type { SimVenue } from "./types.js";
@@ -40,6 +41,7 @@ export const SIM_VENUES = [
   htxVenue,
   krakenVenue,
   dydxVenue,
+  lighterVenue,
   dexscreenerVenue,
   geckoterminalVenue,
 ] as const satisfies readonly SimVenue[];

@@ -34,6 +34,7 @@ import { GateSession, gateRoute } from "./gate.js";
 import { HtxSession, htxEncode, htxRoute } from "./htx.js";
 import { HyperliquidSession } from "./hyperliquid.js";
 import { KrakenSession, krakenRoute } from "./kraken.js";
+import { LighterSession, lighterRoute } from "./lighter.js";
 import { OkxSession, okxRoute } from "./okx.js";
 import { loadWsReplay, type WsReplayTracks } from "./replay.js";
 import type { ConnIO, Session, SessionEnv } from "./session.js";
@@ -294,6 +295,8 @@ export class SimWsHub {
         return krakenRoute(rest) ? (io) => new KrakenSession(io, env("v1")) : undefined;
       case "dydx":
         return dydxRoute(rest) ? (io) => new DydxSession(io, env("v4")) : undefined;
+      case "lighter":
+        return lighterRoute(rest) ? (io) => new LighterSession(io, env("stream")) : undefined;
     }
   }
 

@@ -12,7 +12,7 @@
  */
 
 /** Venue keys used in every response (the spec's neutral exchange keys). */
-export const PERP_VENUES = ["binance", "bybit", "okx", "hyperliquid", "gate", "bitget", "deribit", "aster", "htx", "kraken", "dydx"] as const;
+export const PERP_VENUES = ["binance", "bybit", "okx", "hyperliquid", "gate", "bitget", "deribit", "aster", "htx", "kraken", "dydx", "lighter"] as const;
 /** A perpetual-futures venue key. */
 export type PerpVenue = (typeof PERP_VENUES)[number];
 
