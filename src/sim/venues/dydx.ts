@@ -23,14 +23,12 @@
 import { Router, type Request, type Response } from "express";
 import type { Clock } from "../clock.js";
 import type { FaultResponses } from "../faults.js";
-import { perpModelFor, type PerpInstrumentSpec, type PerpModel, type PerpSimVenue } from "../perp-model.js";
+import { perpModelFor, type PerpInstrumentSpec, type PerpModel } from "../perp-model.js";
 import { tapeFor, type Tape } from "../tape.js";
-import { dydxBlockStart, dydxHeight, dydxRowsBefore } from "./dydx-wire.js";
+import { dydxRowsBefore } from "./dydx-rows.js";
+import { DYDX_SIM, dydxBlockStart, dydxHeight } from "./dydx-wire.js";
 import type { SimVenue, VenueContext } from "./types.js";
 import { DAY, HOUR, MINUTE, intParam, qp, roundTo, tickOf, trimmed } from "./wire.js";
-
-/** dYdX's key in the simulator's perp model (cast until `PERP_VENUES` lists it; see src/venues/dydx/venue-id.ts). */
-export const DYDX_SIM = "dydx" as PerpSimVenue;
 
 /** The indexer's largest `limit` (comlink `API_LIMIT_V4`), also its default. */
 const MAX_LIMIT = 1000;

@@ -19,8 +19,8 @@
  *   pings every 30 s and drops a connection silent to pings for 10 s: that keepalive is the hub's (wiring).
  */
 import type { PerpInstrumentSpec } from "../perp-model.js";
-import { DYDX_SIM } from "../venues/dydx.js";
-import { dydxBlockStart, dydxEventsOf, dydxHeight, dydxRowsBefore, type DydxTradeRow } from "../venues/dydx-wire.js";
+import { dydxEventsOf, dydxRowsBefore, type DydxTradeRow } from "../venues/dydx-rows.js";
+import { DYDX_SIM, dydxBlockStart, dydxHeight } from "../venues/dydx-wire.js";
 import type { ConnIO, Session, SessionEnv } from "./session.js";
 
 /** True for the indexer's websocket path. */

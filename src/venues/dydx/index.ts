@@ -1,4 +1,3 @@
-import type { Config } from "../../config.js";
 import { AppError } from "../../errors.js";
 import { allOf, backfillOptions, defineVenue, feedOptions } from "../define.js";
 import { DydxTradeBackfill } from "./backfill.js";
@@ -7,29 +6,14 @@ import { DYDX_ENDPOINTS } from "./endpoints.js";
 import { DydxFeed } from "./feed.js";
 import { DYDX } from "./venue-id.js";
 
-/*
- * Until the wiring lands (docs/adding-a-venue.md, "Wire it in": `DYDX_BASE_URL` in `Config.venues.dydx`, `DYDX_WS_URL`
- * in `streams.wsUrls.dydx`), the settings are looked up by dYdX's key; then these two become `config.venues.dydx` and
- * `input.config.streams?.wsUrls.dydx`. A missing REST setting is a programming error, never a fall-back to the live
- * host (sim mode must not reach the real venue).
- */
-function restBase(config: Config): string {
-  const url = (config.venues as unknown as Readonly<Record<string, string | undefined>>)[DYDX];
-  if (url === undefined) throw new Error(`${DYDX_ENDPOINTS.rest.api.setting} is not in the configuration`);
-  return url;
-}
-function wsBase(config: Config): string | undefined {
-  return (config.streams?.wsUrls as unknown as Readonly<Record<string, string | undefined>> | undefined)?.[DYDX];
-}
-
 /** dYdX v4 (dYdX Chain) USDC-margined perpetuals through the public indexer (docs/methods/venues/dydx.md). */
 export const dydx = defineVenue({
   id: DYDX,
   name: "dYdX",
   endpoints: DYDX_ENDPOINTS,
-  createClient: (config, common) => new DydxPerpClient(restBase(config), common),
-  createFeed: (input) => new DydxFeed(feedOptions(input, wsBase(input.config))),
-  createBackfill: (input) => new DydxTradeBackfill(backfillOptions(input, restBase(input.config))),
+  createClient: (config, common) => new DydxPerpClient(config.venues.dydx, common),
+  createFeed: (input) => new DydxFeed(feedOptions(input, input.config.streams?.wsUrls.dydx)),
+  createBackfill: (input) => new DydxTradeBackfill(backfillOptions(input, input.config.venues.dydx)),
   tradeIds: "unordered",
   liquidationFeed: { kind: "per_symbol", description: "LIQUIDATED fills on v4_trades of each streamed market (one event per fill)" },
   instruments: { listing: "perpetual", margin: "USDC", contractUnits: "coins (no multipliers)" },
