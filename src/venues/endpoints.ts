@@ -18,7 +18,8 @@ import { OKX_ENDPOINTS } from "./okx/endpoints.js";
 /**
  * Every venue's endpoints (`src/venues/<venue>/endpoints.ts`) by venue id, in the order settings are reported. A new
  * venue is one line here (docs/adding-a-venue.md): src/config.ts derives from this list its URL settings (with their
- * defaults), their secret classification, `Config.venues`, `Config.streams.wsUrls` and the sim-mode checks.
+ * defaults), their secret classification, `Config.venues`, `Config.streams.wsUrls` and the sim-mode checks, and the
+ * venues with a trade feed (`ws`) are the perpetual venues, in answer order (`PERP_VENUES`, src/venues/perp/types.ts).
  */
 export const ENDPOINTS_BY_VENUE = {
   coingecko: COINGECKO_ENDPOINTS,

@@ -202,8 +202,8 @@ export abstract class VenueFeed {
   /** The venue parser (pure, never throws). */
   protected abstract parse(text: string, lookup: InstrumentLookup): ParsedFrame;
   /**
-   * The text of one received message, which {@link parse} reads: UTF-8 here; a venue that compresses its frames (HTX:
-   * gzip) inflates them in its override, which must not throw (an unreadable frame is text the parser rejects).
+   * The text of one received message, which {@link parse} reads: UTF-8 here; a venue that compresses its frames (gzip)
+   * inflates them in its override, which must not throw (an unreadable frame is text the parser rejects).
    */
   protected messageText(data: WebSocket.RawData): string {
     return rawText(data);

@@ -10,11 +10,16 @@
  *   OKX nextFundingTime − fundingTime; Hyperliquid 1).
  * - Times are epoch milliseconds.
  */
+import { VENUE_WS_URLS, type VenueWsUrls } from "../endpoints.js";
 
-/** Venue keys used in every response (the spec's neutral exchange keys). */
-export const PERP_VENUES = ["binance", "bybit", "okx", "hyperliquid", "gate", "bitget", "deribit", "aster", "htx", "kraken", "dydx", "lighter"] as const;
-/** A perpetual-futures venue key. */
-export type PerpVenue = (typeof PERP_VENUES)[number];
+/** A perpetual-futures venue key: a venue of src/venues/endpoints.ts with a trade feed (`ws`). */
+export type PerpVenue = keyof VenueWsUrls;
+/**
+ * Venue keys used in every response (the spec's neutral exchange keys), in answer order: the venues with a trade feed
+ * in `ENDPOINTS_BY_VENUE` (src/venues/endpoints.ts), so a new venue's line there lists it here too. This is the id list
+ * the layers below the venues key by (they cannot import `VENUES`); `validateVenues` checks `VENUES` against it.
+ */
+export const PERP_VENUES = VENUE_WS_URLS.map((u) => u.key) as unknown as readonly [PerpVenue, ...PerpVenue[]];
 
 /** A listed perpetual (USDT-margined linear on Binance/Bybit/OKX; USDC perps on Hyperliquid). */
 export interface PerpInstrument {
