@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { TOOLS } from "../../tools/index.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 import { json } from "../helpers/json.js";
+import { PERP_VENUES } from "../../src/venues/perp/types.js";
 
 describe("HTTP surface (payments off)", () => {
   let s: FreeStack;
@@ -106,8 +107,9 @@ describe("HTTP surface (payments off)", () => {
     const index = await json(await get("/"));
     expect(index.endpoints.map((e: { tool: string }) => e.tool)).toEqual(TOOLS.map((t) => t.name));
     expect(index.endpoints.find((e: { tool: string }) => e.tool === "cex_prices")).toMatchObject({ path: "/api/v1/prices", price_usd: "0.005", cache_ttl_sec: 10 });
-    expect(index.venues.perpetuals).toEqual(["binance", "bybit", "okx", "hyperliquid", "gate", "bitget", "deribit", "aster"]);
-    expect(index.venues.streams).toHaveLength(8);
+    expect(index.venues.perpetuals).toEqual([...PERP_VENUES]);
+    expect(index.venues.perpetuals.slice(0, 8)).toEqual(["binance", "bybit", "okx", "hyperliquid", "gate", "bitget", "deribit", "aster"]);
+    expect(index.venues.streams).toHaveLength(PERP_VENUES.length);
     const metrics = await get("/metrics");
     expect(metrics.headers.get("content-type")).toContain("text/plain");
     const text = await metrics.text();
