@@ -222,6 +222,10 @@ describe("dydx websocket frames", () => {
     const rest = (fixture("dydx/trades_BTC-USD_2025-07-29_ccxt.json") as { trades: unknown[] }).trades;
     const sub = parseDydxMessage({ type: "subscribed", connection_id: "c", message_id: 1, channel: "v4_trades", id: "BTC-USD", contents: { trades: rest } }, lookupOf("BTC-USD"));
     expect(sub).toMatchObject({ control: { type: "ack" }, trades: [{ id: "02b03aba000000020000000e", time: 1753766209920, price: 118810, size: 0.0001, side: "buy" }] });
+    // a liquidation fill in the subscribe answer is history: a trade, not a liquidation
+    const liqRow = { ...(rest[0] as object), id: "02b03aba000000020000000f", type: "LIQUIDATED", side: "SELL" };
+    const subLiq = parseDydxMessage({ type: "subscribed", channel: "v4_trades", id: "BTC-USD", contents: { trades: [liqRow] } }, lookupOf("BTC-USD"));
+    expect(subLiq).toMatchObject({ trades: [{ side: "sell" }], liquidations: [] });
     const batch = parseDydxMessage({ type: "channel_batch_data", channel: "v4_trades", id: "ETH-USD", contents: [(delev as { contents: unknown }).contents, { trades: [] }] }, map);
     expect(batch.trades).toHaveLength(2);
     expect(parseDydxMessage("{not json", map).error).toMatch(/not JSON/);
@@ -436,6 +440,21 @@ describe("dydx trade and liquidation backfill", () => {
       expect(stub2.calls[1]).toMatch(new RegExp(`createdBeforeOrAtHeight=${H0 + 1}$`));
     } finally {
       await stub2.close();
+    }
+  });
+
+  it("drops a market the venue does not list from the liquidation backfill without calling it incomplete", async () => {
+    const c = chain(() => 2, H0, T0, 100);
+    const stub = await startStub({ "GET /trades/perpetualMarket/BTC-USD": (req) => c.route(req.query) });
+    try {
+      const bf = new DydxTradeBackfill({ instruments: source, baseUrl: stub.url, retries: 0 });
+      await expect(bf.fetchTrades("DOGE", T0, T0 + 50_000)).rejects.toMatchObject({ code: "NOT_FOUND" });
+      await bf.fetchTrades("BTC", T0, T0 + 50_000);
+      const liq = await bf.fetchLiquidations(T0, T0 + 50_000);
+      expect(liq.complete).toBe(true);
+      expect(liq.liquidations.length).toBe(c.rows.filter((r) => r.type === "LIQUIDATED" && r.t < T0 + 50_000).length);
+    } finally {
+      await stub.close();
     }
   });
 

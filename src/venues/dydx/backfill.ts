@@ -10,6 +10,7 @@ import {
   restClient,
   type TradeBackfill,
 } from "../../ingestion/backfill/common.js";
+import { AppError } from "../../errors.js";
 import type { FeedInstrument } from "../../ingestion/feeds/normalise.js";
 import type { Liquidation, StreamVenue, Trade } from "../../ingestion/types.js";
 import type { Logger } from "../../lib/log.js";
@@ -88,6 +89,11 @@ export class DydxTradeBackfill implements TradeBackfill {
         try {
           return await this.run(await resolveInstrument(DYDX, this.opts, base), fromMs, toMs);
         } catch (err) {
+          // A market the venue does not list has no liquidations to miss.
+          if (err instanceof AppError && err.code === "NOT_FOUND") {
+            this.asked.delete(base);
+            return { trades: [], liquidations: [], complete: true };
+          }
           this.log.warn({ err: (err as Error).message, base }, "dydx liquidation backfill failed for a market");
           return { trades: [], liquidations: [], complete: false };
         }

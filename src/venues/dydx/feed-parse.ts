@@ -19,7 +19,8 @@ import { DYDX } from "./venue-id.js";
  * dYdX v4 indexer websocket frames (`wss://indexer.dydx.trade/v4/ws`, https://docs.dydx.xyz/indexer-client/websockets;
  * v4-chain `indexer/services/socks`) and the REST trade pages (`GET /trades/perpetualMarket/{ticker}`):
  * - `{"type":"connected",…}` on open; `{"type":"subscribed","channel":"v4_trades","id":"BTC-USD","contents":{"trades":[…]}}`
- *   answers a subscribe with the market's latest trades (the REST rows, newest first); `unsubscribed` answers an
+ *   answers a subscribe with the market's latest trades (the REST rows, newest first: emitted as trades, never as
+ *   liquidations); `unsubscribed` answers an
  *   unsubscribe; `{"type":"error","message":…}` a refused request. `v4_block_height` frames (`{"blockHeight","time"}`
  *   per block, subscribed for liveness) and the other channels carry nothing the feed reads. A `pong` type exists in
  *   the server's types but a `{"type":"ping"}` is not answered (protocol pings are).
@@ -109,7 +110,10 @@ export function parseDydxMessage(raw: unknown, lookup: InstrumentLookup): Parsed
       if (typeof id !== "string") return frame({ ...ack, error: "dydx v4_trades frame without a market id" });
       const rows = contentRows(type, contents);
       if (typeof rows === "string") return frame({ ...ack, error: rows });
-      return rowsFrame(rows, lookup.get(id), ack);
+      const parsed = rowsFrame(rows, lookup.get(id), ack);
+      // The subscribe answer is history (the latest rows, hours old on a quiet market): its trades go to the CVD,
+      // which counts each id once, but its liquidations are not news; a gap's are backfilled from REST.
+      return type === "subscribed" ? { ...parsed, liquidations: [] } : parsed;
     }
     default:
       return frame();

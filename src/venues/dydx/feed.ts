@@ -27,7 +27,7 @@ const BLOCK_HEIGHT = JSON.stringify({ type: "subscribe", channel: "v4_block_heig
  * dYdX v4 indexer feed (`/v4/ws`): one `v4_trades` subscription per market (`{"type":"subscribe","channel":"v4_trades",
  * "id":"BTC-USD"}`), which carries the market's trades and, as `LIQUIDATED` rows, its liquidations: the liquidation
  * feed is per subscribed market (there is no all-market channel). The subscribe answer's latest trades are emitted too
- * (the replay guard and the stores drop what was already counted). Each connection also subscribes `v4_block_height`
+ * (the replay guard and the stores drop what was already counted), not its liquidations (history, not news). Each connection also subscribes `v4_block_height`
  * once: a quiet market may print no trade for many minutes, and the indexer sends nothing else a client can ask for,
  * so its per-block frames are what the stale timer watches (no block for 60 s: the indexer is stuck, reconnect).
  */
