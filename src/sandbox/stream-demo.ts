@@ -7,6 +7,7 @@ import { siwxHeader } from "../payments/credits/client.js";
 import type { DevAccount } from "../payments/local-chain/dev-accounts.js";
 import type { RunningSimulator } from "../sim/server.js";
 import { PRE_SUBSCRIBED } from "../ingestion/manager.js";
+import { VENUES } from "../venues/index.js";
 
 /** Length of a billed stream-minute in the sandbox demo (`LIVE_STREAM_MINUTE_MS`), so a few minutes are billed in seconds. */
 export const DEMO_STREAM_MINUTE_MS = 2000;
@@ -47,13 +48,13 @@ export interface StreamDemoResult {
 
 /**
  * Counts the liquidations of the simulator's tape with venue times in [fromMs, toMs) that reach the
- * service: the all-market streams of Binance, OKX, Gate and Aster, and the per-symbol topics of Bybit and Deribit
- * (liquidations flagged on its trades) for the symbols the service follows (`subscribedBases`, by default the
- * pre-subscribed ones). Hyperliquid and Bitget publish no liquidation stream.
+ * service: the all-market streams (Binance, OKX, Gate, Aster, HTX: `liquidationFeed.kind` `all_symbols` in the venue
+ * definitions), and the per-symbol ones (Bybit, Deribit, …) for the symbols the service follows (`subscribedBases`,
+ * by default the pre-subscribed ones). Venues without a liquidation feed (Hyperliquid, Bitget) add none.
  */
 export function simulatedLiquidations(sim: Pick<RunningSimulator, "tape">, subscribedBases: readonly string[] = PRE_SUBSCRIBED): (fromMs: number, toMs: number) => number {
-  const allMarket = ["binance", "okx", "gate", "aster"] as const;
-  const perSymbol = ["bybit", "deribit"] as const;
+  const allMarket = VENUES.filter((v) => v.liquidationFeed.kind === "all_symbols").map((v) => v.id);
+  const perSymbol = VENUES.filter((v) => v.liquidationFeed.kind === "per_symbol").map((v) => v.id);
   return (fromMs, toMs) =>
     allMarket.reduce((n, v) => n + sim.tape.liquidations(v, "*", fromMs, toMs).length, 0) +
     perSymbol.reduce((n, v) => n + sim.tape.liquidations(v, "*", fromMs, toMs).filter((l) => subscribedBases.includes(l.base)).length, 0);

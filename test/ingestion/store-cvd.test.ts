@@ -70,7 +70,7 @@ describe("CvdStore buckets", () => {
       s.add([
         trade({ time: T0, size: 0 }),
         trade({ time: T0, price: Number.NaN }),
-        trade({ time: T0, venue: "kraken" as StreamVenue }),
+        trade({ time: T0, venue: "novenue" as StreamVenue }),
         trade({ time: T0 - 8 * 24 * HOUR }),
         trade({ time: T0 + 10 * MIN }),
         trade({ time: T0 + 30_000 }), // within the 1-min clock skew allowance

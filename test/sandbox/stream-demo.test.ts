@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
 import { DEMO_STREAM_MINUTE_MS, runStreamDemo, simulatedLiquidations } from "../../src/sandbox/stream-demo.js";
+import { venuesWith } from "../../src/venues/index.js";
 
 const micro = (usd: string) => Math.round(Number(usd) * 1e6);
 
@@ -43,7 +44,7 @@ describe("sandbox stream demo", () => {
       expect(e).toMatchObject({
         id: expect.stringMatching(/^liq_\d+_\d+$/),
         symbol: expect.stringMatching(/USDT$/),
-        exchange: expect.stringMatching(/^(BINANCE|BYBIT|OKX|GATE|ASTER|DERIBIT)$/),
+        exchange: expect.stringMatching(new RegExp(`^(${venuesWith("liquidations").join("|").toUpperCase()})$`)),
       });
     }
     // Every one came from the simulator's feeds, and none they published while the stream was open was
