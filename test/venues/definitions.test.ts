@@ -6,6 +6,8 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config.js";
 import { Metrics } from "../../src/core/metrics.js";
 import { DOCTOR_CHECKS } from "../../src/doctor/checks.js";
+import { createIngestionManager } from "../../src/ingestion/create.js";
+import type { Trade } from "../../src/ingestion/types.js";
 import { createVenues } from "../../src/venues/create.js";
 import { CAPABILITIES, type PerpVenueDefinition } from "../../src/venues/define.js";
 import { VENUES, venuesWith } from "../../src/venues/index.js";
@@ -96,5 +98,28 @@ describe("VENUES", () => {
     for (const cap of CAPABILITIES) expect(venuesWith(cap)).toEqual(VENUES.filter((v) => v.capabilities[cap]).map((v) => v.id));
     expect(venuesWith("longShort").slice(0, 5)).toEqual(["binance", "bybit", "okx", "gate", "bitget"]);
     expect(venuesWith("longShort")).not.toContain("hyperliquid");
+  });
+
+  it("gives the service's stores each venue's trade-id order and liquidation history from its definition", async () => {
+    const config = loadConfig({ DATA_DIR: ":memory:" });
+    const streams = { ...config, streams: config.streams! };
+    const { venues } = createVenues(config, { metrics: new Metrics({ defaultMetrics: false }) });
+    const now = Date.now();
+    // 50 trades of the last venue with growing integer ids; none is in the VENUE_ID_ORDER defaults of the stores.
+    const last = VENUES[VENUES.length - 1]!;
+    const trades: Trade[] = Array.from({ length: 50 }, (_, i) => ({ venue: last.id, base: "BTC", time: now - 60_000 + i, price: 100, size: 1, side: "buy", id: String(1000 + i) }));
+    const idsKept = async (order: "sequence" | "unordered"): Promise<number> => {
+      const defs = VENUES.map((v) => (v.id === last.id ? { ...v, tradeIds: order } : v));
+      const m = createIngestionManager(streams, defs, venues.perps, new Metrics({ defaultMetrics: false }));
+      try {
+        expect(m.cvd.add(trades)).toBe(50);
+        return m.cvd.stats().idsInMemory;
+      } finally {
+        await m.stop();
+      }
+    };
+    // A sequence venue keeps a high-water mark, an unordered one every id: the order came from the definition.
+    expect(await idsKept("sequence")).toBe(0);
+    expect(await idsKept("unordered")).toBe(50);
   });
 });
