@@ -29,8 +29,8 @@ export const NEW_PERP_SIM_VENUES: readonly NewPerpSimVenue[] = PERP_SIM_VENUES.f
  * snapshot. Kraken Futures 0.4 %: PF_XBTUSD held ≈ 1,950 BTC on 2026-09-02 (docs/methods/venues/kraken.md, a recorded
  * ticker) of ≈ 500,000 BTC in all BTC futures (the snapshots' $38-60B at ≈ $100k per BTC). dYdX v4 0.06 %: the same
  * mytokencap snapshots list it at 0.06 % ($32.14M of $51.53B, $26.34M of $38.09B, $35.47M of $57.31B;
- * docs/methods/venues/dydx.md). Lighter 1.5 %: no cited figure here; Aster's level, another order-book perp DEX (an
- * assumption).
+ * docs/methods/venues/dydx.md). Lighter 0.3 %: the figure of docs/methods/venues/lighter.md, of the order the recorded
+ * ETH market gives (ccxt `orderBookDetails`, Nov 2025: 39,559 ETH open on one side × $3,551 ≈ $140M; an estimate).
  */
 export const BTC_OI_PCT_OF_MARKET: Readonly<Record<NewPerpSimVenue, number> & { firstFour: number }> = {
   firstFour: 45,
@@ -41,7 +41,7 @@ export const BTC_OI_PCT_OF_MARKET: Readonly<Record<NewPerpSimVenue, number> & { 
   htx: 6.7,
   kraken: 0.4,
   dydx: 0.06,
-  lighter: 1.5,
+  lighter: 0.3,
 };
 
 /** The first four venues' shares (model units, below): unchanged since before issue 22. */
@@ -81,7 +81,8 @@ const OI_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
  *   being of the same order. Kraken Futures: assumed 0.003 (Deribit's level; a BTC OI below Deribit's). Assumptions,
  *   not fits. dYdX v4: 0.0034, the recorded BTC-USD `volume24H` ÷ open interest (4.6 a day, nautilus `/perpetualMarkets`)
  *   at the snapshots' ≈ $30M of BTC OI, ÷ the model's $40B (docs/methods/venues/dydx.md; partly an assumption).
- *   Lighter: assumed 0.01, Aster's.
+ *   Lighter: 0.024 (docs/methods/venues/lighter.md): the recorded ETH market turns over ≈ 12 × its open interest a day
+ *   ($1.67B of 24h quote volume on ≈ $140M), three times dYdX's 4.6; an estimate, not a fit.
  */
 const VOLUME_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
   binance: 0.36,
@@ -95,7 +96,7 @@ const VOLUME_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
   htx: 0.024,
   kraken: 0.003,
   dydx: 0.0034,
-  lighter: 0.01,
+  lighter: 0.024,
 };
 /** Hyperliquid's turnover share for bases other than {@link HL_MAJORS} (see {@link VOLUME_SHARE}). */
 export const HL_ALT_VOLUME_SHARE = 0.006;
@@ -176,9 +177,9 @@ const PREMIUM_OF: Readonly<Record<PerpSimVenue, PremiumCalibration>> = {
  * of their open interest instead ({@link LIQ_TURNOVER_PRODUCT}). HTX: no cited figure; Gate's rate scaled by their BTC OI
  * shares (1.8 × 6.7 / 9.9 ≈ 1.2, an assumption). Kraken Futures: Aster's 0.1 (a BTC OI a quarter of Aster's, more
  * coins listed; an assumption). dYdX v4 0.02: Gate's 1.8 × 0.06 / 9.9 ≈ 0.011, doubled as dYdX prints one event per
- * fill of a liquidation order (an assumption; docs/methods/venues/dydx.md). Lighter 0.1: Aster's (an assumption).
+ * fill of a liquidation order (an assumption; docs/methods/venues/dydx.md). Lighter 0.2: docs/methods/venues/lighter.md's figure (an assumption).
  */
-const LIQUIDATIONS_PER_MIN_OF: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1, htx: 1.2, kraken: 0.1, dydx: 0.02, lighter: 0.1 };
+const LIQUIDATIONS_PER_MIN_OF: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1, htx: 1.2, kraken: 0.1, dydx: 0.02, lighter: 0.2 };
 
 /** How the tape sets a venue's liquidations at rest (src/sim/tape.ts). */
 export type LiquidationCalibration =
