@@ -194,13 +194,13 @@ describe("lighter websocket frames (recorded, hftbacktest)", () => {
     ]);
   });
 
-  it("reads the subscribe replay: its prints oldest first, its liquidation (the taker sold: a long), days older, not as a trade", () => {
+  it("reads the subscribe replay: its prints oldest first; its liquidation, days older, is history: neither a liquidation nor a trade", () => {
     const f = parseLighterMessage(frameAt(4), lookup);
     expect(f.trades.map((t) => [t.id, t.time, t.side])).toEqual([
       ["26412344671", 1785358775942, "buy"],
       ["26412385647", 1785358805929, "buy"],
     ]);
-    expect(f.liquidations).toEqual([{ venue: "lighter", base: "CRV", venueSymbol: "CRV", time: 1785193205747, side: "long", price: 0.20039, size: 8215.3, valueUsd: 1646.263967 }]);
+    expect(f.liquidations).toEqual([]);
   });
 
   it("counts a live liquidation print as a trade too, in time order, and reads a short liquidated by a taker buy", () => {
@@ -209,6 +209,7 @@ describe("lighter websocket frames (recorded, hftbacktest)", () => {
     const f = parseLighterMessage(live, lookup);
     expect(f.trades.map((t) => t.id)).toEqual(["26218621834", "26412344671", "26412385647"]);
     expect(f.trades[0]).toMatchObject({ side: "sell", size: 8215.3 });
+    expect(f.liquidations).toEqual([{ venue: "lighter", base: "CRV", venueSymbol: "CRV", time: 1785193205747, side: "long", price: 0.20039, size: 8215.3, valueUsd: 1646.263967 }]);
     live.liquidation_trades[0]!.is_maker_ask = true;
     expect(parseLighterMessage(live, lookup).liquidations[0]).toMatchObject({ side: "short" });
   });

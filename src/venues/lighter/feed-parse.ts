@@ -88,9 +88,12 @@ function tradeFrame(v: unknown, lookup: InstrumentLookup): ParsedFrame {
     if (r.type === "liquidation" && !liqIds.has(idOf(r))) liquidations.push(lighterLiquidation(inst, r));
   }
   // The subscribe replay carries the last prints and, beside them, the market's last liquidations, which may be days
-  // older: those are liquidations to report (the store drops repeats) but not trades of the window the replay covers.
-  const oldest = f.data.type.startsWith("subscribed/") && trades.length > 0 ? Math.min(...trades.map((t) => t.time)) : -Infinity;
+  // older: history, not news. They are neither published as liquidations (a live stream would show them as new) nor
+  // counted as trades unless they fall in the window the replay's prints cover.
+  const replay = f.data.type.startsWith("subscribed/");
+  const oldest = replay && trades.length > 0 ? Math.min(...trades.map((t) => t.time)) : -Infinity;
   for (const { r, inst } of liqs.out) if (isPrint(r) && r.timestamp >= oldest) trades.push(lighterTrade(inst, r));
+  if (replay) liquidations.length = 0;
   trades.sort(byTimeThenId);
   liquidations.sort((a, b) => a.time - b.time);
   const error = [prints.error, liqs.error].filter(Boolean).join("; ") || undefined;
