@@ -25,8 +25,8 @@ export const NEW_PERP_SIM_VENUES: readonly NewPerpSimVenue[] = PERP_SIM_VENUES.f
  * Gate 9.9 % (7.88, 8.37, 12.15, 11.29), Bitget 6.5 % (6.71, 6.43, 6.14, 6.63), Deribit 5.1 % (5.94, 4.59, 4.64,
  * 5.37). Aster is not among the named rows (each named row ≥ 0.06 %): 1.5 %, the issue's estimate (an assumption).
  * Together the first eight venues hold ≈ 68 % of BTC futures OI (issue 22 said "roughly 70-75 %").
- * HTX 6.7 %: issue 33's figure, "about 6.7 % of BTC futures OI, more than Hyperliquid", from one stored market-share
- * snapshot. Kraken Futures 0.4 %: PF_XBTUSD held ≈ 1,950 BTC on 2026-09-02 (docs/methods/venues/kraken.md, a recorded
+ * HTX 6.5 %: the same four snapshots (6.71, 6.60, 6.02, 6.59; issue 33 quoted one of them, "about 6.7 %"), most of
+ * it taken as the USDT swap (an assumption). Kraken Futures 0.4 %: PF_XBTUSD held ≈ 1,950 BTC on 2026-09-02 (docs/methods/venues/kraken.md, a recorded
  * ticker) of ≈ 500,000 BTC in all BTC futures (the snapshots' $38-60B at ≈ $100k per BTC). dYdX v4 0.06 %: the same
  * mytokencap snapshots list it at 0.06 % ($32.14M of $51.53B, $26.34M of $38.09B, $35.47M of $57.31B;
  * docs/methods/venues/dydx.md). Lighter 0.3 %: the figure of docs/methods/venues/lighter.md, of the order the recorded
@@ -38,7 +38,7 @@ export const BTC_OI_PCT_OF_MARKET: Readonly<Record<NewPerpSimVenue, number> & { 
   bitget: 6.5,
   deribit: 5.1,
   aster: 1.5,
-  htx: 6.7,
+  htx: 6.5,
   kraken: 0.4,
   dydx: 0.06,
   lighter: 0.3,
@@ -78,8 +78,9 @@ const OI_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
  *   share, kept for Deribit's calibration) = 0.003.
  * - Gate and Bitget: no volume capture; assumed 0.9× Bybit (0.024) each, as their BTC OI is of Bybit's order.
  *   Aster: assumed 0.01 (about 0.4× Bybit). HTX: no volume capture; assumed 0.9× Bybit (0.024) like Gate, its BTC OI
- *   being of the same order. Kraken Futures: assumed 0.003 (Deribit's level; a BTC OI below Deribit's). Assumptions,
- *   not fits. dYdX v4: 0.0034, the recorded BTC-USD `volume24H` ÷ open interest (4.6 a day, nautilus `/perpetualMarkets`)
+ *   being of the same order. Kraken Futures: 0.012, the midpoint of a recorded PF_XBTUSD 24h volume (8,309 BTC ≈ $643M,
+ *   ccxt's 2026-09-02 ticker: 0.016 of the model's $40B) and recorded hourly candles (≈ $270M a day, 2026-10-08: 0.007;
+ *   docs/methods/venues/kraken.md). The others are assumptions, not fits. dYdX v4: 0.0034, the recorded BTC-USD `volume24H` ÷ open interest (4.6 a day, nautilus `/perpetualMarkets`)
  *   at the snapshots' ≈ $30M of BTC OI, ÷ the model's $40B (docs/methods/venues/dydx.md; partly an assumption).
  *   Lighter: 0.024 (docs/methods/venues/lighter.md): the recorded ETH market turns over ≈ 12 × its open interest a day
  *   ($1.67B of 24h quote volume on ≈ $140M), three times dYdX's 4.6; an estimate, not a fit.
@@ -94,7 +95,7 @@ const VOLUME_SHARE_OF: Readonly<Record<PerpSimVenue, number>> = {
   deribit: 0.003,
   aster: 0.01,
   htx: 0.024,
-  kraken: 0.003,
+  kraken: 0.012,
   dydx: 0.0034,
   lighter: 0.024,
 };
@@ -142,9 +143,10 @@ export const BASE_SENTIMENT_SD = 0.00025;
  * gate.io funding-rate page; Aster is Binance-compatible) → Binance's row, Aster with wider venue and fast noise (a
  * thinner book); Bitget (same formula) → Bybit's row; Deribit (no interest term, a ±0.025 % damper: Deribit Funding
  * Specifications) → OKX's row with a larger venue sd, so that its funding leaves the damper's dead band at times.
- * HTX (USDT swaps: "Funding Rate = Premium Index + clamp(Interest Rate − Premium Index, 0.05 %, −0.05 %)", HTX's
- * funding-rate help page, docs/methods/venues/htx.md) → Binance's row. Kraken Futures (hourly, modelled as Hyperliquid's
- * 8h formula ÷ 8) → Binance's row with Aster's wider venue and fast noise (a thinner book). dYdX v4 (hourly, from an
+ * HTX (USDT swaps settled in real time since 2024-01-08, intervals of 8, 4 or 1 h per pair: HTX support pages cited in
+ * docs/methods/venues/htx.md; its premium formula is not stated there) → Binance's row, by analogy with the larger
+ * USDT-swap venues. Kraken Futures (hourly, a premium-only rate with no interest term: none of its recorded rates sits
+ * at a default value, docs/methods/venues/kraken.md) → Deribit's row. dYdX v4 (hourly, from an
  * impact-price premium) → Hyperliquid's row; Lighter (hourly, Hyperliquid's formula) → Hyperliquid's row.
  */
 const NEW_VENUE_PREMIUM: Readonly<Record<NewPerpSimVenue, PremiumCalibration>> = {
@@ -153,7 +155,7 @@ const NEW_VENUE_PREMIUM: Readonly<Record<NewPerpSimVenue, PremiumCalibration>> =
   deribit: { mean: 0.0001, venueSd: 0.0003, fastSd: 0.0004 },
   aster: { mean: 0.0003, venueSd: 0.0005, fastSd: 0.0006 },
   htx: { mean: 0.0003, venueSd: 0.00033, fastSd: 0.00044 },
-  kraken: { mean: 0.0003, venueSd: 0.0005, fastSd: 0.0006 },
+  kraken: { mean: 0.0001, venueSd: 0.0003, fastSd: 0.0004 },
   dydx: { mean: 0, venueSd: 0.00015, fastSd: 0.0006 },
   lighter: { mean: 0, venueSd: 0.00015, fastSd: 0.0006 },
 };
@@ -174,12 +176,13 @@ const PREMIUM_OF: Readonly<Record<PerpSimVenue, PremiumCalibration>> = {
  * Liquidations per minute the tape produces on a quiet day, summed over a venue's listed target perps. Gate 1.8 and
  * Aster 0.1 are issue 22's figures; Bitget and Deribit have no cited figure and sit between them (assumptions): Bitget
  * 1.0 (its BTC OI is two thirds of Gate's), Deribit 0.3 (few coins listed). Binance, Bybit and OKX liquidate a share
- * of their open interest instead ({@link LIQ_TURNOVER_PRODUCT}). HTX: no cited figure; Gate's rate scaled by their BTC OI
- * shares (1.8 × 6.7 / 9.9 ≈ 1.2, an assumption). Kraken Futures: Aster's 0.1 (a BTC OI a quarter of Aster's, more
+ * of their open interest instead ({@link LIQ_TURNOVER_PRODUCT}). HTX 0.25: no published count; an open-source collector
+ * of its all-swap liquidation topic reports about 5 events in 22 minutes (0.23 a minute, 2026-09-18), so an assumption
+ * near that (Gate's rate scaled by OI would give 1.2, five times the observation). Kraken Futures: Aster's 0.1 (a BTC OI a quarter of Aster's, more
  * coins listed; an assumption). dYdX v4 0.02: Gate's 1.8 × 0.06 / 9.9 ≈ 0.011, doubled as dYdX prints one event per
  * fill of a liquidation order (an assumption; docs/methods/venues/dydx.md). Lighter 0.2: docs/methods/venues/lighter.md's figure (an assumption).
  */
-const LIQUIDATIONS_PER_MIN_OF: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1, htx: 1.2, kraken: 0.1, dydx: 0.02, lighter: 0.2 };
+const LIQUIDATIONS_PER_MIN_OF: Readonly<Record<NewPerpSimVenue, number>> = { gate: 1.8, bitget: 1.0, deribit: 0.3, aster: 0.1, htx: 0.25, kraken: 0.1, dydx: 0.02, lighter: 0.2 };
 
 /** How the tape sets a venue's liquidations at rest (src/sim/tape.ts). */
 export type LiquidationCalibration =
