@@ -1,3 +1,4 @@
+import "../supported-node.js"; // first: refuses an unsupported Node before anything native loads
 import { readdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";

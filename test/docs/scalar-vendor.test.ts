@@ -28,6 +28,7 @@ describe("vendored Scalar bundle", () => {
   it("is not also installed as a dependency", () => {
     const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as Record<string, Record<string, string> | string[]>;
     for (const field of ["dependencies", "devDependencies", "optionalDependencies"]) expect(Object.keys(pkg[field] ?? {})).not.toContain(source.package);
-    expect(pkg.files).toContain("vendor");
+    // The package ships the bundle, its licence and its source record (package.json `files`), not the update script.
+    expect(pkg.files).toEqual(expect.arrayContaining(["vendor/scalar/standalone.js", "vendor/scalar/LICENSE", "vendor/scalar/source.json"]));
   });
 });

@@ -108,13 +108,14 @@ describe("what a partial answer costs (paid on the local chain)", () => {
   beforeEach(() => stack.sim.faults.clear());
 
   it("more than half of the venues failing: 503 naming them, and the payer is not charged", async () => {
-    // Five of the eight venues that list ETH: more than half.
-    const down = ["binance", "bybit", "okx", "gate", "bitget"];
+    // More than half of the venues, all of which list ETH. Not Hyperliquid: its open interest comes with the instrument
+    // list the warm-up above cached, so a fault injected now does not reach its answer.
+    const down: string[] = PERP_VENUES.filter((v) => v !== "hyperliquid").slice(0, Math.floor(PERP_VENUES.length / 2) + 1);
     for (const v of down) stack.sim.faults.inject(v, { kind: "server_error", status: 500 }, Infinity);
     const { res, body, charged } = await payFor(`${stack.url}/futures/open-interest/ETH`);
     expect(res.status).toBe(503);
     expect(res.headers.get("payment-response")).toBeNull();
-    expect(body.error).toMatchObject({ code: "UPSTREAM_UNAVAILABLE", message: expect.stringContaining(`5 of ${PERP_VENUES.length} venues failed`) });
+    expect(body.error).toMatchObject({ code: "UPSTREAM_UNAVAILABLE", message: expect.stringContaining(`${down.length} of ${PERP_VENUES.length} venues failed`) });
     const failed = failedOnly(body.error.details as Missing).map((d) => d.exchange);
     expect(failed.sort()).toEqual([...down].sort());
     expect(charged).toBe(0n);

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { RETRY_AFTER_META } from "../../mcp/catalog.js";
+import { PERP_VENUES } from "../../src/venues/perp/types.js";
 import { startFreeStack, type FreeStack } from "../helpers/free-stack.js";
 import { json } from "../helpers/json.js";
 
@@ -56,7 +57,8 @@ describe("MCP tools/call errors carry the Retry-After of HTTP", () => {
   });
 
   it("UPSTREAM_UNAVAILABLE (most venues down): the same 10 s over MCP as Retry-After over HTTP; errors without a wait carry none", async () => {
-    for (const v of ["binance", "bybit", "okx", "gate", "bitget"]) s.sim.faults.inject(v, { kind: "server_error", status: 500 }, Infinity);
+    // More than half of the venues down.
+    for (const v of PERP_VENUES.slice(0, Math.floor(PERP_VENUES.length / 2) + 1)) s.sim.faults.inject(v, { kind: "server_error", status: 500 }, Infinity);
     const client = await connect("198.51.100.72");
     const failed = (await client.callTool({ name: "open_interest", arguments: { symbol: "ETH" } })) as CallToolResult;
     const body = errorOf(failed);
