@@ -10,7 +10,7 @@
  * minute on a cold cache, which the case at the end does when MARKETGATE_NPX_INSTALL=1.
  */
 import { execFile, spawn } from "node:child_process";
-import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync, copyFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, symlinkSync, writeFileSync, copyFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -18,31 +18,11 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOfflineStack, type OfflineStack } from "../../src/sandbox/offline-stack.js";
+import { distIsFresh } from "../helpers/dist.js";
 import { tempDir } from "../helpers/scratch.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const run = promisify(execFile);
-
-/** tsconfig.build.json: what dist/ is built from. */
-const BUILD_INCLUDE = ["src", "tools", "http", "mcp", "bin"];
-const BUILD_EXCLUDE = ["src/sandbox", "src/sim", "src/payments/local-chain"];
-
-/** Whether every built source has an output in dist/ at least as new as itself. */
-function distIsFresh(): boolean {
-  const walk = (dir: string): string[] =>
-    readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
-      const p = join(dir, e.name);
-      if (e.isDirectory()) return BUILD_EXCLUDE.includes(p) ? [] : walk(p);
-      return e.name.endsWith(".ts") && !e.name.endsWith(".d.ts") ? [p] : [];
-    });
-  return BUILD_INCLUDE.flatMap(walk).every((src) => {
-    try {
-      return statSync(join(ROOT, "dist", src.replace(/\.ts$/, ".js"))).mtimeMs >= statSync(join(ROOT, src)).mtimeMs;
-    } catch {
-      return false;
-    }
-  });
-}
 
 interface Packed {
   filename: string;
