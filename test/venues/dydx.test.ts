@@ -233,7 +233,12 @@ describe("dydx websocket frames", () => {
     expect(parseDydxMessage({ type: "channel_data", channel: "v4_trades", id: "ETH-USD", contents: {} }, map).error).toMatch(/trades/);
     expect(
       parseDydxMessage(
-        { type: "channel_data", channel: "v4_trades", id: "ETH-USD", contents: { trades: [{ id: "x", side: "UP", size: "1", price: "1", createdAt: "2026-05-30T10:00:00Z" }] } },
+        {
+          type: "channel_data",
+          channel: "v4_trades",
+          id: "ETH-USD",
+          contents: { trades: [{ id: "x", side: "UP", size: "1", price: "1", createdAt: new Date(1753766209920).toISOString() }] },
+        },
         map,
       ).error,
     ).toMatch(/side/);

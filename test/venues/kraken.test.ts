@@ -167,7 +167,8 @@ describe("kraken parsers on recorded and documented payloads", () => {
       candles,
       BTC,
       HOUR,
-      Date.parse("2026-10-09T00:00:00Z"),
+      // "Now": an hour after the recording's last bucket (fixture time, not the calendar).
+      1791500400000 + HOUR,
     );
     expect(pts).toEqual([
       { venue: "kraken", base: "BTC", time: 1791496800000, oiCoins: 2360.6244, oiUsd: Number((2360.6244 * 81652).toPrecision(15)) },
